@@ -1,0 +1,104 @@
+// Architecture template: a blueprint without committed sizes (paper §4.2), plus budgets and
+// their split across components (§4.3). Loaded by template_loader; bound to technologies by
+// bind_template (arch_spec.hpp).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/core/error.hpp"
+#include "engine/core/units.hpp"
+
+namespace pathfinder {
+
+enum class Dataflow { kWeightStationary, kActivationStationary, kOutputStationary, kBest };
+enum class Scope { kMcu, kBundle, kGlobal };
+enum class Topology { kRing, kMesh2D, kTorus2D, kSwitch, kFatTree };
+enum class NetworkTier { kIntraPackage, kInterPackage };
+
+[[nodiscard]] std::string_view to_string(Dataflow d);
+[[nodiscard]] std::string_view to_string(Scope s);
+[[nodiscard]] std::string_view to_string(Topology t);
+[[nodiscard]] std::string_view to_string(NetworkTier t);
+// Parsers: nullopt for an unknown spelling; valid_*() lists the spellings for messages.
+[[nodiscard]] std::optional<Dataflow> parse_dataflow(std::string_view s);
+[[nodiscard]] std::optional<Scope> parse_scope(std::string_view s);
+[[nodiscard]] std::optional<Topology> parse_topology(std::string_view s);
+[[nodiscard]] std::vector<std::string> valid_dataflows();
+[[nodiscard]] std::vector<std::string> valid_scopes();
+[[nodiscard]] std::vector<std::string> valid_topologies();
+
+struct CoreSpec {
+  int array_rows = 0;  // MCU systolic array: rows x cols FMA per cycle
+  int array_cols = 0;
+  Dataflow dataflow = Dataflow::kBest;
+  double max_utilization = 1.0;  // derates peak throughput (paper §4.2.1)
+  int mcus_per_bundle = 1;
+  double enabled_bundle_fraction = 1.0;  // bundles left on after yield harvesting
+  [[nodiscard]] double flop_per_cycle() const { return 2.0 * array_rows * array_cols; }
+};
+
+struct MemoryLevelSpec {
+  std::string name;        // also the split component name
+  std::string technology;  // an SRAM macro of the logic node
+  Scope scope = Scope::kGlobal;
+  std::optional<Bytes> bank_capacity;  // overrides the macro's default bank
+  SourceLoc technology_loc;
+};
+
+struct MainMemorySpec {
+  std::string technology;
+  std::optional<int> layers;  // stack height; default from the technology
+  SourceLoc technology_loc;
+};
+
+struct NetworkSpec {
+  NetworkTier tier = NetworkTier::kInterPackage;
+  std::string technology;
+  Topology topology = Topology::kSwitch;
+  double oversubscription = 1.0;  // fat-tree up/down ratio
+  SourceLoc technology_loc;
+};
+
+struct Budget {
+  Area node_area;   // package area available to the die and its memory devices
+  Area chip_area;   // compute die
+  Power power;      // node power (TDP), memory devices included
+  Length perimeter; // die edge; 4·sqrt(chip_area) unless given
+};
+
+// Fractions of one component's share of each budget.
+struct ComponentShare {
+  std::string name;
+  double area = 0.0;
+  double power = 0.0;
+  double perimeter = 0.0;
+  SourceLoc loc;
+};
+
+struct ArchTemplate {
+  std::string name;
+  std::string file;
+  std::string logic;  // technology.logic
+  SourceLoc logic_loc;
+  CoreSpec core;
+  std::vector<MemoryLevelSpec> levels;  // registers first, last on-chip level last
+  MainMemorySpec main_memory;
+  std::vector<NetworkSpec> networks;
+  int nodes_per_package = 1;
+  int packages = 1;
+  Budget budget;
+  SourceLoc budget_loc;
+  // Split in component order: core, each level, main_memory, intra_package, inter_package.
+  std::vector<ComponentShare> split;
+  SourceLoc split_loc;
+
+  [[nodiscard]] const NetworkSpec* find_network(NetworkTier tier) const;
+};
+
+// Component names in split order for a template.
+[[nodiscard]] std::vector<std::string> component_names(const ArchTemplate& t);
+
+}  // namespace pathfinder

@@ -1,0 +1,265 @@
+#include "engine/arch/template_loader.hpp"
+
+#include <cmath>
+
+#include "engine/config/node.hpp"
+#include "engine/core/text.hpp"
+
+namespace pathfinder {
+namespace {
+
+template <class E>
+E read_enum(const ConfigNode& n, std::string_view key, std::optional<E> (*parse)(std::string_view),
+            std::vector<std::string> (*valid)(), std::optional<E> fallback = std::nullopt) {
+  std::optional<std::string> text =
+      fallback ? n.optional<std::string>(key) : std::optional(n.require<std::string>(key));
+  if (!text) return *fallback;
+  if (auto e = parse(*text)) return *e;
+  throw n.error_at(key, "expected one of " + join_alternatives(valid()) + ", got \"" + *text +
+                            "\"" + did_you_mean(*text, valid()));
+}
+
+double read_fraction(const ConfigNode& n, std::string_view key) {
+  const double v = n.get_or<double>(key, 0.0);
+  if (!(v >= 0.0 && v <= 1.0)) {
+    throw n.error_at(key, "expected a fraction in [0, 1], got " + n.quoted(key));
+  }
+  return v;
+}
+
+CoreSpec read_core(const ConfigNode& n) {
+  CoreSpec c;
+  const auto array = n.items("array");
+  if (array.size() != 2) {
+    throw n.error_at("array", "expected [rows, cols] of the MCU systolic array, got a list of " +
+                                  std::to_string(array.size()));
+  }
+  c.array_rows = array[0].as<int>();
+  c.array_cols = array[1].as<int>();
+  if (c.array_rows <= 0 || c.array_cols <= 0) {
+    throw n.error_at("array", "expected positive array dimensions");
+  }
+  c.dataflow = read_enum<Dataflow>(n, "dataflow", parse_dataflow, valid_dataflows, Dataflow::kBest);
+  c.max_utilization = n.get_or<double>("max_utilization", 1.0);
+  if (!(c.max_utilization > 0.0 && c.max_utilization <= 1.0)) {
+    throw n.error_at("max_utilization",
+                     "expected a fraction in (0, 1], got " + n.quoted("max_utilization"));
+  }
+  c.mcus_per_bundle = n.require_positive<int>("mcus_per_bundle");
+  c.enabled_bundle_fraction = n.get_or<double>("enabled_bundle_fraction", 1.0);
+  if (!(c.enabled_bundle_fraction > 0.0 && c.enabled_bundle_fraction <= 1.0)) {
+    throw n.error_at("enabled_bundle_fraction",
+                     "expected a fraction in (0, 1], got " + n.quoted("enabled_bundle_fraction"));
+  }
+  n.finish();
+  return c;
+}
+
+NetworkSpec read_network(NetworkTier tier, const ConfigNode& n) {
+  NetworkSpec s;
+  s.tier = tier;
+  s.technology = n.require<std::string>("technology");
+  s.technology_loc = n.loc_of("technology");
+  s.topology = read_enum<Topology>(n, "topology", parse_topology, valid_topologies);
+  s.oversubscription = n.get_or<double>("oversubscription", 1.0);
+  if (!(s.oversubscription >= 1.0)) {
+    throw n.error_at("oversubscription", "expected a ratio >= 1, got " + n.quoted("oversubscription"));
+  }
+  n.finish();
+  return s;
+}
+
+}  // namespace
+
+ArchTemplate read_template(const ConfigNode& root) {
+  ArchTemplate t;
+  t.file = root.file();
+  t.name = root.require<std::string>("name");
+  (void)root.optional<std::string>("description");
+  const ConfigNode tech = root.child("technology");
+  t.logic = tech.require<std::string>("logic");
+  t.logic_loc = tech.loc_of("logic");
+  tech.finish();
+
+  t.core = read_core(root.child("core"));
+
+  const ConfigNode memory = root.child("memory");
+  for (const auto& ln : memory.items("levels")) {
+    MemoryLevelSpec l;
+    l.name = ln.require<std::string>("name");
+    l.technology = ln.require<std::string>("technology");
+    l.technology_loc = ln.loc_of("technology");
+    l.scope = read_enum<Scope>(ln, "scope", parse_scope, valid_scopes);
+    l.bank_capacity = ln.optional_positive<Bytes>("bank_capacity");
+    ln.finish();
+    for (const auto& prev : t.levels) {
+      if (prev.name == l.name) throw ln.error_at("name", "duplicate memory level \"" + l.name + "\"");
+    }
+    if (l.name == "core" || l.name == "main_memory" || l.name == "intra_package" ||
+        l.name == "inter_package") {
+      throw ln.error_at("name", "expected a level name other than the reserved \"" + l.name + "\"");
+    }
+    t.levels.push_back(std::move(l));
+  }
+  if (t.levels.empty()) throw memory.error_at("levels", "expected at least one on-chip level");
+  const ConfigNode main = memory.child("main");
+  t.main_memory.technology = main.require<std::string>("technology");
+  t.main_memory.technology_loc = main.loc_of("technology");
+  t.main_memory.layers = main.optional_positive<int>("layers");
+  main.finish();
+  memory.finish();
+
+  if (auto net = root.optional_child("network")) {
+    if (auto intra = net->optional_child("intra_package")) {
+      t.networks.push_back(read_network(NetworkTier::kIntraPackage, *intra));
+    }
+    if (auto inter = net->optional_child("inter_package")) {
+      t.networks.push_back(read_network(NetworkTier::kInterPackage, *inter));
+    }
+    net->finish();
+  }
+
+  const ConfigNode sys = root.child("system");
+  t.nodes_per_package = sys.require_positive<int>("nodes_per_package");
+  t.packages = sys.require_positive<int>("packages");
+  sys.finish();
+
+  const ConfigNode b = root.child("budget");
+  t.budget_loc = b.loc_of("node_area");
+  t.budget.node_area = b.require_positive<Area>("node_area");
+  t.budget.chip_area = b.require_positive<Area>("chip_area");
+  t.budget.power = b.require_positive<Power>("power");
+  // Paper §4.3: perimeter inferred from area (a square die) unless given.
+  t.budget.perimeter = b.optional_positive<Length>("perimeter")
+                           .value_or(4.0 * sqrt(t.budget.chip_area));
+  b.finish();
+
+  const ConfigNode split = root.child("split");
+  t.split_loc = split.loc();
+  const std::vector<std::string> names = component_names(t);
+  for (const auto& [name, node] : split.entries()) {
+    bool known = false;
+    for (const auto& n : names) known = known || (n == name);
+    if (!known) {
+      throw ConfigError(Diagnostic{split.loc_of(name), "unknown component (expected one of " +
+                                                           join_alternatives(names) + ")" +
+                                                           did_you_mean(name, names)});
+    }
+  }
+  for (const auto& name : names) {
+    ComponentShare s;
+    s.name = name;
+    const bool is_network = (name == "intra_package" || name == "inter_package");
+    const bool present = split.has(name);
+    if (!present) {
+      if (!is_network) {
+        throw split.error_at(name, "missing required key (expected {area: …, power: …})");
+      }
+      s.loc = split.loc();
+      t.split.push_back(s);
+      continue;
+    }
+    const ConfigNode c = split.child(name);
+    s.loc = c.loc();
+    s.area = read_fraction(c, "area");
+    s.power = read_fraction(c, "power");
+    if (name == "main_memory" || is_network) s.perimeter = read_fraction(c, "perimeter");
+    c.finish();
+    t.split.push_back(s);
+  }
+  split.finish();
+  root.finish();
+  return t;
+}
+
+ArchTemplate load_template(const std::string& path) {
+  return read_template(ConfigNode::load_file(path));
+}
+
+ArchTemplate apply_overrides(ArchTemplate t, const TechOverrides& o) {
+  const SourceLoc cli{"command line", 0, 0, ""};
+  if (!o.logic.empty()) {
+    t.logic = o.logic;
+    t.logic_loc = cli;
+    t.logic_loc.key_path = "--tech";
+  }
+  if (!o.memory.empty()) {
+    t.main_memory.technology = o.memory;
+    t.main_memory.technology_loc = cli;
+    t.main_memory.technology_loc.key_path = "--memory";
+  }
+  if (!o.network.empty()) {
+    for (auto& n : t.networks) {
+      if (n.tier != NetworkTier::kInterPackage) continue;
+      n.technology = o.network;
+      n.technology_loc = cli;
+      n.technology_loc.key_path = "--network";
+    }
+  }
+  return t;
+}
+
+std::vector<Diagnostic> check_template(const ArchTemplate& t, const TechLibrary& lib) {
+  std::vector<Diagnostic> out;
+  auto unknown = [&](const SourceLoc& loc, const std::string& what, const std::string& name,
+                     const std::vector<std::string>& valid) {
+    out.push_back(Diagnostic{loc, "unknown " + what + " \"" + name + "\" (known: " +
+                                      join_alternatives(valid) + ")" + did_you_mean(name, valid)});
+  };
+  const LogicNode* logic = lib.find_logic(t.logic);
+  if (logic == nullptr) unknown(t.logic_loc, "logic technology", t.logic, lib.logic_names());
+  for (const auto& l : t.levels) {
+    if (logic != nullptr && logic->find_sram(l.technology) == nullptr) {
+      std::vector<std::string> valid;
+      for (const auto& s : logic->sram) valid.push_back(s.name);
+      unknown(l.technology_loc, "SRAM macro of " + logic->name, l.technology, valid);
+    }
+  }
+  if (lib.find_memory(t.main_memory.technology) == nullptr) {
+    unknown(t.main_memory.technology_loc, "memory technology", t.main_memory.technology,
+            lib.memory_names());
+  }
+  for (const auto& n : t.networks) {
+    if (lib.find_network(n.technology) == nullptr) {
+      unknown(n.technology_loc, "network technology", n.technology, lib.network_names());
+    }
+  }
+  // Paper §7: sum of fractions <= 1 per budget.
+  double area = 0.0, power = 0.0, perimeter = 0.0;
+  for (const auto& s : t.split) {
+    area += s.area;
+    power += s.power;
+    perimeter += s.perimeter;
+  }
+  auto over = [&](const char* what, double sum) {
+    if (sum > 1.0 + 1e-9) {
+      SourceLoc loc = t.split_loc;
+      loc.key_path = "split";
+      out.push_back(Diagnostic{loc, std::string("expected ") + what +
+                                        " fractions summing to at most 1, got " +
+                                        std::to_string(sum)});
+    }
+  };
+  over("area", area);
+  over("power", power);
+  over("perimeter", perimeter);
+  for (const auto& s : t.split) {
+    const bool is_network = (s.name == "intra_package" || s.name == "inter_package");
+    if (!is_network || (s.area == 0.0 && s.power == 0.0 && s.perimeter == 0.0)) continue;
+    const NetworkTier tier =
+        s.name == "intra_package" ? NetworkTier::kIntraPackage : NetworkTier::kInterPackage;
+    if (t.find_network(tier) == nullptr) {
+      SourceLoc loc = s.loc;
+      loc.key_path = "split." + s.name;
+      out.push_back(Diagnostic{loc, "budget given to a network the template does not define "
+                                    "(add network." + s.name + ")"});
+    }
+  }
+  if (!(t.budget.chip_area <= t.budget.node_area)) {
+    out.push_back(Diagnostic{t.budget_loc,
+                             "expected node_area >= chip_area (the package holds the die)"});
+  }
+  return out;
+}
+
+}  // namespace pathfinder

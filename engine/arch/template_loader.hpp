@@ -1,0 +1,31 @@
+// Loading architecture templates (templates/README.md documents every key) and the semantic
+// pass that checks them against a technology library.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/arch/arch_template.hpp"
+#include "engine/techlib/tech_library.hpp"
+
+namespace pathfinder {
+
+class ConfigNode;
+
+// Throws ConfigError at the first parse error (missing key, wrong unit, unknown key, ...).
+[[nodiscard]] ArchTemplate load_template(const std::string& path);
+[[nodiscard]] ArchTemplate read_template(const ConfigNode& root);
+
+// Technology choices that replace the template's (pathfinder arch --tech/--memory/--network).
+struct TechOverrides {
+  std::string logic;
+  std::string memory;
+  std::string network;  // inter-package tier
+};
+[[nodiscard]] ArchTemplate apply_overrides(ArchTemplate t, const TechOverrides& o);
+
+// Every semantic problem: fractions summing over 1, references to unknown technologies, a
+// package too small for its die. Empty when the template is usable with this library.
+[[nodiscard]] std::vector<Diagnostic> check_template(const ArchTemplate& t, const TechLibrary& lib);
+
+}  // namespace pathfinder

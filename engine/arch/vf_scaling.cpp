@@ -1,0 +1,93 @@
+#include "engine/arch/vf_scaling.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace pathfinder {
+
+const char* to_string(VfBinding b) {
+  switch (b) {
+    case VfBinding::kPower: return "power";
+    case VfBinding::kMinVoltage: return "min-voltage";
+    case VfBinding::kMaxVoltage: return "max-voltage";
+    case VfBinding::kMaxRate: return "max-rate";
+  }
+  return "?";
+}
+
+double rate_ratio_at(const VfModel& m, double v) {
+  const double vn = m.nominal.si(), vt = m.threshold.si();
+  if (v <= vt) return 0.0;
+  return (std::pow(v - vt, m.alpha) / v) / (std::pow(vn - vt, m.alpha) / vn);
+}
+
+double power_ratio_at(const VfModel& m, double v) {
+  const double vn = m.nominal.si();
+  return rate_ratio_at(m, v) * (v / vn) * (v / vn);
+}
+
+namespace {
+// Unique root of h(V) = target on (lo, hi] for an increasing h; Newton steps kept inside a
+// shrinking bracket (bisection fallback). 1e-12 relative tolerance.
+template <class H>
+double increasing_root(H h, double target, double lo, double hi) {
+  double v = 0.5 * (lo + hi);
+  for (int it = 0; it < 100; ++it) {
+    const double f = h(v) - target;
+    if (f > 0) hi = v; else lo = v;
+    if (hi - lo < 1e-12 * hi) break;
+    const double dv = 1e-7 * v;
+    const double slope = (h(v + dv) - h(v - dv)) / (2 * dv);
+    double next = (slope > 0) ? v - f / slope : 0.5 * (lo + hi);
+    if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
+    if (std::abs(next - v) < 1e-13 * v) {
+      v = next;
+      break;
+    }
+    v = next;
+  }
+  return v;
+}
+}  // namespace
+
+VfPoint scale_to_power(const VfModel& m, double budget_ratio, double max_rate_ratio) {
+  const double vmin = m.minimum.si(), vmax = m.maximum.si(), vt = m.threshold.si();
+  VfPoint p;
+  if (!(budget_ratio > 0.0)) {
+    p.voltage_v = vmin;
+    p.binding = VfBinding::kMinVoltage;
+    return p;
+  }
+  // The voltage at which the rate cap is reached (at most vmax).
+  double v_cap = vmax;
+  VfBinding cap_binding = VfBinding::kMaxVoltage;
+  if (rate_ratio_at(m, vmax) > max_rate_ratio) {
+    v_cap = increasing_root([&](double v) { return rate_ratio_at(m, v); }, max_rate_ratio, vt, vmax);
+    cap_binding = VfBinding::kMaxRate;
+  }
+  const double p_cap = power_ratio_at(m, v_cap);
+  if (budget_ratio >= p_cap) {
+    p.voltage_v = v_cap;
+    p.rate_ratio = rate_ratio_at(m, v_cap);
+    p.power_ratio = p_cap;
+    p.binding = cap_binding;
+    return p;
+  }
+  const double p_min = power_ratio_at(m, vmin);
+  if (budget_ratio < p_min) {
+    p.voltage_v = vmin;
+    p.rate_ratio = rate_ratio_at(m, vmin) * budget_ratio / p_min;
+    p.power_ratio = budget_ratio;
+    p.binding = VfBinding::kMinVoltage;
+    return p;
+  }
+  p.voltage_v = increasing_root([&](double v) { return power_ratio_at(m, v); }, budget_ratio,
+                                std::max(vmin, vt), v_cap);
+  p.rate_ratio = rate_ratio_at(m, p.voltage_v);
+  p.power_ratio = power_ratio_at(m, p.voltage_v);
+  p.binding = VfBinding::kPower;
+  return p;
+}
+
+}  // namespace pathfinder

@@ -1,0 +1,12 @@
+// One function per subcommand; each registers its options on the CLI11 app and returns the
+// exit code through the callback's result.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace pathfinder::cli {
+
+void add_arch_command(CLI::App& app, int& exit_code);
+void add_validate_command(CLI::App& app, int& exit_code);
+
+}  // namespace pathfinder::cli

@@ -1,0 +1,32 @@
+// pathfinder: design-space exploration for distributed deep-learning training systems.
+// Exit codes: 0 success, 2 bad input (config or command line), 1 internal error.
+#include <cstdio>
+#include <exception>
+
+#include "engine/cli/commands.hpp"
+#include "engine/core/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Pathfinder: technology, architecture and parallelism pathfinding for DL training"};
+  app.require_subcommand(1);
+  int exit_code = 0;
+  pathfinder::cli::add_arch_command(app, exit_code);
+  pathfinder::cli::add_validate_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    (void)app.exit(e);
+    return 2;
+  } catch (const pathfinder::ConfigError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pathfinder: internal error: %s\n", e.what());
+    return 1;
+  }
+  return exit_code;
+}

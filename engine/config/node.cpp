@@ -1,0 +1,248 @@
+#include "engine/config/node.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "engine/core/text.hpp"
+
+namespace pathfinder {
+
+struct ConfigNode::Impl {
+  YAML::Node node;
+};
+
+namespace {
+
+SourceLoc loc_from_mark(const std::string& file, const YAML::Mark& m, std::string path) {
+  SourceLoc loc{file, 0, 0, std::move(path)};
+  if (m.line >= 0) {  // yaml-cpp marks are 0-based; a missing node has no mark (-1)
+    loc.line = m.line + 1;
+    loc.col = m.column + 1;
+  }
+  return loc;
+}
+
+std::string kind_of(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: return "a map";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Null: return "nothing";
+    case YAML::NodeType::Scalar: return "\"" + n.Scalar() + "\"";
+    default: return "nothing";
+  }
+}
+
+}  // namespace
+
+ConfigNode::ConfigNode(std::shared_ptr<const Impl> impl, std::shared_ptr<const std::string> file,
+                       std::string path)
+    : impl_(std::move(impl)),
+      file_(std::move(file)),
+      path_(std::move(path)),
+      read_(std::make_shared<std::set<std::string>>()) {}
+
+ConfigNode ConfigNode::load_string(const std::string& text, const std::string& name) {
+  auto file = std::make_shared<const std::string>(name);
+  try {
+    auto impl = std::make_shared<Impl>(Impl{YAML::Load(text)});
+    if (!impl->node.IsMap()) {
+      throw ConfigError(Diagnostic{SourceLoc{name, 1, 1, ""},
+                                   "expected a YAML map at the top level, got " +
+                                       kind_of(impl->node)});
+    }
+    return ConfigNode(std::move(impl), std::move(file), "");
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(
+        Diagnostic{loc_from_mark(name, e.mark, ""), "malformed YAML: " + e.msg});
+  }
+}
+
+ConfigNode ConfigNode::load_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int err = errno;
+    throw ConfigError(Diagnostic{SourceLoc{path, 0, 0, ""},
+                                 std::string("cannot read file: ") + std::strerror(err)});
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) {
+    throw ConfigError(Diagnostic{SourceLoc{path, 0, 0, ""}, "cannot read file"});
+  }
+  return load_string(ss.str(), path);
+}
+
+const std::string& ConfigNode::file() const { return *file_; }
+
+bool ConfigNode::has(std::string_view key) const {
+  const YAML::Node& n = impl_->node;
+  if (!n.IsMap()) return false;
+  const YAML::Node c = static_cast<const YAML::Node&>(n)[std::string(key)];
+  return c.IsDefined() && !c.IsNull();
+}
+bool ConfigNode::is_map() const { return impl_->node.IsMap(); }
+bool ConfigNode::is_sequence() const { return impl_->node.IsSequence(); }
+bool ConfigNode::is_scalar() const { return impl_->node.IsScalar(); }
+
+std::string ConfigNode::child_path(std::string_view key) const {
+  return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+}
+
+SourceLoc ConfigNode::loc() const { return loc_from_mark(*file_, impl_->node.Mark(), path_); }
+
+SourceLoc ConfigNode::loc_of(std::string_view key) const {
+  const YAML::Node& n = impl_->node;
+  if (n.IsMap()) {
+    const YAML::Node c = n[std::string(key)];
+    if (c.IsDefined()) return loc_from_mark(*file_, c.Mark(), child_path(key));
+  }
+  SourceLoc l = loc();
+  l.key_path = child_path(key);
+  return l;
+}
+
+ConfigError ConfigNode::error(std::string message) const {
+  return ConfigError(Diagnostic{loc(), std::move(message)});
+}
+ConfigError ConfigNode::error_at(std::string_view key, std::string message) const {
+  return ConfigError(Diagnostic{loc_of(key), std::move(message)});
+}
+
+std::string ConfigNode::scalar_text() const {
+  return impl_->node.IsScalar() ? impl_->node.Scalar() : std::string();
+}
+
+std::string ConfigNode::quoted(std::string_view key) const {
+  const YAML::Node& n = impl_->node;
+  if (!n.IsMap()) return "nothing";
+  const YAML::Node c = n[std::string(key)];
+  return c.IsDefined() ? kind_of(c) : "nothing";
+}
+
+std::optional<ConfigNode> ConfigNode::child_for_value(std::string_view key, bool required,
+                                                      const std::string& expected) const {
+  read_->insert(std::string(key));
+  const YAML::Node& n = impl_->node;
+  YAML::Node c;
+  if (n.IsMap()) c = static_cast<const YAML::Node&>(n)[std::string(key)];
+  if (!c.IsDefined() || c.IsNull()) {
+    if (!required) return std::nullopt;
+    SourceLoc l = loc();
+    l.key_path = child_path(key);
+    throw ConfigError(Diagnostic{l, "missing required key (expected " + expected + ")"});
+  }
+  return ConfigNode(std::make_shared<Impl>(Impl{c}), file_, child_path(key));
+}
+
+ConfigNode ConfigNode::child(std::string_view key) const {
+  auto c = child_for_value(key, true, "a map");
+  if (!c->is_map()) throw c->error("expected a map, got " + kind_of(c->impl_->node));
+  return *c;
+}
+
+std::optional<ConfigNode> ConfigNode::optional_child(std::string_view key) const {
+  auto c = child_for_value(key, false, "a map");
+  if (c && !c->is_map()) throw c->error("expected a map, got " + kind_of(c->impl_->node));
+  return c;
+}
+
+std::vector<ConfigNode> ConfigNode::items(std::string_view key) const {
+  auto c = child_for_value(key, true, "a list");
+  if (!c->is_sequence()) throw c->error("expected a list, got " + kind_of(c->impl_->node));
+  std::vector<ConfigNode> out;
+  std::size_t i = 0;
+  for (const auto& e : c->impl_->node) {
+    out.push_back(ConfigNode(std::make_shared<Impl>(Impl{e}), file_,
+                             c->path_ + "[" + std::to_string(i++) + "]"));
+  }
+  return out;
+}
+
+std::vector<ConfigNode> ConfigNode::optional_items(std::string_view key) const {
+  if (!has(key)) {
+    read_->insert(std::string(key));
+    return {};
+  }
+  return items(key);
+}
+
+std::vector<std::pair<std::string, ConfigNode>> ConfigNode::entries() const {
+  std::vector<std::pair<std::string, ConfigNode>> out;
+  if (!impl_->node.IsMap()) throw error("expected a map, got " + kind_of(impl_->node));
+  for (const auto& kv : impl_->node) {
+    const std::string k = kv.first.as<std::string>();
+    read_->insert(k);
+    out.emplace_back(k, ConfigNode(std::make_shared<Impl>(Impl{kv.second}), file_, child_path(k)));
+  }
+  return out;
+}
+
+void ConfigNode::finish() const {
+  if (!impl_->node.IsMap()) return;
+  std::vector<std::string> known(read_->begin(), read_->end());
+  for (const auto& kv : impl_->node) {
+    const std::string k = kv.first.as<std::string>();
+    if (read_->count(k) != 0) continue;
+    throw ConfigError(Diagnostic{loc_from_mark(*file_, kv.first.Mark(), child_path(k)),
+                                 "unknown key" + did_you_mean(k, known)});
+  }
+}
+
+double ConfigNode::as_quantity(const DimVec& dim) const {
+  const std::string expected = describe_dimension(dim);
+  if (!impl_->node.IsScalar()) throw error("expected " + expected + ", got " + kind_of(impl_->node));
+  std::string why;
+  const std::string text = impl_->node.Scalar();
+  auto p = parse_quantity(text, &why);
+  if (!p || !(p->dim == dim)) {
+    std::string msg = "expected " + expected + ", got \"" + text + "\"";
+    if (!p && why == "no unit") msg += " (a bare number needs a unit)";
+    else if (!p) msg += " (" + why + ")";
+    else msg += " (" + describe_dimension(p->dim).substr(0, describe_dimension(p->dim).find(" such as")) + ")";
+    throw error(msg);
+  }
+  return p->si;
+}
+
+double ConfigNode::as_double() const {
+  if (!impl_->node.IsScalar()) throw error("expected a number, got " + kind_of(impl_->node));
+  const std::string text = impl_->node.Scalar();
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v)) {
+    throw error("expected a number, got \"" + text + "\"");
+  }
+  return v;
+}
+
+long long ConfigNode::as_integer() const {
+  if (!impl_->node.IsScalar()) throw error("expected a whole number, got " + kind_of(impl_->node));
+  const std::string text = impl_->node.Scalar();
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE) {
+    throw error("expected a whole number, got \"" + text + "\"");
+  }
+  return v;
+}
+
+bool ConfigNode::as_bool() const {
+  const std::string text = impl_->node.IsScalar() ? impl_->node.Scalar() : "";
+  if (text == "true") return true;
+  if (text == "false") return false;
+  throw error("expected true or false, got " + kind_of(impl_->node));
+}
+
+std::string ConfigNode::as_string() const {
+  if (!impl_->node.IsScalar()) throw error("expected a string, got " + kind_of(impl_->node));
+  return impl_->node.Scalar();
+}
+
+}  // namespace pathfinder

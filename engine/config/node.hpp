@@ -1,0 +1,164 @@
+// Strict YAML reading (design.md §4). The only code that sees yaml-cpp is node.cpp.
+//
+// A ConfigNode remembers its file and dotted key path, so every error names both:
+//   templates/a100.yaml:14:17: error: memory.main.technology: expected …, got …
+// Every key of a map must be read before finish(), which rejects the rest with a did-you-mean.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "engine/config/quantity.hpp"
+#include "engine/core/error.hpp"
+
+namespace pathfinder {
+
+template <class T>
+struct is_quantity : std::false_type {};
+template <class D>
+struct is_quantity<Quantity<D>> : std::true_type {};
+
+class ConfigNode {
+ public:
+  // Throws ConfigError for a missing or unreadable file and for malformed YAML.
+  [[nodiscard]] static ConfigNode load_file(const std::string& path);
+  [[nodiscard]] static ConfigNode load_string(const std::string& text, const std::string& name);
+
+  [[nodiscard]] bool has(std::string_view key) const;
+  [[nodiscard]] bool is_map() const;
+  [[nodiscard]] bool is_sequence() const;
+  [[nodiscard]] bool is_scalar() const;
+
+  template <class T>
+  [[nodiscard]] T require(std::string_view key) const {
+    return child_for_value(key, /*required=*/true, describe<T>())->template as<T>();
+  }
+  template <class T>
+  [[nodiscard]] std::optional<T> optional(std::string_view key) const {
+    auto c = child_for_value(key, /*required=*/false, describe<T>());
+    if (!c) return std::nullopt;
+    return c->template as<T>();
+  }
+  template <class T>
+  [[nodiscard]] T get_or(std::string_view key, T fallback) const {
+    auto v = optional<T>(key);
+    return v ? *v : fallback;
+  }
+  // A value that must be > 0 (budgets, capacities, rates).
+  template <class T>
+  [[nodiscard]] T require_positive(std::string_view key) const {
+    const ConfigNode c = *child_for_value(key, true, describe<T>());
+    const T v = c.template as<T>();
+    if (!(value_of(v) > 0.0)) {
+      throw c.error("expected a positive " + noun<T>() + ", got \"" + c.scalar_text() + "\"");
+    }
+    return v;
+  }
+  template <class T>
+  [[nodiscard]] std::optional<T> optional_positive(std::string_view key) const {
+    if (!has(key)) {
+      (void)optional<T>(key);
+      return std::nullopt;
+    }
+    return require_positive<T>(key);
+  }
+
+  // The value of this node.
+  template <class T>
+  [[nodiscard]] T as() const {
+    if constexpr (is_quantity<T>::value) {
+      return T::from_si(as_quantity(dim_of<typename T::dim_type>()));
+    } else if constexpr (std::is_same_v<T, bool>) {
+      return as_bool();
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      return as_string();
+    } else if constexpr (std::is_integral_v<T>) {
+      return static_cast<T>(as_integer());
+    } else {
+      static_assert(std::is_same_v<T, double>, "unsupported config value type");
+      return as_double();
+    }
+  }
+
+  [[nodiscard]] ConfigNode child(std::string_view key) const;  // a required map
+  [[nodiscard]] std::optional<ConfigNode> optional_child(std::string_view key) const;
+  // A required or optional sequence under key; each element is a node.
+  [[nodiscard]] std::vector<ConfigNode> items(std::string_view key) const;
+  [[nodiscard]] std::vector<ConfigNode> optional_items(std::string_view key) const;
+  // Entries of this map, in file order; marks every key as read.
+  [[nodiscard]] std::vector<std::pair<std::string, ConfigNode>> entries() const;
+
+  // Rejects every key of this map that was never read.
+  void finish() const;
+
+  [[nodiscard]] ConfigError error(std::string message) const;
+  [[nodiscard]] ConfigError error_at(std::string_view key, std::string message) const;
+  [[nodiscard]] SourceLoc loc() const;
+  [[nodiscard]] SourceLoc loc_of(std::string_view key) const;
+  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] const std::string& file() const;
+  [[nodiscard]] std::string scalar_text() const;
+  // The raw text of key's value in quotes, for messages: "\"0.9 V\"".
+  [[nodiscard]] std::string quoted(std::string_view key) const;
+
+  struct Impl;
+
+ private:
+  ConfigNode(std::shared_ptr<const Impl> impl, std::shared_ptr<const std::string> file,
+             std::string path);
+  [[nodiscard]] std::optional<ConfigNode> child_for_value(std::string_view key, bool required,
+                                                          const std::string& expected) const;
+  [[nodiscard]] std::string child_path(std::string_view key) const;
+  [[nodiscard]] double as_quantity(const DimVec& dim) const;
+  [[nodiscard]] double as_double() const;
+  [[nodiscard]] long long as_integer() const;
+  [[nodiscard]] bool as_bool() const;
+  [[nodiscard]] std::string as_string() const;
+
+  template <class T>
+  static std::string describe() {
+    if constexpr (is_quantity<T>::value) {
+      return describe_dimension(dim_of<typename T::dim_type>());
+    } else if constexpr (std::is_same_v<T, bool>) {
+      return "true or false";
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      return "a string";
+    } else if constexpr (std::is_integral_v<T>) {
+      return "a whole number";
+    } else {
+      return "a number";
+    }
+  }
+  template <class T>
+  static std::string noun() {
+    if constexpr (is_quantity<T>::value) {
+      std::string d = describe_dimension(dim_of<typename T::dim_type>());
+      const auto sp = d.find(' ');
+      const auto such = d.find(" such as");
+      return d.substr(sp + 1, such - sp - 1);
+    } else {
+      return "number";
+    }
+  }
+  template <class T>
+  static double value_of(const T& v) {
+    if constexpr (is_quantity<T>::value) {
+      return v.si();
+    } else {
+      return static_cast<double>(v);
+    }
+  }
+
+  std::shared_ptr<const Impl> impl_;
+  std::shared_ptr<const std::string> file_;
+  std::string path_;
+  std::shared_ptr<std::set<std::string>> read_;
+};
+
+}  // namespace pathfinder

@@ -1,0 +1,176 @@
+#include "engine/techlib/techlib_loader.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "engine/config/node.hpp"
+
+namespace pathfinder {
+namespace {
+
+VfModel read_vf(const ConfigNode& n) {
+  VfModel vf;
+  vf.nominal = n.require_positive<Voltage>("nominal_voltage");
+  vf.threshold = n.require<Voltage>("threshold_voltage");
+  vf.minimum = n.require_positive<Voltage>("minimum_voltage");
+  vf.maximum = n.require_positive<Voltage>("maximum_voltage");
+  vf.alpha = n.get_or<double>("alpha", 2.0);
+  if (!(vf.threshold.si() >= 0.0 && vf.threshold < vf.minimum)) {
+    throw n.error_at("threshold_voltage", "expected a threshold voltage below minimum_voltage, got " +
+                                              n.quoted("threshold_voltage"));
+  }
+  if (!(vf.minimum <= vf.nominal && vf.nominal <= vf.maximum)) {
+    throw n.error_at("nominal_voltage",
+                     "expected minimum_voltage <= nominal_voltage <= maximum_voltage, got " +
+                         n.quoted("nominal_voltage"));
+  }
+  if (!(vf.alpha >= 1.0 && vf.alpha <= 2.0)) {
+    throw n.error_at("alpha", "expected an alpha-power exponent in [1, 2], got \"" +
+                                  std::to_string(vf.alpha) + "\"");
+  }
+  return vf;
+}
+
+double read_fraction(const ConfigNode& n, std::string_view key, double hi_exclusive) {
+  const double v = n.require<double>(key);
+  if (!(v >= 0.0 && v < hi_exclusive)) {
+    throw n.error_at(key, "expected a fraction in [0, " + std::to_string(hi_exclusive).substr(0, 3) +
+                              "), got \"" + std::to_string(v) + "\"");
+  }
+  return v;
+}
+
+SramTech read_sram(const std::string& name, const ConfigNode& n) {
+  SramTech s;
+  s.name = name;
+  s.area_per_byte = n.require_positive<AreaPerByte>("area_per_bit");
+  s.periphery_overhead = read_fraction(n, "periphery_overhead", 1.0);
+  s.dynamic_energy = n.require_positive<EnergyPerByte>("dynamic_energy");
+  s.static_power = n.require<PowerPerByte>("static_power");
+  s.bank_capacity = n.require_positive<Bytes>("bank_capacity");
+  s.controller_area = n.get_or<Area>("controller_area", Area{});
+  s.controller_power = n.get_or<Power>("controller_power", Power{});
+  s.crossbar_area_per_port = n.get_or<Area>("crossbar_area_per_port", Area{});
+  s.latency = n.get_or<Time>("latency", Time{});
+  n.finish();
+  return s;
+}
+
+LogicNode read_logic(const std::string& name, const ConfigNode& n) {
+  LogicNode l;
+  l.name = name;
+  l.loc = n.loc();
+  const ConfigNode mcu = n.child("mcu");
+  l.flop_per_cycle = mcu.require_positive<double>("flop_per_cycle");
+  l.mcu_area = mcu.require_positive<Area>("area");
+  l.mcu_power = mcu.require_positive<Power>("power");
+  l.nominal_frequency = mcu.require_positive<Frequency>("nominal_frequency");
+  l.max_frequency = mcu.optional_positive<Frequency>("max_frequency");
+  mcu.finish();
+  l.vf = read_vf(n.child("vf"));
+  for (const auto& [sname, snode] : n.child("sram").entries()) {
+    l.sram.push_back(read_sram(sname, snode));
+  }
+  n.finish();
+  return l;
+}
+
+MemoryTech read_memory(const std::string& name, const ConfigNode& n) {
+  MemoryTech m;
+  m.name = name;
+  m.loc = n.loc();
+  m.capacity_per_layer = n.require_positive<Bytes>("capacity_per_layer");
+  m.layers = n.require_positive<int>("layers");
+  m.links_per_device = n.require_positive<int>("links_per_device");
+  m.energy = n.require_positive<EnergyPerByte>("energy");
+  m.static_power = n.require<PowerPerByte>("static_power");
+  m.device_area = n.require_positive<Area>("device_area");
+  m.controller_area = n.require_positive<Area>("controller_area");
+  m.phy_area = n.require<Area>("phy_area");
+  m.links_per_mm = n.require_positive<PerLength>("links_per_mm");
+  m.nominal_pin_rate = n.require_positive<Bandwidth>("nominal_pin_rate");
+  m.max_pin_rate = n.require_positive<Bandwidth>("max_pin_rate");
+  m.latency = n.require<Time>("latency");
+  m.vf = read_vf(n.child("vf"));
+  if (m.max_pin_rate < m.nominal_pin_rate) {
+    throw n.error_at("max_pin_rate", "expected max_pin_rate >= nominal_pin_rate");
+  }
+  n.finish();
+  return m;
+}
+
+NetworkTech read_network(const std::string& name, const ConfigNode& n) {
+  NetworkTech t;
+  t.name = name;
+  t.loc = n.loc();
+  t.energy = n.require_positive<EnergyPerByte>("energy");
+  t.area_per_lane = n.require_positive<Area>("area_per_lane");
+  t.lanes_per_mm = n.require_positive<PerLength>("lanes_per_mm");
+  t.nominal_lane_rate = n.require_positive<Bandwidth>("nominal_lane_rate");
+  t.max_lane_rate = n.require_positive<Bandwidth>("max_lane_rate");
+  t.max_lanes = n.optional_positive<int>("max_lanes");
+  t.latency = n.require<Time>("latency");
+  t.vf = read_vf(n.child("vf"));
+  if (t.max_lane_rate < t.nominal_lane_rate) {
+    throw n.error_at("max_lane_rate", "expected max_lane_rate >= nominal_lane_rate");
+  }
+  n.finish();
+  return t;
+}
+
+template <class T>
+void add_unique(std::vector<T>& v, T item, const ConfigNode& at) {
+  for (const auto& e : v) {
+    if (e.name == item.name) {
+      throw at.error("duplicate technology name \"" + item.name + "\" (first defined at " +
+                     e.loc.file + ":" + std::to_string(e.loc.line) + ")");
+    }
+  }
+  v.push_back(std::move(item));
+}
+
+}  // namespace
+
+void load_tech_file_into(const ConfigNode& root, TechLibrary& lib) {
+  if (auto logic = root.optional_child("logic")) {
+    for (const auto& [name, node] : logic->entries()) add_unique(lib.logic, read_logic(name, node), node);
+  }
+  if (auto memory = root.optional_child("memory")) {
+    for (const auto& [name, node] : memory->entries()) {
+      add_unique(lib.memory, read_memory(name, node), node);
+    }
+  }
+  if (auto network = root.optional_child("network")) {
+    for (const auto& [name, node] : network->entries()) {
+      add_unique(lib.network, read_network(name, node), node);
+    }
+  }
+  root.finish();
+}
+
+TechLibrary load_tech_library_files(const std::vector<std::string>& files) {
+  TechLibrary lib;
+  for (const auto& f : files) load_tech_file_into(ConfigNode::load_file(f), lib);
+  return lib;
+}
+
+TechLibrary load_tech_library_dir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<std::string> files;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() == ".yaml") files.push_back(it->path().string());
+  }
+  if (ec) {
+    throw ConfigError(Diagnostic{SourceLoc{dir, 0, 0, ""},
+                                 "cannot read technology library directory: " + ec.message()});
+  }
+  if (files.empty()) {
+    throw ConfigError(Diagnostic{SourceLoc{dir, 0, 0, ""},
+                                 "no technology library files (*.yaml) in directory"});
+  }
+  std::sort(files.begin(), files.end());
+  return load_tech_library_files(files);
+}
+
+}  // namespace pathfinder
