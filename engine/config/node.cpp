@@ -129,8 +129,8 @@ std::optional<ConfigNode> ConfigNode::child_for_value(std::string_view key, bool
                                                       const std::string& expected) const {
   read_->insert(std::string(key));
   const YAML::Node& n = impl_->node;
-  YAML::Node c;
-  if (n.IsMap()) c = static_cast<const YAML::Node&>(n)[std::string(key)];
+  // Copy-construct: assigning to a YAML::Node writes through it (yaml-cpp reference semantics).
+  const YAML::Node c = n.IsMap() ? n[std::string(key)] : YAML::Node(YAML::NodeType::Undefined);
   if (!c.IsDefined() || c.IsNull()) {
     if (!required) return std::nullopt;
     SourceLoc l = loc();

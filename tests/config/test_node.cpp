@@ -1,0 +1,244 @@
+// Tests for engine/config/node.hpp: strict YAML access and compiler-style error messages.
+#include "engine/config/node.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <string>
+
+#include "tests/test_paths.hpp"
+
+using namespace pathfinder;
+using pathfinder::test::data_path;
+
+namespace {
+
+// The ConfigError message thrown by f, or a marker that makes the comparison fail.
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "<no ConfigError thrown>";
+}
+
+const std::string kValid = data_path("config/valid.yaml");
+const std::string kErrors = data_path("config/errors.yaml");
+
+}  // namespace
+
+TEST_CASE("ConfigNode reads values of every kind", "[config][node]") {
+  const ConfigNode cfg = ConfigNode::load_file(kValid);
+  CHECK(cfg.file() == kValid);
+  CHECK(cfg.path().empty());
+  CHECK(cfg.is_map());
+  CHECK(cfg.require<std::string>("name") == "test-chip");
+  CHECK(cfg.require<Frequency>("frequency").in(units::gigahertz) == Approx(1.41));
+  CHECK(cfg.require<int>("bundles") == 4);
+  CHECK(cfg.require<bool>("enabled"));
+  CHECK(cfg.require<double>("derate") == Approx(0.85));
+  CHECK(cfg.require_positive<int>("bundles") == 4);
+
+  const ConfigNode budget = cfg.child("budget");
+  CHECK(budget.path() == "budget");
+  CHECK(budget.require<Power>("power").in(units::watts) == Approx(300.0));
+  // 826 mm^2 = 826e-6 m^2
+  CHECK(budget.require_positive<Area>("area").si() == Approx(826e-6));
+
+  const ConfigNode memory = cfg.child("memory");
+  CHECK(memory.require<Bandwidth>("bandwidth").in(units::terabytes_per_second) == Approx(0.9));
+  // 80 GiB = 80 × 2^30 B
+  CHECK(memory.require<Bytes>("capacity").si() == Approx(80.0 * 1073741824.0));
+}
+
+TEST_CASE("ConfigNode optional values", "[config][node]") {
+  const ConfigNode cfg = ConfigNode::load_file(kValid);
+  std::optional<Power> missing;
+  CHECK_NOTHROW(missing = cfg.optional<Power>("static_power"));
+  CHECK_FALSE(missing.has_value());
+  CHECK_FALSE(cfg.optional_positive<Power>("static_power").has_value());
+  CHECK_FALSE(cfg.optional_child("cooling").has_value());
+  CHECK(cfg.optional_items("extras").empty());
+  CHECK(cfg.optional<int>("bundles") == 4);
+  CHECK(cfg.get_or<int>("bundles", 7) == 4);
+  CHECK(cfg.get_or<int>("spares", 7) == 7);
+  CHECK(cfg.get_or<std::string>("vendor", "none") == "none");
+  CHECK(cfg.get_or<Voltage>("voltage", volts(0.8)).in(units::volts) == Approx(0.8));
+  CHECK(cfg.optional_child("budget")->require<Power>("power").in(units::watts) == Approx(300.0));
+  CHECK(cfg.has("name"));
+  CHECK_FALSE(cfg.has("vendor"));
+}
+
+TEST_CASE("ConfigNode lists and entries keep file order and key paths", "[config][node]") {
+  const ConfigNode cfg = ConfigNode::load_file(kValid);
+  const auto levels = cfg.items("levels");
+  REQUIRE(levels.size() == 2);
+  CHECK(levels[0].path() == "levels[0]");
+  CHECK(levels[1].path() == "levels[1]");
+  CHECK(levels[1].is_map());
+  CHECK(levels[1].require<std::string>("name") == "l2");
+  // 40 MiB = 40 × 2^20 B
+  CHECK(levels[1].require<Bytes>("capacity").si() == Approx(41943040.0));
+  const SourceLoc l = levels[1].loc_of("name");  // the value "l2" on line 16
+  CHECK(l.file == kValid);
+  CHECK(l.line == 16);
+  CHECK(l.col == 11);
+  CHECK(l.key_path == "levels[1].name");
+
+  const auto links = cfg.child("links").entries();
+  REQUIRE(links.size() == 2);
+  CHECK(links[0].first == "nvlink");
+  CHECK(links[0].second.path() == "links.nvlink");
+  CHECK(links[0].second.is_scalar());
+  CHECK(links[0].second.as<int>() == 18);
+  CHECK(links[1].first == "pcie");
+  CHECK(links[1].second.as<int>() == 1);
+}
+
+TEST_CASE("ConfigNode locations and messages name nested key paths", "[config][node]") {
+  const ConfigNode cfg = ConfigNode::load_file(kValid);
+  const ConfigNode budget = cfg.child("budget");
+  const SourceLoc l = budget.loc_of("power");  // "300 W" on line 8, column 10
+  CHECK(l.key_path == "budget.power");
+  CHECK(l.line == 8);
+  CHECK(l.col == 10);
+  CHECK(std::string(budget.error_at("power", "exceeds the limit").what()) ==
+        kValid + ":8:10: error: budget.power: exceeds the limit");
+  CHECK(std::string(cfg.child("memory").error("too small").what()) ==
+        kValid + ":11:3: error: memory: too small");  // a block map starts at its first key
+  CHECK(cfg.quoted("name") == "\"test-chip\"");
+  CHECK(cfg.quoted("budget") == "a map");
+  CHECK(cfg.quoted("levels") == "a list");
+  CHECK(cfg.quoted("vendor") == "nothing");
+}
+
+TEST_CASE("finish() passes once every key was read", "[config][node]") {
+  const ConfigNode cfg = ConfigNode::load_file(kValid);
+  (void)cfg.require<std::string>("name");
+  (void)cfg.require<Frequency>("frequency");
+  (void)cfg.require<int>("bundles");
+  (void)cfg.require<bool>("enabled");
+  (void)cfg.get_or<double>("derate", 1.0);
+  const ConfigNode budget = cfg.child("budget");
+  (void)budget.require<Power>("power");
+  CHECK_THROWS_WITH(budget.finish(), kValid + ":9:3: error: budget.area: unknown key");
+  (void)budget.optional<Area>("area");
+  CHECK_NOTHROW(budget.finish());
+  const ConfigNode memory = cfg.child("memory");
+  (void)memory.entries();  // entries() marks every key as read
+  CHECK_NOTHROW(memory.finish());
+  for (const ConfigNode& level : cfg.items("levels")) {
+    (void)level.require<std::string>("name");
+    (void)level.require<Bytes>("capacity");
+    CHECK_NOTHROW(level.finish());
+  }
+  (void)cfg.child("links").entries();
+  CHECK_NOTHROW(cfg.finish());
+}
+
+TEST_CASE("unknown keys are rejected with a did-you-mean", "[config][config-error]") {
+  const ConfigNode cfg = ConfigNode::load_file(kErrors);
+  const ConfigNode level = cfg.items("levels")[0];
+  (void)level.require<std::string>("name");
+  (void)level.optional<int>("mcus_per_bundle");
+  CHECK(error_of([&] { level.finish(); }) ==
+        kErrors + ":12:5: error: levels[0].mcus_per_bundel: unknown key; "
+                  "did you mean \"mcus_per_bundle\"?");
+
+  const ConfigNode s = ConfigNode::load_string("name: x\nvoltage: 0.8 V\n", "s.yaml");
+  (void)s.require<std::string>("name");
+  CHECK(error_of([&] { s.finish(); }) == "s.yaml:2:1: error: voltage: unknown key");
+}
+
+TEST_CASE("missing required keys point at the parent map", "[config][config-error]") {
+  const ConfigNode cfg = ConfigNode::load_file(kErrors);
+  CHECK(error_of([&] { (void)cfg.require<std::string>("name"); }) ==
+        kErrors + ":2:1: error: name: missing required key (expected a string)");
+  const ConfigNode budget = cfg.child("budget");
+  CHECK(error_of([&] { (void)budget.require<Power>("static_power"); }) ==
+        kErrors + ":7:3: error: budget.static_power: missing required key "
+                  "(expected a power such as \"300 W\")");
+  CHECK(error_of([&] { (void)cfg.child("cooling"); }) ==
+        kErrors + ":2:1: error: cooling: missing required key (expected a map)");
+  CHECK(error_of([&] { (void)cfg.items("stages"); }) ==
+        kErrors + ":2:1: error: stages: missing required key (expected a list)");
+}
+
+TEST_CASE("values with the wrong unit or no unit", "[config][config-error]") {
+  const ConfigNode memory = ConfigNode::load_file(kErrors).child("memory");
+  CHECK(error_of([&] { (void)memory.require<Bandwidth>("bandwidth"); }) ==
+        kErrors + ":3:14: error: memory.bandwidth: expected a bandwidth such as \"900 GB/s\", "
+                  "got \"80 GiB\" (a size)");
+  CHECK(error_of([&] { (void)memory.require<Bytes>("capacity"); }) ==
+        kErrors + ":4:13: error: memory.capacity: expected a size such as \"80 GiB\", "
+                  "got \"80\" (a bare number needs a unit)");
+  CHECK(error_of([&] { (void)memory.require<Time>("latency"); }) ==
+        kErrors + ":5:12: error: memory.latency: expected a time such as \"1.5 us\", "
+                  "got \"fast\" (no number)");
+}
+
+TEST_CASE("non-numeric values for number fields", "[config][config-error]") {
+  const ConfigNode cfg = ConfigNode::load_file(kErrors);
+  const ConfigNode memory = cfg.child("memory");
+  CHECK(error_of([&] { (void)memory.require<double>("latency"); }) ==
+        kErrors + ":5:12: error: memory.latency: expected a number, got \"fast\"");
+  CHECK(error_of([&] { (void)memory.require<int>("latency"); }) ==
+        kErrors + ":5:12: error: memory.latency: expected a whole number, got \"fast\"");
+  CHECK(error_of([&] { (void)cfg.require<bool>("flag"); }) ==
+        kErrors + ":14:7: error: flag: expected true or false, got \"yes\"");
+  CHECK(error_of([&] { (void)cfg.require<double>("budget"); }) ==
+        kErrors + ":7:3: error: budget: expected a number, got a map");
+}
+
+TEST_CASE("require_positive rejects zero and negative values", "[config][config-error]") {
+  const ConfigNode cfg = ConfigNode::load_file(kErrors);
+  const ConfigNode budget = cfg.child("budget");
+  CHECK(error_of([&] { (void)budget.require_positive<Power>("power"); }) ==
+        kErrors + ":7:10: error: budget.power: expected a positive power, got \"0 W\"");
+  CHECK(error_of([&] { (void)budget.optional_positive<Area>("area"); }) ==
+        kErrors + ":8:9: error: budget.area: expected a positive area, got \"-826 mm^2\"");
+  CHECK(error_of([&] { (void)cfg.require_positive<int>("count"); }) ==
+        kErrors + ":9:8: error: count: expected a positive number, got \"-3\"");
+}
+
+TEST_CASE("a list where a map is expected, and the reverse", "[config][config-error]") {
+  const ConfigNode cfg = ConfigNode::load_file(kErrors);
+  CHECK(error_of([&] { (void)cfg.child("tiers"); }) ==
+        kErrors + ":13:8: error: tiers: expected a map, got a list");
+  CHECK(error_of([&] { (void)cfg.items("memory"); }) ==
+        kErrors + ":3:3: error: memory: expected a list, got a map");
+  CHECK(error_of([&] { (void)cfg.require<Power>("tiers"); }) ==
+        kErrors + ":13:8: error: tiers: expected a power such as \"300 W\", got a list");
+}
+
+TEST_CASE("malformed YAML", "[config][config-error]") {
+  const std::string path = data_path("config/malformed.yaml");
+  CHECK_THAT(error_of([&] { (void)ConfigNode::load_file(path); }),
+             Catch::StartsWith(path + ":3:1: error: malformed YAML"));
+  CHECK_THAT(error_of([] { (void)ConfigNode::load_string("a: [1, 2", "m.yaml"); }),
+             Catch::StartsWith("m.yaml:1:9: error: malformed YAML"));
+}
+
+TEST_CASE("missing file", "[config][config-error]") {
+  const std::string path = data_path("config/does_not_exist.yaml");
+  CHECK(error_of([&] { (void)ConfigNode::load_file(path); }) ==
+        path + ": error: cannot read file: No such file or directory");
+}
+
+TEST_CASE("the top level must be a map", "[config][config-error]") {
+  CHECK(error_of([] { (void)ConfigNode::load_string("just a string", "s.yaml"); }) ==
+        "s.yaml:1:1: error: expected a YAML map at the top level, got \"just a string\"");
+  CHECK(error_of([] { (void)ConfigNode::load_string("- a\n- b\n", "l.yaml"); }) ==
+        "l.yaml:1:1: error: expected a YAML map at the top level, got a list");
+  CHECK(error_of([] { (void)ConfigNode::load_string("", "e.yaml"); }) ==
+        "e.yaml:1:1: error: expected a YAML map at the top level, got nothing");
+}
+
+TEST_CASE("a top-level scalar is reported at its own line",
+          "[config][config-error][!mayfail]") {
+  // scalar.yaml has a comment on line 1; the scalar itself starts at line 2, column 1.
+  const std::string path = data_path("config/scalar.yaml");
+  CHECK(error_of([&] { (void)ConfigNode::load_file(path); }) ==
+        path + ":2:1: error: expected a YAML map at the top level, got \"just a string\"");
+}
