@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -52,9 +53,10 @@ ConfigNode ConfigNode::load_string(const std::string& text, const std::string& n
   try {
     auto impl = std::make_shared<Impl>(Impl{YAML::Load(text)});
     if (!impl->node.IsMap()) {
-      throw ConfigError(Diagnostic{SourceLoc{name, 1, 1, ""},
-                                   "expected a YAML map at the top level, got " +
-                                       kind_of(impl->node)});
+      SourceLoc at = loc_from_mark(name, impl->node.Mark(), "");
+      if (at.line == 0) at = SourceLoc{name, 1, 1, ""};
+      throw ConfigError(Diagnostic{at, "expected a YAML map at the top level, got " +
+                                           kind_of(impl->node)});
     }
     return ConfigNode(std::move(impl), std::move(file), "");
   } catch (const YAML::Exception& e) {
@@ -64,6 +66,10 @@ ConfigNode ConfigNode::load_string(const std::string& text, const std::string& n
 }
 
 ConfigNode ConfigNode::load_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw ConfigError(Diagnostic{SourceLoc{path, 0, 0, ""}, "cannot read file: Is a directory"});
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const int err = errno;
@@ -204,7 +210,7 @@ double ConfigNode::as_quantity(const DimVec& dim) const {
     std::string msg = "expected " + expected + ", got \"" + text + "\"";
     if (!p && why == "no unit") msg += " (a bare number needs a unit)";
     else if (!p) msg += " (" + why + ")";
-    else msg += " (" + describe_dimension(p->dim).substr(0, describe_dimension(p->dim).find(" such as")) + ")";
+    else msg += " (" + dimension_noun(p->dim) + ")";
     throw error(msg);
   }
   return p->si;

@@ -5,6 +5,7 @@
 // Every key of a map must be read before finish(), which rejects the rest with a did-you-mean.
 #pragma once
 
+#include <limits>
 #include <memory>
 #include <optional>
 #include <set>
@@ -79,7 +80,15 @@ class ConfigNode {
     } else if constexpr (std::is_same_v<T, std::string>) {
       return as_string();
     } else if constexpr (std::is_integral_v<T>) {
-      return static_cast<T>(as_integer());
+      const long long v = as_integer();
+      if (v < static_cast<long long>(std::numeric_limits<T>::min()) ||
+          (v > 0 && static_cast<unsigned long long>(v) >
+                       static_cast<unsigned long long>(std::numeric_limits<T>::max()))) {
+        throw error("expected a whole number in [" + std::to_string(std::numeric_limits<T>::min()) +
+                    ", " + std::to_string(std::numeric_limits<T>::max()) + "], got \"" +
+                    scalar_text() + "\"");
+      }
+      return static_cast<T>(v);
     } else {
       static_assert(std::is_same_v<T, double>, "unsupported config value type");
       return as_double();

@@ -121,9 +121,12 @@ std::optional<ParsedQuantity> parse_quantity(std::string_view text, std::string*
     *why = "no unit";
     return std::nullopt;
   }
-  if (unit.substr(0, 4) == "per ") unit = unit.substr(3);  // "400 per mm"
   // Split on '/', '*' and spaces; '/' divides by the next term only.
   int sign = 1;
+  if (unit.substr(0, 4) == "per ") {  // "400 per mm" = 400 /mm
+    unit = unit.substr(4);
+    sign = -1;
+  }
   std::size_t i = 0;
   bool expect_term = true;
   while (i < unit.size()) {
@@ -164,7 +167,7 @@ std::string si_unit_string(const DimVec& d) {
     const int e = d.e[i];
     if (e == 0) continue;
     std::string& s = e > 0 ? num : den;
-    if (!s.empty()) s += "*";
+    if (!s.empty()) s += e > 0 ? "*" : "/";  // '/' divides by the next term only
     s += names[i];
     if (std::abs(e) != 1) s += "^" + std::to_string(std::abs(e));
   }
@@ -198,4 +201,11 @@ std::string describe_dimension(const DimVec& d) {
   return "a quantity in " + si_unit_string(d);
 }
 
+}  // namespace pathfinder
+
+namespace pathfinder {
+std::string dimension_noun(const DimVec& d) {
+  const std::string full = describe_dimension(d);
+  return full.substr(0, full.find(" such as"));
+}
 }  // namespace pathfinder

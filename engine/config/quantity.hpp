@@ -33,6 +33,9 @@ struct ParsedQuantity {
 // "a bandwidth such as \"900 GB/s\"" for messages.
 [[nodiscard]] std::string describe_dimension(const DimVec& d);
 
+// "a size" -- describe_dimension without the example.
+[[nodiscard]] std::string dimension_noun(const DimVec& d);
+
 // The SI spelling of a dimension, e.g. "B/s".
 [[nodiscard]] std::string si_unit_string(const DimVec& d);
 
@@ -47,7 +50,7 @@ template <class D>
   if (!p || !(p->dim == want)) {
     *why = "expected " + describe_dimension(want) + ", got \"" + std::string(text) + "\"";
     if (!p && !inner.empty()) *why += " (" + inner + ")";
-    else if (p) *why += " (a " + describe_dimension(p->dim) + ")";
+    else if (p) *why += " (" + dimension_noun(p->dim) + ")";
     return std::nullopt;
   }
   return Quantity<D>::from_si(p->si);

@@ -102,7 +102,7 @@ TEST_CASE("parse_quantity: densities per length", "[config][quantity]") {
   CHECK(has_dim<PerLength>(p));
 }
 
-TEST_CASE("parse_quantity: \"per\" spelling of a density", "[config][quantity][!mayfail]") {
+TEST_CASE("parse_quantity: \"per\" spelling of a density", "[config][quantity]") {
   // "400 per mm" means the same as "400 /mm": 400 / 1e-3 m = 4e5 /m
   const auto p = parse_ok("400 per mm");
   CHECK(has_dim<PerLength>(p));
@@ -186,7 +186,7 @@ TEST_CASE("parse_typed_quantity checks the dimension", "[config][quantity]") {
 }
 
 TEST_CASE("parse_typed_quantity names the dimension it got",
-          "[config][quantity][!mayfail]") {
+          "[config][quantity]") {
   // The parenthesis should read "(a size)", as ConfigNode prints it, not "(a a size such as …)".
   std::string why;
   CHECK_FALSE(parse_typed_quantity<Bandwidth::dim_type>("80 GiB", &why).has_value());
@@ -217,7 +217,7 @@ TEST_CASE("si_unit_string spells dimensions in SI", "[config][quantity]") {
 }
 
 TEST_CASE("si_unit_string round-trips through parse_quantity",
-          "[config][quantity][!mayfail]") {
+          "[config][quantity]") {
   // "1 J/s*B" reads as J·B/s under the parser's rule that '/' divides by the next term only,
   // so a multi-term denominator must be spelled so that it parses back to the same dimension.
   const DimVec d = dim_of<PowerPerByte::dim_type>();
