@@ -1,0 +1,78 @@
+// Acceptance (issue 2): the V100, A100 and H100 templates, generated from the shipped library
+// at their real die area, TDP and memory stacks, reproduce datasheet figures within 5%.
+// Datasheet numbers: hardware-facts.md D10 (and D12/D13 for memory and links).
+#include <catch2/catch.hpp>
+
+#include "tests/arch/arch_fixtures.hpp"
+
+using namespace pathfinder;
+using namespace pathfinder::test;
+
+namespace {
+void within_5pct(double derived, double datasheet) {
+  INFO("derived " << derived << " vs datasheet " << datasheet);
+  CHECK(derived == Approx(datasheet).epsilon(0.05));
+}
+struct Datasheet {
+  const char* name;
+  double peak_tflops, hbm_gbs, hbm_gib, l2_mib, link_gbs;
+};
+}  // namespace
+
+TEST_CASE("datasheet templates reproduce their datasheets", "[arch][golden][datasheet]") {
+  const Datasheet sheets[] = {
+      // V100 SXM2: 125 TFLOPS (80 SM x 8 TC x 64 FMA x 2 x 1.53 GHz), 900 GB/s, 16 GB HBM2,
+      // L2 6144 KB, NVLink 2 6 x 50 GB/s = 300 GB/s.
+      {"v100", 125.0, 900.0, 16.0, 6.0, 300.0},
+      // A100 SXM4 80GB: 312 TFLOPS (108 x 1024 FMA x 2 x 1.41 GHz), 2039 GB/s, 80 GB HBM2e,
+      // L2 40 MB, NVLink 3 12 x 50 GB/s = 600 GB/s.
+      {"a100", 312.0, 2039.0, 80.0, 40.0, 600.0},
+      // H100 SXM5: 989.4 TFLOPS (132 x 2048 FMA x 2 x 1.83 GHz), 3.35 TB/s, 80 GB HBM3,
+      // L2 50 MB, NVLink 4 18 x 50 GB/s = 900 GB/s.
+      {"h100", 989.4, 3350.0, 80.0, 50.0, 900.0},
+  };
+  for (const auto& d : sheets) {
+    SECTION(d.name) {
+      const MicroArch a = generate_shipped(d.name);
+      REQUIRE(a.feasible);
+      within_5pct(a.core.peak.in(units::teraflops_per_second), d.peak_tflops);
+      within_5pct(a.main_memory.bandwidth.in(units::gigabytes_per_second), d.hbm_gbs);
+      within_5pct(a.main_memory.capacity.in(units::gibibytes), d.hbm_gib);
+      within_5pct(a.levels.back().capacity.in(units::mebibytes), d.l2_mib);
+      const NetworkStats* link = a.network(NetworkTier::kInterPackage);
+      REQUIRE(link != nullptr);
+      within_5pct(link->bandwidth.in(units::gigabytes_per_second), d.link_gbs);
+      // Nothing exceeds its budget.
+      CHECK(a.total.area_used <= a.total.area_budget);
+      CHECK(a.total.power_used.si() <= a.total.power_budget.si() * (1 + 1e-12));
+      CHECK(a.total.perimeter_used <= a.total.perimeter_budget);
+    }
+  }
+}
+
+TEST_CASE("datasheet templates derive the enabled SM and stack counts", "[arch][golden][datasheet]") {
+  // SMs and stacks follow from area and harvesting, not from a count in the template.
+  const MicroArch v100 = generate_shipped("v100");
+  CHECK(v100.core.bundles_built == 84);  // GV100: 84 SMs, 80 enabled
+  CHECK(v100.core.bundles == 80);
+  CHECK(v100.main_memory.devices == 4);
+  const MicroArch a100 = generate_shipped("a100");
+  CHECK(a100.core.bundles_built == 128);  // GA100: 128 SMs, 108 enabled
+  CHECK(a100.core.bundles == 108);
+  CHECK(a100.core.mcus == 432);
+  CHECK(a100.main_memory.devices == 5);
+  CHECK(a100.main_memory.count_binding == CountBinding::kControllerArea);
+  const MicroArch h100 = generate_shipped("h100");
+  CHECK(h100.core.bundles_built == 144);  // GH100: 144 SMs, 132 enabled
+  CHECK(h100.core.bundles == 132);
+  CHECK(h100.main_memory.devices == 5);
+}
+
+TEST_CASE("A100 area split is close to its die shot", "[arch][calibration]") {
+  // LLMCompass die_area.csv (hardware-facts D7): global buffer 119.31 + on-chip interconnect
+  // 76.44 = 195.75 mm^2 for L2 and its crossbar; NVLink PHY 20.95 mm^2.
+  const MicroArch a = generate_shipped("a100");
+  CHECK(a.levels.back().use.area_used.in(units::square_millimeters) == Approx(195.75).epsilon(0.05));
+  CHECK(a.network(NetworkTier::kInterPackage)->use.area_used.in(units::square_millimeters) ==
+        Approx(20.95).epsilon(0.15));
+}
