@@ -12,7 +12,7 @@ using namespace pathfinder::test;
 
 namespace {
 
-const char* const kTemplates[] = {"v100", "a100", "h100", "deepflow_v100"};
+const char* const kTemplates[] = {"v100", "a100", "h100", "deepflow_v100", "tpu_systolic", "mcm4", "waferscale"};
 
 // A random split with every budget summing to at most 1 (seeded: deterministic test).
 ResourceSplit random_split(int h, std::mt19937_64& rng) {

@@ -1,0 +1,269 @@
+// Tests for engine/arch/template_loader.hpp and bind_template: the shipped templates parse to
+// the right values, and each class of bad template gives one exact, located message.
+#include "engine/arch/template_loader.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/arch/arch_spec.hpp"
+#include "engine/techlib/techlib_loader.hpp"
+#include "tests/test_paths.hpp"
+
+using namespace pathfinder;
+using pathfinder::test::data_path;
+using pathfinder::test::source_path;
+
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "<no ConfigError thrown>";
+}
+
+const TechLibrary& lib() {
+  static const TechLibrary l = load_tech_library_dir(source_path("techlib"));
+  return l;
+}
+
+std::string fixture(const std::string& name) { return data_path("templates/" + name + ".yaml"); }
+std::string load_error(const std::string& name) {
+  return error_of([&] { (void)load_template(fixture(name)); });
+}
+// check_template's diagnostics for a fixture that parses, one rendered line each.
+std::vector<std::string> check_errors(const std::string& name) {
+  std::vector<std::string> out;
+  for (const auto& d : check_template(load_template(fixture(name)), lib())) out.push_back(d.str());
+  return out;
+}
+
+const std::string kKnownMemory = "(known: DF-HBM, HBM2, HBM2e, HBM3, HBM3e, HBM4 or GDDR5)";
+const std::string kKnownNetwork =
+    "(known: DF-inter, interposer-2.5D, UCIe-advanced, NVLink2, NVLink3, NVLink4, HDR-x8, "
+    "NDR-x8, XDR-x8 or GDR-x8)";
+
+}  // namespace
+
+TEST_CASE("shipped templates load and check cleanly", "[arch]") {
+  for (const char* name : {"a100", "v100", "h100", "deepflow_v100"}) {
+    INFO("template " << name);
+    const std::string path = source_path(std::string("templates/") + name + ".yaml");
+    ArchTemplate t;
+    REQUIRE_NOTHROW(t = load_template(path));
+    CHECK(t.file == path);
+    CHECK(check_template(t, lib()).empty());
+    CHECK_NOTHROW((void)bind_template(lib(), t));
+  }
+}
+
+TEST_CASE("A100 template values", "[arch]") {
+  const ArchTemplate t = load_template(source_path("templates/a100.yaml"));
+  CHECK(t.name == "A100-SXM4-80GB");
+  CHECK(t.logic == "N7");
+  CHECK(t.core.array_rows == 16);
+  CHECK(t.core.array_cols == 16);
+  CHECK(t.core.flop_per_cycle() == Approx(512.0));  // 2 FLOP per FMA x 16 x 16
+  CHECK(t.core.dataflow == Dataflow::kBest);
+  CHECK(t.core.mcus_per_bundle == 4);
+  CHECK(t.core.enabled_bundle_fraction == Approx(0.84375));  // 108 / 128 SMs
+  // chip_area "826 mm^2" = 826e-6 m^2; power "400 W"; node_area "1500 mm^2"
+  CHECK(t.budget.chip_area.si() == Approx(826e-6));
+  CHECK(t.budget.power.in(units::watts) == Approx(400.0));
+  CHECK(t.budget.node_area.si() == Approx(1500e-6));
+  // perimeter not given: 4 x sqrt(826 mm^2) = 4 x 28.740 mm = 114.96 mm
+  CHECK(t.budget.perimeter.in(units::millimeters) == Approx(114.96).epsilon(1e-4));
+  REQUIRE(t.levels.size() == 3);
+  CHECK(t.levels[0].name == "RF");
+  CHECK(t.levels[0].scope == Scope::kMcu);
+  CHECK_FALSE(t.levels[0].bank_capacity.has_value());
+  CHECK(t.levels[1].scope == Scope::kBundle);
+  CHECK(t.levels[2].name == "L2");
+  CHECK(t.levels[2].scope == Scope::kGlobal);
+  REQUIRE(t.levels[2].bank_capacity.has_value());
+  CHECK(t.levels[2].bank_capacity->si() == Approx(524288.0));  // 512 KiB = 512 x 1024 B
+  CHECK(t.main_memory.technology == "HBM2e");
+  CHECK(t.main_memory.layers == 8);
+  REQUIRE(t.networks.size() == 1);
+  CHECK(t.networks[0].tier == NetworkTier::kInterPackage);
+  CHECK(t.networks[0].technology == "NVLink3");
+  CHECK(t.networks[0].topology == Topology::kSwitch);
+  CHECK(t.find_network(NetworkTier::kIntraPackage) == nullptr);
+  CHECK(t.packages == 8);
+  // Split in component order; intra_package is absent and gets zeros.
+  const std::vector<std::string> names{"core", "RF", "L1", "L2", "main_memory", "intra_package",
+                                       "inter_package"};
+  CHECK(component_names(t) == names);
+  REQUIRE(t.split.size() == 7);
+  for (std::size_t i = 0; i < names.size(); ++i) CHECK(t.split[i].name == names[i]);
+  CHECK(t.split[5].area == 0.0);
+  CHECK(t.split[5].power == 0.0);
+  CHECK(t.split[5].perimeter == 0.0);
+}
+
+TEST_CASE("other shipped templates and the bound bank override", "[arch]") {
+  const ArchTemplate v = load_template(source_path("templates/v100.yaml"));
+  CHECK(v.logic == "N12");
+  CHECK(v.core.flop_per_cycle() == Approx(128.0));  // 2 x 8 x 8
+  // V100 overrides the N12 L2 bank (512 KiB in the library) with 96 KiB = 98304 B.
+  const ArchSpec vs = bind_template(lib(), v);
+  REQUIRE(vs.level_tech.size() == 3);
+  CHECK(lib().find_logic("N12")->find_sram("L2")->bank_capacity.si() == Approx(524288.0));
+  CHECK(vs.level_tech[2].bank_capacity.si() == Approx(98304.0));
+  CHECK(vs.memory.name == "HBM2");
+  CHECK(vs.memory_layers == 4);  // template layers: 4, library default 8
+
+  const ArchTemplate h = load_template(source_path("templates/h100.yaml"));
+  CHECK(h.logic == "N4");
+  CHECK(h.core.flop_per_cycle() == Approx(1024.0));  // 2 x 16 x 32
+  CHECK(h.budget.power.in(units::watts) == Approx(700.0));
+
+  const ArchTemplate d = load_template(source_path("templates/deepflow_v100.yaml"));
+  CHECK(d.logic == "DF-N14");
+  CHECK(d.core.enabled_bundle_fraction == 1.0);  // default when absent
+  const ArchSpec ds = bind_template(lib(), d);
+  CHECK(ds.memory_layers == 1);  // no template layers: DF-HBM default of 1
+  REQUIRE(ds.inter.has_value());
+  CHECK(ds.inter->name == "DF-inter");
+  CHECK_FALSE(ds.intra.has_value());
+}
+
+TEST_CASE("minimal fixture is valid", "[arch]") {
+  const ArchTemplate t = load_template(fixture("minimal"));
+  CHECK(check_template(t, lib()).empty());
+  CHECK(t.levels.size() == 2);
+  CHECK(t.core.max_utilization == 1.0);  // default
+}
+
+TEST_CASE("template parse errors are exact and located", "[arch][config-error]") {
+  CHECK(load_error("unknown_key") == fixture("unknown_key") +
+        ":8:3: error: core.max_utilisation: unknown key; did you mean \"max_utilization\"?");
+  // The key is absent, so the position is the budget map's (its first key).
+  CHECK(load_error("missing_key") == fixture("missing_key") +
+        ":21:3: error: budget.power: missing required key (expected a power such as \"300 W\")");
+  CHECK(load_error("wrong_unit") == fixture("wrong_unit") +
+        ":23:10: error: budget.power: expected a power such as \"300 W\", got \"400 GB/s\" "
+        "(a bandwidth)");
+  CHECK(load_error("bare_number") == fixture("bare_number") +
+        ":22:14: error: budget.chip_area: expected an area such as \"826 mm^2\", got \"826\" "
+        "(a bare number needs a unit)");
+  CHECK(load_error("non_numeric_fraction") == fixture("non_numeric_fraction") +
+        ":26:14: error: split.L1.area: expected a number, got \"lots\"");
+  CHECK(load_error("negative_budget") == fixture("negative_budget") +
+        ":23:10: error: budget.power: expected a positive power, got \"-400 W\"");
+  CHECK(load_error("zero_budget") == fixture("zero_budget") +
+        ":22:14: error: budget.chip_area: expected a positive area, got \"0 mm^2\"");
+  CHECK(load_error("bad_enum") == fixture("bad_enum") +
+        ":7:13: error: core.dataflow: expected one of weight-stationary, activation-stationary, "
+        "output-stationary or best, got \"weight_stationary\"; did you mean \"weight-stationary\"?");
+  CHECK(load_error("unknown_component") == fixture("unknown_component") +
+        ":28:15: error: split.mainmemory: unknown component (expected one of core, L1, L2, "
+        "main_memory, intra_package or inter_package); did you mean \"main_memory\"?");
+  CHECK(load_error("malformed") == fixture("malformed") +
+        ":28:14: error: malformed YAML: end of map flow not found");
+  CHECK(load_error("nope") ==
+        fixture("nope") + ": error: cannot read file: No such file or directory");
+}
+
+TEST_CASE("template semantic errors come from check_template", "[arch][config-error]") {
+  // area: 0.65 + 0.1 + 0.2 + 0.1 + 0.05 = 1.1
+  CHECK(check_errors("split_over") == std::vector<std::string>{fixture("split_over") +
+        ":25:3: error: split: expected area fractions summing to at most 1, got 1.100000"});
+  CHECK(check_errors("unknown_logic") == std::vector<std::string>{fixture("unknown_logic") +
+        ":4:10: error: technology.logic: unknown logic technology \"N07\" (known: DF-N14, DF-N10, "
+        "DF-N7, DF-N5, DF-N3, DF-N2, DF-N1, N12, N10, N7, N5, N4, N3, N2 or N1); did you mean "
+        "\"N7\"?"});
+  CHECK(check_errors("unknown_sram") == std::vector<std::string>{fixture("unknown_sram") +
+        ":12:30: error: memory.levels[1].technology: unknown SRAM macro of N7 \"LL2\" (known: RF, "
+        "L1 or L2); did you mean \"L2\"?"});
+  CHECK(check_errors("two_problems") == std::vector<std::string>{
+        fixture("two_problems") + ":14:17: error: memory.main.technology: unknown memory "
+            "technology \"HBM2E\" " + kKnownMemory + "; did you mean \"HBM2e\"?",
+        fixture("two_problems") + ":16:31: error: network.inter_package.technology: unknown "
+            "network technology \"NVLink-3\" " + kKnownNetwork + "; did you mean \"NVLink3\"?"});
+}
+
+TEST_CASE("bind_template throws one ConfigError carrying every problem", "[arch][config-error]") {
+  const ArchTemplate t = load_template(fixture("several_problems"));
+  const std::string f = fixture("several_problems");
+  const std::vector<std::string> expected{
+      f + ":14:17: error: memory.main.technology: unknown memory technology \"HBM9\" " +
+          kKnownMemory + "; did you mean \"HBM2\"?",
+      f + ":16:31: error: network.inter_package.technology: unknown network technology "
+          "\"NVLink-3\" " + kKnownNetwork + "; did you mean \"NVLink3\"?",
+      // power: 0.65 + 0.1 + 0.1 + 0.2 + 0.05 = 1.1
+      f + ":25:3: error: split: expected power fractions summing to at most 1, got 1.100000"};
+  std::vector<std::string> got;
+  std::string what;
+  try {
+    (void)bind_template(lib(), t);
+  } catch (const ConfigError& e) {
+    for (const auto& d : e.diagnostics()) got.push_back(d.str());
+    what = e.what();
+  }
+  CHECK(got == expected);
+  CHECK(what == expected[0] + "\n" + expected[1] + "\n" + expected[2]);
+}
+
+TEST_CASE("apply_overrides rebinds logic, memory and network", "[arch]") {
+  const ArchTemplate base = load_template(fixture("minimal"));
+  const ArchTemplate t = apply_overrides(base, TechOverrides{"N5", "HBM3", "NDR-x8"});
+  CHECK(t.logic == "N5");
+  CHECK(t.logic_loc.file == "command line");
+  CHECK(t.logic_loc.key_path == "--tech");
+  CHECK(t.main_memory.technology == "HBM3");
+  CHECK(t.main_memory.technology_loc.key_path == "--memory");
+  REQUIRE(t.networks.size() == 1);
+  CHECK(t.networks[0].technology == "NDR-x8");
+  CHECK(t.networks[0].technology_loc.key_path == "--network");
+  const ArchSpec s = bind_template(lib(), t);
+  CHECK(s.logic.name == "N5");
+  // N5 nominal_frequency "1.55 GHz"; its L2 area_per_bit "0.1323 um^2/bit" = 1.0584e-12 m^2/B
+  CHECK(s.logic.nominal_frequency.si() == Approx(1.55e9));
+  REQUIRE(s.level_tech.size() == 2);
+  CHECK(s.level_tech[1].area_per_byte.si() == Approx(1.0584e-12));
+  CHECK(s.memory.name == "HBM3");
+  CHECK(s.memory_layers == 8);  // HBM3 default, the template gives no layers
+  REQUIRE(s.inter.has_value());
+  CHECK(s.inter->name == "NDR-x8");
+  // Empty overrides change nothing.
+  const ArchTemplate same = apply_overrides(base, TechOverrides{});
+  CHECK(same.logic == "N7");
+  CHECK(same.main_memory.technology == "HBM2e");
+  CHECK(same.networks[0].technology == "NVLink3");
+}
+
+TEST_CASE("an unknown override is reported against the command line", "[arch][config-error]") {
+  const ArchTemplate t =
+      apply_overrides(load_template(fixture("minimal")), TechOverrides{"N55", "", ""});
+  CHECK(error_of([&] { (void)bind_template(lib(), t); }) ==
+        "command line: error: --tech: unknown logic technology \"N55\" (known: DF-N14, DF-N10, "
+        "DF-N7, DF-N5, DF-N3, DF-N2, DF-N1, N12, N10, N7, N5, N4, N3, N2 or N1); did you mean "
+        "\"N5\"?");
+}
+
+TEST_CASE("a YAML key given twice is rejected", "[arch][config-error][!mayfail]") {
+  // budget.power is 400 W on line 23 and 300 W on line 24; yaml-cpp keeps the first silently.
+  const std::string msg = load_error("duplicate_key");
+  CHECK_THAT(msg, Catch::StartsWith(fixture("duplicate_key") + ":24:3: error: budget.power: "));
+  CHECK_THAT(msg, Catch::Contains("duplicate"));
+}
+
+TEST_CASE("--network on a template without a network is not silently dropped",
+          "[arch][config-error][!mayfail]") {
+  const ArchTemplate t =
+      apply_overrides(load_template(fixture("no_network")), TechOverrides{"", "", "NDR-x8"});
+  bool honoured = false;
+  try {
+    const ArchSpec s = bind_template(lib(), t);
+    honoured = s.inter.has_value() && s.inter->name == "NDR-x8";
+  } catch (const ConfigError& e) {
+    honoured = std::string(e.what()).find("--network") != std::string::npos;
+  }
+  CHECK(honoured);
+}
