@@ -48,13 +48,15 @@ CoreStats make_core(const ArchSpec& spec, const ResourceSplit& split) {
   const Power nominal = mcu_power * static_cast<double>(c.bundles * per_bundle);
   VfPoint p = scale_to_power(n.vf, c.use.power_budget / nominal, max_ratio);
   if (p.binding == VfBinding::kMinVoltage) {
-    // Run at Vmin's own frequency with as many whole bundles as the budget powers.
-    const double per_bundle_power_ratio = power_ratio_at(n.vf, n.vf.minimum.si());
-    const Power bundle_power = mcu_power * static_cast<double>(per_bundle) * per_bundle_power_ratio;
+    // Paper §4.4.1: drop bundles until the rest fit the budget at Vmin, then let the survivors
+    // spend the whole budget (their voltage rises back above Vmin).
+    const double vmin_ratio = power_ratio_at(n.vf, n.vf.minimum.si());
+    const Power bundle_power = mcu_power * static_cast<double>(per_bundle) * vmin_ratio;
     c.bundles = std::min(c.bundles, whole(c.use.power_budget / bundle_power));
     c.count_binding = CountBinding::kPowerAtMinVoltage;
-    p.rate_ratio = rate_ratio_at(n.vf, n.vf.minimum.si());
-    p.power_ratio = per_bundle_power_ratio;
+    if (c.bundles == 0) return c;
+    const Power survivors = mcu_power * static_cast<double>(c.bundles * per_bundle);
+    p = scale_to_power(n.vf, c.use.power_budget / survivors, max_ratio);
   }
   c.mcus = c.bundles * per_bundle;
   c.voltage = volts(p.voltage_v);

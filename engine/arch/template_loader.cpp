@@ -189,6 +189,12 @@ ArchTemplate apply_overrides(ArchTemplate t, const TechOverrides& o) {
     t.main_memory.technology_loc.key_path = "--memory";
   }
   if (!o.network.empty()) {
+    if (t.find_network(NetworkTier::kInterPackage) == nullptr) {
+      SourceLoc loc = cli;
+      loc.key_path = "--network";
+      throw ConfigError(Diagnostic{loc, "template \"" + t.name +
+                                            "\" defines no network.inter_package to replace"});
+    }
     for (auto& n : t.networks) {
       if (n.tier != NetworkTier::kInterPackage) continue;
       n.technology = o.network;

@@ -26,8 +26,8 @@ void add_arch_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--format", opt->format, "Output format")
       ->check(CLI::IsMember({"table", "yaml", "json"}));
   cmd->callback([opt, &exit_code] {
-    const TechLibrary lib = load_techlib_for(opt->template_path, opt->techlib);
     const ArchTemplate t = apply_overrides(load_template(opt->template_path), opt->overrides);
+    const TechLibrary lib = load_techlib_for(opt->template_path, opt->techlib);
     const MicroArch a = generate_micro_arch(lib, t);
     std::string out;
     if (opt->format == "json") out = to_json(a).dump(2) + "\n";

@@ -12,6 +12,13 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   pathfinder::cli::add_arch_command(app, exit_code);
   pathfinder::cli::add_validate_command(app, exit_code);
+  if (argc > 1 && argv[1][0] != '-' && app.get_subcommands([&](CLI::App* sub) {
+                                            return sub->get_name() == argv[1];
+                                          }).empty()) {
+    std::fprintf(stderr, "pathfinder: error: unknown subcommand \"%s\" (expected arch or validate)\n",
+                 argv[1]);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

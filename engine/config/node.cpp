@@ -39,6 +39,25 @@ std::string kind_of(const YAML::Node& n) {
   }
 }
 
+// yaml-cpp keeps both entries of a repeated key and lookups see the first: reject it.
+void reject_duplicate_keys(const YAML::Node& n, const std::string& file, const std::string& path) {
+  if (n.IsMap()) {
+    std::set<std::string> seen;
+    for (const auto& kv : n) {
+      const std::string k = kv.first.Scalar();
+      const std::string p = path.empty() ? k : path + "." + k;
+      if (!seen.insert(k).second) {
+        throw ConfigError(Diagnostic{loc_from_mark(file, kv.first.Mark(), p),
+                                     "duplicate key (each key may appear once in a map)"});
+      }
+      reject_duplicate_keys(kv.second, file, p);
+    }
+  } else if (n.IsSequence()) {
+    std::size_t i = 0;
+    for (const auto& e : n) reject_duplicate_keys(e, file, path + "[" + std::to_string(i++) + "]");
+  }
+}
+
 }  // namespace
 
 ConfigNode::ConfigNode(std::shared_ptr<const Impl> impl, std::shared_ptr<const std::string> file,
@@ -52,6 +71,7 @@ ConfigNode ConfigNode::load_string(const std::string& text, const std::string& n
   auto file = std::make_shared<const std::string>(name);
   try {
     auto impl = std::make_shared<Impl>(Impl{YAML::Load(text)});
+    reject_duplicate_keys(impl->node, name, "");
     if (!impl->node.IsMap()) {
       SourceLoc at = loc_from_mark(name, impl->node.Mark(), "");
       if (at.line == 0) at = SourceLoc{name, 1, 1, ""};

@@ -25,8 +25,7 @@ VfModel read_vf(const ConfigNode& n) {
                          n.quoted("nominal_voltage"));
   }
   if (!(vf.alpha >= 1.0 && vf.alpha <= 2.0)) {
-    throw n.error_at("alpha", "expected an alpha-power exponent in [1, 2], got \"" +
-                                  std::to_string(vf.alpha) + "\"");
+    throw n.error_at("alpha", "expected an alpha-power exponent in [1, 2], got " + n.quoted("alpha"));
   }
   return vf;
 }
@@ -34,8 +33,8 @@ VfModel read_vf(const ConfigNode& n) {
 double read_fraction(const ConfigNode& n, std::string_view key, double hi_exclusive) {
   const double v = n.require<double>(key);
   if (!(v >= 0.0 && v < hi_exclusive)) {
-    throw n.error_at(key, "expected a fraction in [0, " + std::to_string(hi_exclusive).substr(0, 3) +
-                              "), got \"" + std::to_string(v) + "\"");
+    throw n.error_at(key, std::string("expected a fraction in [0, 1") + (hi_exclusive > 1 ? "]" : ")") +
+                              ", got " + n.quoted(key));
   }
   return v;
 }
@@ -93,7 +92,8 @@ MemoryTech read_memory(const std::string& name, const ConfigNode& n) {
   m.latency = n.require<Time>("latency");
   m.vf = read_vf(n.child("vf"));
   if (m.max_pin_rate < m.nominal_pin_rate) {
-    throw n.error_at("max_pin_rate", "expected max_pin_rate >= nominal_pin_rate");
+    throw n.error_at("max_pin_rate", "expected max_pin_rate >= nominal_pin_rate (" +
+                                         n.quoted("nominal_pin_rate") + "), got " + n.quoted("max_pin_rate"));
   }
   n.finish();
   return m;
@@ -112,7 +112,8 @@ NetworkTech read_network(const std::string& name, const ConfigNode& n) {
   t.latency = n.require<Time>("latency");
   t.vf = read_vf(n.child("vf"));
   if (t.max_lane_rate < t.nominal_lane_rate) {
-    throw n.error_at("max_lane_rate", "expected max_lane_rate >= nominal_lane_rate");
+    throw n.error_at("max_lane_rate", "expected max_lane_rate >= nominal_lane_rate (" +
+                                          n.quoted("nominal_lane_rate") + "), got " + n.quoted("max_lane_rate"));
   }
   n.finish();
   return t;

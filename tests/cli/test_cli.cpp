@@ -1,0 +1,269 @@
+// Tests for the pathfinder executable (engine/cli): exit codes (0 ok, 2 bad input), output
+// formats and compiler-style diagnostics. Runs PATHFINDER_EXE with the repository as working
+// directory, capturing stdout and stderr to temporary files.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/test_paths.hpp"
+
+using pathfinder::test::data_path;
+using pathfinder::test::source_path;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Run {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A fresh directory for this process's captures, removed at exit.
+struct Scratch {
+  fs::path dir = fs::temp_directory_path() / ("pathfinder-test-cli-" + std::to_string(::getpid()));
+  Scratch() { fs::create_directories(dir); }
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
+const fs::path& scratch() {
+  static const Scratch s;
+  return s.dir;
+}
+
+// Runs `pathfinder <args>` in the repository root. args is passed to the shell as written.
+Run run(const std::string& args) {
+  const fs::path out = scratch() / "stdout.txt";
+  const fs::path err = scratch() / "stderr.txt";
+  const std::string cmd = "cd '" + source_path("") + "' && env -u PATHFINDER_TECHLIB '" +
+                          std::string(PATHFINDER_EXE) + "' " + args + " >'" + out.string() +
+                          "' 2>'" + err.string() + "'";
+  const int status = std::system(cmd.c_str());
+  Run r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+std::vector<std::string> lines(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+const std::string kKnownMemory = "(known: DF-HBM, HBM2, HBM2e, HBM3, HBM3e, HBM4 or GDDR5)";
+const std::string kKnownNetwork =
+    "(known: DF-inter, interposer-2.5D, UCIe-advanced, NVLink2, NVLink3, NVLink4, HDR-x8, "
+    "NDR-x8, XDR-x8 or GDR-x8)";
+
+}  // namespace
+
+TEST_CASE("arch --format json reports the A100 peak", "[cli]") {
+  const Run r = run("arch templates/a100.yaml --format json");
+  REQUIRE(r.code == 0);
+  CHECK(r.err.empty());
+  REQUIRE(r.out.find("\"peak_tflops\"") != std::string::npos);
+  nlohmann::json j;
+  REQUIRE_NOTHROW(j = nlohmann::json::parse(r.out));
+  CHECK(j.at("name") == "A100-SXM4-80GB");
+  CHECK(j.at("logic") == "N7");
+  CHECK(j.at("feasible") == true);
+  // 108 SMs x 4 tensor cores x 512 FLOP/cycle x 1.41 GHz = 311.87 TFLOP/s
+  CHECK(j.at("core").at("peak_tflops").get<double>() == Approx(311.9).margin(0.5));
+  CHECK(j.at("core").at("bundles").get<int>() == 108);
+  CHECK(j.at("core").at("mcus").get<int>() == 432);  // 108 x 4
+}
+
+TEST_CASE("arch --format yaml and the default table", "[cli]") {
+  const Run y = run("arch templates/a100.yaml --format yaml");
+  REQUIRE(y.code == 0);
+  CHECK(y.err.empty());
+  CHECK(first_line(y.out) == "name: \"A100-SXM4-80GB\"");
+  const auto at = y.out.find("\n  peak_tflops: ");
+  REQUIRE(at != std::string::npos);
+  // Same figure as the JSON: 108 x 4 x 512 x 1.41e9 = 311.87e12 FLOP/s
+  CHECK(std::strtod(y.out.c_str() + at + 15, nullptr) == Approx(311.9).margin(0.5));
+
+  const Run t = run("arch templates/a100.yaml");
+  REQUIRE(t.code == 0);
+  CHECK(t.err.empty());
+  CHECK(first_line(t.out) == "A100-SXM4-80GB on N7");
+  CHECK(t.out.find("311.9 TFLOP/s") != std::string::npos);
+  CHECK(run("arch templates/a100.yaml --format table").out == t.out);
+}
+
+TEST_CASE("arch --tech, --memory and --network rebind the template", "[cli]") {
+  const Run r = run("arch templates/a100.yaml --tech N5");
+  REQUIRE(r.code == 0);
+  CHECK(first_line(r.out) == "A100-SXM4-80GB on N5");
+  const Run j = run("arch templates/a100.yaml --tech N5 --memory HBM3 --network NDR-x8 "
+                    "--format json");
+  REQUIRE(j.code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  CHECK(doc.at("logic") == "N5");
+  CHECK(j.out.find("HBM3") != std::string::npos);
+  CHECK(j.out.find("NDR-x8") != std::string::npos);
+  CHECK(j.out.find("NVLink3") == std::string::npos);
+  CHECK(j.out.find("HBM2e") == std::string::npos);
+}
+
+TEST_CASE("arch with an unknown --tech exits 2 naming the option", "[cli][config-error]") {
+  const Run r = run("arch templates/a100.yaml --tech N55");
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err ==
+        "command line: error: --tech: unknown logic technology \"N55\" (known: DF-N14, DF-N10, "
+        "DF-N7, DF-N5, DF-N3, DF-N2, DF-N1, N12, N10, N7, N5, N4, N3, N2 or N1); did you mean "
+        "\"N5\"?\n");
+}
+
+TEST_CASE("validate accepts every shipped template and techlib file", "[cli]") {
+  // Every *.yaml under templates/ and techlib/, as repository-relative paths, in name order.
+  std::vector<std::string> files;
+  for (const char* dir : {"templates", "techlib"}) {
+    std::vector<std::string> in_dir;
+    for (const auto& e : fs::directory_iterator(source_path(dir))) {
+      if (e.path().extension() == ".yaml") {
+        in_dir.push_back(std::string(dir) + "/" + e.path().filename().string());
+      }
+    }
+    std::sort(in_dir.begin(), in_dir.end());
+    files.insert(files.end(), in_dir.begin(), in_dir.end());
+  }
+  for (const char* f : {"templates/a100.yaml", "templates/v100.yaml", "templates/h100.yaml",
+                        "templates/deepflow_v100.yaml", "techlib/logic.yaml"}) {
+    CHECK(std::find(files.begin(), files.end(), f) != files.end());
+  }
+  std::string args = "validate";
+  std::vector<std::string> expected;
+  for (const auto& f : files) {
+    args += " " + f;
+    expected.push_back(f + ": ok");
+  }
+  const Run r = run(args);
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
+  CHECK(lines(r.out) == expected);
+}
+
+TEST_CASE("validate prints every problem of a bad template and exits 2", "[cli][config-error]") {
+  const std::string f = "tests/data/templates/several_problems.yaml";
+  const Run r = run("validate --techlib techlib " + f);
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK(lines(r.err) == std::vector<std::string>{
+      f + ":14:17: error: memory.main.technology: unknown memory technology \"HBM9\" " +
+          kKnownMemory + "; did you mean \"HBM2\"?",
+      f + ":16:31: error: network.inter_package.technology: unknown network technology "
+          "\"NVLink-3\" " + kKnownNetwork + "; did you mean \"NVLink3\"?",
+      f + ":25:3: error: split: expected power fractions summing to at most 1, got 1.100000"});
+
+  // Two semantic problems print two lines; a good file next to them is still reported ok.
+  const std::string two = "tests/data/templates/two_problems.yaml";
+  const std::string ok = "tests/data/templates/minimal.yaml";
+  const Run r2 = run("validate --techlib techlib " + ok + " " + two);
+  CHECK(r2.code == 2);
+  CHECK(r2.out == ok + ": ok\n");
+  const auto errs = lines(r2.err);
+  REQUIRE(errs.size() == 2);
+  CHECK(errs[0].rfind(two + ":14:17: error: memory.main.technology: unknown memory", 0) == 0);
+  CHECK(errs[1].rfind(two + ":16:31: error: network.inter_package.technology: unknown", 0) == 0);
+}
+
+TEST_CASE("validate reports parse errors of templates and techlib files", "[cli][config-error]") {
+  const Run t = run("validate --techlib techlib tests/data/templates/wrong_unit.yaml");
+  CHECK(t.code == 2);
+  CHECK(t.err == "tests/data/templates/wrong_unit.yaml:23:10: error: budget.power: expected a "
+                 "power such as \"300 W\", got \"400 GB/s\" (a bandwidth)\n");
+  const Run l = run("validate tests/data/techlib/bad_voltage.yaml tests/data/techlib/bad_unit.yaml");
+  CHECK(l.code == 2);
+  CHECK(l.out.empty());
+  CHECK(lines(l.err) == std::vector<std::string>{
+      "tests/data/techlib/bad_voltage.yaml:5:54: error: logic.TestNode.vf.threshold_voltage: "
+      "expected a threshold voltage below minimum_voltage, got \"0.6 V\"",
+      "tests/data/techlib/bad_unit.yaml:13:23: error: memory.TestMem.nominal_pin_rate: expected "
+      "a bandwidth such as \"900 GB/s\", got \"3.2 GHz\" (a frequency)"});
+}
+
+TEST_CASE("arch on a bad template prints every problem and exits 2", "[cli][config-error]") {
+  const std::string f = data_path("templates/two_problems.yaml");
+  const Run r = run("arch --techlib techlib '" + f + "'");
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  const auto errs = lines(r.err);
+  REQUIRE(errs.size() == 2);
+  CHECK(errs[0] == f + ":14:17: error: memory.main.technology: unknown memory technology "
+                       "\"HBM2E\" " + kKnownMemory + "; did you mean \"HBM2e\"?");
+  CHECK(errs[1].rfind(f + ":16:31: error: network.inter_package.technology: ", 0) == 0);
+}
+
+TEST_CASE("arch on a missing template exits 2 with cannot read file", "[cli][config-error]") {
+  const Run r = run("arch templates/missing.yaml");
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err == "templates/missing.yaml: error: cannot read file: No such file or directory\n");
+}
+
+TEST_CASE("arch on a missing template outside a repository names the template",
+          "[cli][config-error]") {
+  // <scratch>/sub/missing.yaml: the default techlib <scratch>/techlib does not exist either, and
+  // the techlib error is reported instead of the missing template the user named.
+  const std::string f = (scratch() / "sub" / "missing.yaml").string();
+  const Run r = run("arch '" + f + "'");
+  CHECK(r.code == 2);
+  CHECK(r.err == f + ": error: cannot read file: No such file or directory\n");
+}
+
+TEST_CASE("bad command lines exit 2, --help exits 0", "[cli]") {
+  const Run sub = run("frobnicate templates/a100.yaml");
+  CHECK(sub.code == 2);
+  CHECK(sub.out.empty());
+  CHECK_FALSE(sub.err.empty());
+
+  const Run fmt = run("arch templates/a100.yaml --format xml");
+  CHECK(fmt.code == 2);
+  CHECK(fmt.out.empty());
+  CHECK(first_line(fmt.err) == "--format: xml not in {table,yaml,json}");
+
+  const Run none = run("");
+  CHECK(none.code == 2);
+  CHECK(first_line(none.err) == "A subcommand is required");
+  CHECK(run("validate").code == 2);
+
+  const Run help = run("--help");
+  CHECK(help.code == 0);
+  CHECK(help.out.find("Usage:") != std::string::npos);
+  CHECK(help.out.find("arch") != std::string::npos);
+  CHECK(help.out.find("validate") != std::string::npos);
+  CHECK(run("arch --help").code == 0);
+}
+
+TEST_CASE("an unknown subcommand is named in the message", "[cli]") {
+  // Actual: "A subcommand is required", as if none had been given.
+  const Run r = run("frobnicate templates/a100.yaml");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("frobnicate") != std::string::npos);
+}
