@@ -254,7 +254,7 @@ TEST_CASE("a YAML key given twice is rejected", "[arch][config-error]") {
   CHECK_THAT(msg, Catch::Contains("duplicate"));
 }
 
-TEST_CASE("--network on a template without a network is an error", "[arch][config-error]") {
+TEST_CASE("a network override on a template without a network is an error", "[arch][config-error]") {
   try {
     (void)apply_overrides(load_template(fixture("no_network")), TechOverrides{"", "", "NDR-x8"});
     FAIL("expected a ConfigError");
