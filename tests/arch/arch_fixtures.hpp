@@ -4,14 +4,10 @@
 #include "engine/arch/generator.hpp"
 #include "engine/arch/template_loader.hpp"
 #include "engine/techlib/techlib_loader.hpp"
-#include "tests/test_paths.hpp"
+#include "tests/test_support.hpp"
 
 namespace pathfinder::test {
 
-inline const TechLibrary& shipped_techlib() {
-  static const TechLibrary lib = load_tech_library_dir(source_path("techlib"));
-  return lib;
-}
 inline ArchTemplate shipped_template(const std::string& name) {
   return load_template(source_path("templates/" + name + ".yaml"));
 }

@@ -11,26 +11,16 @@
 #include "engine/arch/arch_spec.hpp"
 #include "engine/techlib/techlib_loader.hpp"
 #include "tests/test_paths.hpp"
+#include "tests/test_support.hpp"
 
 using namespace pathfinder;
+using pathfinder::test::error_of;
+using pathfinder::test::kKnownMemory;
+using pathfinder::test::kKnownNetwork;
 using pathfinder::test::data_path;
 using pathfinder::test::source_path;
 
 namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "<no ConfigError thrown>";
-}
-
-const TechLibrary& lib() {
-  static const TechLibrary l = load_tech_library_dir(source_path("techlib"));
-  return l;
-}
 
 std::string fixture(const std::string& name) { return data_path("templates/" + name + ".yaml"); }
 std::string load_error(const std::string& name) {
@@ -39,14 +29,9 @@ std::string load_error(const std::string& name) {
 // check_template's diagnostics for a fixture that parses, one rendered line each.
 std::vector<std::string> check_errors(const std::string& name) {
   std::vector<std::string> out;
-  for (const auto& d : check_template(load_template(fixture(name)), lib())) out.push_back(d.str());
+  for (const auto& d : check_template(load_template(fixture(name)), test::shipped_techlib())) out.push_back(d.str());
   return out;
 }
-
-const std::string kKnownMemory = "(known: DF-HBM, HBM2, HBM2e, HBM3, HBM3e, HBM4 or GDDR5)";
-const std::string kKnownNetwork =
-    "(known: DF-inter, interposer-2.5D, UCIe-advanced, NVLink2, NVLink3, NVLink4, HDR-x8, "
-    "NDR-x8, XDR-x8 or GDR-x8)";
 
 }  // namespace
 
@@ -57,8 +42,8 @@ TEST_CASE("shipped templates load and check cleanly", "[arch]") {
     ArchTemplate t;
     REQUIRE_NOTHROW(t = load_template(path));
     CHECK(t.file == path);
-    CHECK(check_template(t, lib()).empty());
-    CHECK_NOTHROW((void)bind_template(lib(), t));
+    CHECK(check_template(t, test::shipped_techlib()).empty());
+    CHECK_NOTHROW((void)bind_template(test::shipped_techlib(), t));
   }
 }
 
@@ -111,9 +96,9 @@ TEST_CASE("other shipped templates and the bound bank override", "[arch]") {
   CHECK(v.logic == "N12");
   CHECK(v.core.flop_per_cycle() == Approx(128.0));  // 2 x 8 x 8
   // V100 overrides the N12 L2 bank (512 KiB in the library) with 96 KiB = 98304 B.
-  const ArchSpec vs = bind_template(lib(), v);
+  const ArchSpec vs = bind_template(test::shipped_techlib(), v);
   REQUIRE(vs.level_tech.size() == 3);
-  CHECK(lib().find_logic("N12")->find_sram("L2")->bank_capacity.si() == Approx(524288.0));
+  CHECK(test::shipped_techlib().find_logic("N12")->find_sram("L2")->bank_capacity.si() == Approx(524288.0));
   CHECK(vs.level_tech[2].bank_capacity.si() == Approx(98304.0));
   CHECK(vs.memory.name == "HBM2");
   CHECK(vs.memory_layers == 4);  // template layers: 4, library default 8
@@ -126,7 +111,7 @@ TEST_CASE("other shipped templates and the bound bank override", "[arch]") {
   const ArchTemplate d = load_template(source_path("templates/deepflow_v100.yaml"));
   CHECK(d.logic == "DF-N14");
   CHECK(d.core.enabled_bundle_fraction == 1.0);  // default when absent
-  const ArchSpec ds = bind_template(lib(), d);
+  const ArchSpec ds = bind_template(test::shipped_techlib(), d);
   CHECK(ds.memory_layers == 1);  // no template layers: DF-HBM default of 1
   REQUIRE(ds.inter.has_value());
   CHECK(ds.inter->name == "DF-inter");
@@ -135,7 +120,7 @@ TEST_CASE("other shipped templates and the bound bank override", "[arch]") {
 
 TEST_CASE("minimal fixture is valid", "[arch]") {
   const ArchTemplate t = load_template(fixture("minimal"));
-  CHECK(check_template(t, lib()).empty());
+  CHECK(check_template(t, test::shipped_techlib()).empty());
   CHECK(t.levels.size() == 2);
   CHECK(t.core.max_utilization == 1.0);  // default
 }
@@ -201,7 +186,7 @@ TEST_CASE("bind_template throws one ConfigError carrying every problem", "[arch]
   std::vector<std::string> got;
   std::string what;
   try {
-    (void)bind_template(lib(), t);
+    (void)bind_template(test::shipped_techlib(), t);
   } catch (const ConfigError& e) {
     for (const auto& d : e.diagnostics()) got.push_back(d.str());
     what = e.what();
@@ -221,7 +206,7 @@ TEST_CASE("apply_overrides rebinds logic, memory and network", "[arch]") {
   REQUIRE(t.networks.size() == 1);
   CHECK(t.networks[0].technology == "NDR-x8");
   CHECK(t.networks[0].technology_loc.key_path == "--network");
-  const ArchSpec s = bind_template(lib(), t);
+  const ArchSpec s = bind_template(test::shipped_techlib(), t);
   CHECK(s.logic.name == "N5");
   // N5 nominal_frequency "1.55 GHz"; its L2 area_per_bit "0.1323 um^2/bit" = 1.0584e-12 m^2/B
   CHECK(s.logic.nominal_frequency.si() == Approx(1.55e9));
@@ -241,7 +226,7 @@ TEST_CASE("apply_overrides rebinds logic, memory and network", "[arch]") {
 TEST_CASE("an unknown override is reported against the command line", "[arch][config-error]") {
   const ArchTemplate t =
       apply_overrides(load_template(fixture("minimal")), TechOverrides{"N55", "", ""});
-  CHECK(error_of([&] { (void)bind_template(lib(), t); }) ==
+  CHECK(error_of([&] { (void)bind_template(test::shipped_techlib(), t); }) ==
         "command line: error: --tech: unknown logic technology \"N55\" (known: DF-N14, DF-N10, "
         "DF-N7, DF-N5, DF-N3, DF-N2, DF-N1, N12, N10, N7, N5, N4, N3, N2 or N1); did you mean "
         "\"N5\"?");

@@ -16,9 +16,12 @@
 #include <vector>
 
 #include "tests/test_paths.hpp"
+#include "tests/test_support.hpp"
 
 using pathfinder::test::data_path;
 using pathfinder::test::source_path;
+using pathfinder::test::kKnownMemory;
+using pathfinder::test::kKnownNetwork;
 
 namespace {
 
@@ -73,11 +76,6 @@ std::vector<std::string> lines(const std::string& s) {
   for (std::string l; std::getline(in, l);) out.push_back(l);
   return out;
 }
-
-const std::string kKnownMemory = "(known: DF-HBM, HBM2, HBM2e, HBM3, HBM3e, HBM4 or GDDR5)";
-const std::string kKnownNetwork =
-    "(known: DF-inter, interposer-2.5D, UCIe-advanced, NVLink2, NVLink3, NVLink4, HDR-x8, "
-    "NDR-x8, XDR-x8 or GDR-x8)";
 
 }  // namespace
 

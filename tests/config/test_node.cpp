@@ -7,21 +7,15 @@
 #include <string>
 
 #include "tests/test_paths.hpp"
+#include "tests/test_support.hpp"
 
 using namespace pathfinder;
+using pathfinder::test::error_of;
+using pathfinder::test::kKnownMemory;
+using pathfinder::test::kKnownNetwork;
 using pathfinder::test::data_path;
 
 namespace {
-
-// The ConfigError message thrown by f, or a marker that makes the comparison fail.
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "<no ConfigError thrown>";
-}
 
 const std::string kValid = data_path("config/valid.yaml");
 const std::string kErrors = data_path("config/errors.yaml");

@@ -9,27 +9,16 @@
 #include <vector>
 
 #include "tests/test_paths.hpp"
+#include "tests/test_support.hpp"
 
 using namespace pathfinder;
+using pathfinder::test::error_of;
+using pathfinder::test::kKnownMemory;
+using pathfinder::test::kKnownNetwork;
 using pathfinder::test::data_path;
 using pathfinder::test::source_path;
 
 namespace {
-
-// The ConfigError message thrown by f, or a marker that makes the comparison fail.
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "<no ConfigError thrown>";
-}
-
-const TechLibrary& shipped() {
-  static const TechLibrary lib = load_tech_library_dir(source_path("techlib"));
-  return lib;
-}
 
 bool contains(const std::vector<std::string>& v, const std::string& s) {
   for (const auto& e : v) {
@@ -41,7 +30,7 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 }  // namespace
 
 TEST_CASE("shipped library has every logic node, memory and network", "[techlib]") {
-  const TechLibrary& lib = shipped();
+  const TechLibrary& lib = test::shipped_techlib();
   const std::vector<std::string> logic = lib.logic_names();
   for (const char* n : {"N12", "N10", "N7", "N5", "N4", "N3", "N2", "N1", "DF-N14", "DF-N10",
                         "DF-N7", "DF-N5", "DF-N3", "DF-N2", "DF-N1"}) {
@@ -70,7 +59,7 @@ TEST_CASE("shipped library has every logic node, memory and network", "[techlib]
 }
 
 TEST_CASE("shipped memory values are converted to SI", "[techlib]") {
-  const MemoryTech* m = shipped().find_memory("HBM2e");
+  const MemoryTech* m = test::shipped_techlib().find_memory("HBM2e");
   REQUIRE(m != nullptr);
   // nominal_pin_rate "3.2 Gb/s" = 3.2e9 bit/s / 8 = 0.4e9 B/s
   CHECK(m->nominal_pin_rate.si() == Approx(0.4e9));
@@ -95,7 +84,7 @@ TEST_CASE("shipped memory values are converted to SI", "[techlib]") {
   CHECK(m->vf.alpha == Approx(2.0));
   CHECK(m->loc.file == source_path("techlib") + "/memory.yaml");
 
-  const MemoryTech* h4 = shipped().find_memory("HBM4");
+  const MemoryTech* h4 = test::shipped_techlib().find_memory("HBM4");
   REQUIRE(h4 != nullptr);
   CHECK(h4->links_per_device == 2048);
   // capacity_per_layer "3 GiB" = 3 x 2^30 B = 3221225472 B
@@ -103,7 +92,7 @@ TEST_CASE("shipped memory values are converted to SI", "[techlib]") {
 }
 
 TEST_CASE("shipped logic node and SRAM values are converted to SI", "[techlib]") {
-  const LogicNode* n7 = shipped().find_logic("N7");
+  const LogicNode* n7 = test::shipped_techlib().find_logic("N7");
   REQUIRE(n7 != nullptr);
   CHECK(n7->flop_per_cycle == Approx(512.0));
   // mcu area "0.5904 mm^2" = 0.5904e-6 m^2
@@ -139,7 +128,7 @@ TEST_CASE("shipped logic node and SRAM values are converted to SI", "[techlib]")
   CHECK(l2->latency.si() == Approx(1.4e-7));
   CHECK(n7->find_sram("L3") == nullptr);
 
-  const LogicNode* df = shipped().find_logic("DF-N14");
+  const LogicNode* df = test::shipped_techlib().find_logic("DF-N14");
   REQUIRE(df != nullptr);
   CHECK(df->flop_per_cycle == Approx(128.0));  // 4x4x4 V100 tensor core = 64 FMA
   // R dynamic_energy "2 fJ/bit" = 2e-15 J / 0.125 B = 16e-15 J/B
@@ -148,7 +137,7 @@ TEST_CASE("shipped logic node and SRAM values are converted to SI", "[techlib]")
 }
 
 TEST_CASE("shipped network values are converted to SI", "[techlib]") {
-  const NetworkTech* nv3 = shipped().find_network("NVLink3");
+  const NetworkTech* nv3 = test::shipped_techlib().find_network("NVLink3");
   REQUIRE(nv3 != nullptr);
   // nominal_lane_rate "50 Gb/s" = 50e9 / 8 = 6.25e9 B/s
   CHECK(nv3->nominal_lane_rate.si() == Approx(6.25e9));
@@ -160,7 +149,7 @@ TEST_CASE("shipped network values are converted to SI", "[techlib]") {
   CHECK(nv3->latency.si() == Approx(2e-6));
   CHECK_FALSE(nv3->max_lanes.has_value());
 
-  const NetworkTech* ndr = shipped().find_network("NDR-x8");
+  const NetworkTech* ndr = test::shipped_techlib().find_network("NDR-x8");
   REQUIRE(ndr != nullptr);
   REQUIRE(ndr->max_lanes.has_value());
   CHECK(*ndr->max_lanes == 16);
