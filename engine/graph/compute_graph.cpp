@@ -1,0 +1,213 @@
+#include "engine/graph/compute_graph.hpp"
+
+#include <utility>
+
+#include "engine/core/error.hpp"
+#include "engine/graph/enum_table.hpp"
+
+namespace pathfinder {
+namespace {
+
+constexpr enum_table::Table<KernelKind, 12> kKinds{{
+    {KernelKind::kGemm, "gemm"},
+    {KernelKind::kBatchedGemm, "batched-gemm"},
+    {KernelKind::kElementwise, "elementwise"},
+    {KernelKind::kReduction, "reduction"},
+    {KernelKind::kSoftmax, "softmax"},
+    {KernelKind::kLayerNorm, "layernorm"},
+    {KernelKind::kEmbedding, "embedding"},
+    {KernelKind::kLstmCell, "lstm-cell"},
+    {KernelKind::kAttentionScores, "attention-scores"},
+    {KernelKind::kAttentionContext, "attention-context"},
+    {KernelKind::kCrossEntropy, "cross-entropy"},
+    {KernelKind::kOptimizerUpdate, "optimizer-update"},
+}};
+constexpr enum_table::Table<Phase, 4> kPhases{{
+    {Phase::kForward, "forward"},
+    {Phase::kBackwardData, "backward-data"},
+    {Phase::kBackwardWeight, "backward-weight"},
+    {Phase::kUpdate, "update"},
+}};
+constexpr enum_table::Table<DataType, 4> kDataTypes{{
+    {DataType::kFp32, "fp32"},
+    {DataType::kFp16, "fp16"},
+    {DataType::kBf16, "bf16"},
+    {DataType::kFp8, "fp8"},
+}};
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+}  // namespace
+
+std::string_view to_string(KernelKind k) { return enum_table::name(kKinds, k); }
+std::string_view to_string(Phase p) { return enum_table::name(kPhases, p); }
+std::string_view to_string(DataType t) { return enum_table::name(kDataTypes, t); }
+std::optional<KernelKind> parse_kernel_kind(std::string_view s) {
+  return enum_table::parse(kKinds, s);
+}
+std::optional<Phase> parse_phase(std::string_view s) { return enum_table::parse(kPhases, s); }
+std::optional<DataType> parse_data_type(std::string_view s) {
+  return enum_table::parse(kDataTypes, s);
+}
+std::vector<std::string> valid_kernel_kinds() { return enum_table::names(kKinds); }
+std::vector<std::string> valid_phases() { return enum_table::names(kPhases); }
+std::vector<std::string> valid_data_types() { return enum_table::names(kDataTypes); }
+
+Bytes bytes_per_element(DataType t) {
+  switch (t) {
+    case DataType::kFp32: return bytes(4);
+    case DataType::kFp16:
+    case DataType::kBf16: return bytes(2);
+    case DataType::kFp8: return bytes(1);
+  }
+  return bytes(0);
+}
+
+bool is_gemm(KernelKind k) {
+  return k == KernelKind::kGemm || k == KernelKind::kBatchedGemm ||
+         k == KernelKind::kAttentionScores || k == KernelKind::kAttentionContext;
+}
+
+Flops GemmShape::flops() const { return pathfinder::flops(2.0 * d(batch) * d(m) * d(n) * d(k)); }
+Bytes GemmShape::bytes_read(DataType t) const {
+  return d(batch) * (d(m) * d(k) + d(k) * d(n)) * bytes_per_element(t);
+}
+Bytes GemmShape::bytes_written(DataType t) const {
+  return d(batch) * d(m) * d(n) * bytes_per_element(t);
+}
+
+const Kernel& ComputeGraph::kernel(KernelId id) const {
+  PF_ASSERT(id < kernels_.size());
+  return kernels_[id];
+}
+
+std::int64_t ComputeGraph::parameter_count() const {
+  std::int64_t n = 0;
+  for (const auto& p : params_) n += p.elements;
+  return n;
+}
+
+Flops ComputeGraph::total_flops() const {
+  Flops f;
+  for (const auto& k : kernels_) f += k.flops;
+  return f;
+}
+
+Flops ComputeGraph::flops(Phase p) const {
+  Flops f;
+  for (const auto& k : kernels_) {
+    if (k.phase == p) f += k.flops;
+  }
+  return f;
+}
+
+Flops ComputeGraph::gemm_flops() const {
+  Flops f;
+  for (const auto& k : kernels_) {
+    if (k.gemm) f += k.gemm->flops();
+  }
+  return f;
+}
+
+Bytes ComputeGraph::total_bytes() const {
+  Bytes b;
+  for (const auto& k : kernels_) b += k.bytes();
+  return b;
+}
+
+ParamId ComputeGraphBuilder::add_parameter(ParameterTensor p) {
+  PF_ASSERT(p.elements > 0);
+  g_.params_.push_back(std::move(p));
+  return static_cast<ParamId>(g_.params_.size() - 1);
+}
+
+KernelId ComputeGraphBuilder::add(Kernel k) {
+  const KernelId id = next_id();
+  for (const KernelId dep : k.deps) PF_ASSERT(dep < id);
+  PF_ASSERT(is_gemm(k.kind) == k.gemm.has_value());
+  if (k.gemm) {
+    PF_ASSERT(k.gemm->batch > 0 && k.gemm->m > 0 && k.gemm->n > 0 && k.gemm->k > 0);
+    PF_ASSERT(k.kind != KernelKind::kGemm || k.gemm->batch == 1);
+    PF_ASSERT(k.flops >= k.gemm->flops());
+  }
+  PF_ASSERT(!k.weight || *k.weight < g_.params_.size());
+  PF_ASSERT(k.flops.si() >= 0.0 && k.bytes_read.si() >= 0.0 && k.bytes_written.si() >= 0.0);
+  g_.kernels_.push_back(std::move(k));
+  return id;
+}
+
+KernelId ComputeGraphBuilder::next_id() const { return static_cast<KernelId>(g_.kernels_.size()); }
+
+const ParameterTensor& ComputeGraphBuilder::parameter(ParamId id) const {
+  PF_ASSERT(id < g_.params_.size());
+  return g_.params_[id];
+}
+
+ComputeGraph ComputeGraphBuilder::build() && { return std::move(g_); }
+
+Kernel gemm_kernel(std::string name, KernelKind kind, Phase phase, DataType dtype,
+                   const GemmShape& shape, std::vector<KernelId> deps) {
+  Kernel k;
+  k.name = std::move(name);
+  k.kind = kind;
+  k.phase = phase;
+  k.dtype = dtype;
+  k.gemm = shape;
+  k.flops = shape.flops();
+  k.bytes_read = shape.bytes_read(dtype);
+  k.bytes_written = shape.bytes_written(dtype);
+  k.deps = std::move(deps);
+  return k;
+}
+
+Kernel stream_kernel(std::string name, KernelKind kind, Phase phase, DataType dtype, Flops work,
+                     Bytes read, Bytes written, std::vector<KernelId> deps) {
+  Kernel k;
+  k.name = std::move(name);
+  k.kind = kind;
+  k.phase = phase;
+  k.dtype = dtype;
+  k.flops = work;
+  k.bytes_read = read;
+  k.bytes_written = written;
+  k.deps = std::move(deps);
+  return k;
+}
+
+bool dependencies_precede(const ComputeGraph& g) {
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    for (const KernelId dep : g.kernels()[i].deps) {
+      if (dep >= i) return false;
+    }
+  }
+  return true;
+}
+
+bool is_acyclic(const ComputeGraph& g) {
+  const std::size_t n = g.size();
+  std::vector<std::size_t> indegree(n, 0);
+  std::vector<std::vector<std::size_t>> users(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const KernelId dep : g.kernels()[i].deps) {
+      if (dep >= n) return false;  // a dangling id cannot be ordered
+      ++indegree[i];
+      users[dep].push_back(i);
+    }
+  }
+  std::vector<std::size_t> ready;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (indegree[i] == 0) ready.push_back(i);
+  }
+  std::size_t visited = 0;
+  while (!ready.empty()) {
+    const std::size_t i = ready.back();
+    ready.pop_back();
+    ++visited;
+    for (const std::size_t u : users[i]) {
+      if (--indegree[u] == 0) ready.push_back(u);
+    }
+  }
+  return visited == n;
+}
+
+}  // namespace pathfinder

@@ -1,0 +1,142 @@
+// Compute graph: the kernels of one training iteration with their work, traffic and order
+// (issue 3). A value type (design.md §2): kernels and parameter tensors are vectors indexed by
+// integer ids, dependencies are ids, and a built graph is immutable.
+//
+// Every dependency of a kernel has a smaller id than the kernel itself, so the id order is a
+// topological order and the graph is acyclic by construction (ComputeGraphBuilder::add checks).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/core/units.hpp"
+
+namespace pathfinder {
+
+enum class KernelKind {
+  kGemm,              // C[m×n] = A[m×k]·B[k×n]
+  kBatchedGemm,       // batch independent GEMMs of one shape
+  kElementwise,       // pointwise streams: residual adds, GeLU, gradient accumulation
+  kReduction,         // sums over one axis
+  kSoftmax,           // row softmax (attention probabilities, LSTM-LM output)
+  kLayerNorm,         // forward or backward layer normalisation
+  kEmbedding,         // row gather (forward) or scatter-add (backward) of a table
+  kLstmCell,          // the gate pointwise work of one LSTM cell
+  kAttentionScores,   // Q·Kᵀ per (sequence, head): a batched GEMM
+  kAttentionContext,  // P·V per (sequence, head): a batched GEMM
+  kCrossEntropy,      // softmax + negative log-likelihood over the vocabulary
+  kOptimizerUpdate,   // SGD or Adam step over a group of parameters
+};
+enum class Phase { kForward, kBackwardData, kBackwardWeight, kUpdate };
+enum class DataType { kFp32, kFp16, kBf16, kFp8 };
+
+[[nodiscard]] std::string_view to_string(KernelKind k);
+[[nodiscard]] std::string_view to_string(Phase p);
+[[nodiscard]] std::string_view to_string(DataType t);
+// Parsers: nullopt for an unknown spelling; valid_*() lists the spellings for messages.
+[[nodiscard]] std::optional<KernelKind> parse_kernel_kind(std::string_view s);
+[[nodiscard]] std::optional<Phase> parse_phase(std::string_view s);
+[[nodiscard]] std::optional<DataType> parse_data_type(std::string_view s);
+[[nodiscard]] std::vector<std::string> valid_kernel_kinds();
+[[nodiscard]] std::vector<std::string> valid_phases();
+[[nodiscard]] std::vector<std::string> valid_data_types();
+
+// Storage per element: fp32 4 B, fp16 and bf16 2 B, fp8 (E4M3/E5M2) 1 B.
+[[nodiscard]] Bytes bytes_per_element(DataType t);
+// Kinds that carry a GemmShape and whose FLOPs are 2·batch·m·n·k (plus any epilogue).
+[[nodiscard]] bool is_gemm(KernelKind k);
+
+// batch independent products C[m×n] = A[m×k]·B[k×n].
+struct GemmShape {
+  std::int64_t batch = 1;
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  // One multiply and one add per term of each dot product: 2·batch·m·n·k.
+  [[nodiscard]] Flops flops() const;
+  // Compulsory traffic: A and B read once, C written once (a tiling can only add to it).
+  [[nodiscard]] Bytes bytes_read(DataType t) const;
+  [[nodiscard]] Bytes bytes_written(DataType t) const;
+  friend bool operator==(const GemmShape&, const GemmShape&) = default;
+};
+
+using KernelId = std::uint32_t;
+using ParamId = std::uint32_t;
+
+// A trainable tensor: a weight matrix, a bias, a layernorm gain or an embedding table.
+struct ParameterTensor {
+  std::string name;
+  int layer = -1;  // -1: outside the repeated layers (embeddings, output head)
+  std::int64_t elements = 0;
+};
+
+struct Kernel {
+  std::string name;
+  KernelKind kind = KernelKind::kElementwise;
+  Phase phase = Phase::kForward;
+  DataType dtype = DataType::kFp16;  // of the activations it streams
+  int layer = -1;                    // -1: outside the repeated layers
+  int step = -1;                     // recurrent time step, -1 when none
+  std::optional<GemmShape> gemm;     // set exactly when is_gemm(kind)
+  Flops flops;                       // all arithmetic, GEMM epilogues included
+  Bytes bytes_read;                  // true byte counts of the streams (compulsory for GEMMs)
+  Bytes bytes_written;
+  std::optional<ParamId> weight;     // the parameter a GEMM multiplies or whose gradient it makes
+  std::vector<KernelId> deps;        // kernels that must finish first; each id < this kernel's
+  [[nodiscard]] Bytes bytes() const { return bytes_read + bytes_written; }
+};
+
+class ComputeGraph {
+ public:
+  [[nodiscard]] const std::vector<Kernel>& kernels() const { return kernels_; }
+  [[nodiscard]] const Kernel& kernel(KernelId id) const;
+  [[nodiscard]] std::size_t size() const { return kernels_.size(); }
+  [[nodiscard]] const std::vector<ParameterTensor>& parameters() const { return params_; }
+  [[nodiscard]] std::int64_t parameter_count() const;
+
+  // Sums over kernels (all, or one phase); gemm_flops counts 2·batch·m·n·k only.
+  [[nodiscard]] Flops total_flops() const;
+  [[nodiscard]] Flops flops(Phase p) const;
+  [[nodiscard]] Flops gemm_flops() const;
+  [[nodiscard]] Bytes total_bytes() const;
+
+ private:
+  friend class ComputeGraphBuilder;
+  std::vector<Kernel> kernels_;
+  std::vector<ParameterTensor> params_;
+};
+
+// Appends kernels in a topological order; build() hands over the finished graph.
+class ComputeGraphBuilder {
+ public:
+  ParamId add_parameter(ParameterTensor p);
+  // Engine bug (PF_ASSERT) if a dependency id is not smaller than the new id, a GEMM kind lacks
+  // a positive shape or a non-GEMM carries one, a weight id is unknown, or a count is negative.
+  KernelId add(Kernel k);
+  [[nodiscard]] KernelId next_id() const;
+  [[nodiscard]] const ParameterTensor& parameter(ParamId id) const;
+  [[nodiscard]] const std::vector<ParameterTensor>& parameters() const { return g_.params_; }
+  [[nodiscard]] ComputeGraph build() &&;
+
+ private:
+  ComputeGraph g_;
+};
+
+// Kernel makers. A GEMM-shaped kernel with FLOPs 2·batch·m·n·k and compulsory traffic; callers
+// add fused epilogue work (a bias add or bias gradient) to flops and bytes afterwards.
+[[nodiscard]] Kernel gemm_kernel(std::string name, KernelKind kind, Phase phase, DataType dtype,
+                                 const GemmShape& shape, std::vector<KernelId> deps);
+// A memory stream: flops of arithmetic over read and written bytes.
+[[nodiscard]] Kernel stream_kernel(std::string name, KernelKind kind, Phase phase, DataType dtype,
+                                   Flops work, Bytes read, Bytes written,
+                                   std::vector<KernelId> deps);
+
+// True when every dependency names an earlier kernel (the invariant the builder keeps).
+[[nodiscard]] bool dependencies_precede(const ComputeGraph& g);
+// Kahn's algorithm over the dependency edges, independent of the id order.
+[[nodiscard]] bool is_acyclic(const ComputeGraph& g);
+
+}  // namespace pathfinder

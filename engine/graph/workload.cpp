@@ -1,0 +1,134 @@
+#include "engine/graph/workload.hpp"
+
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include "engine/core/error.hpp"
+#include "engine/graph/enum_table.hpp"
+
+namespace pathfinder {
+namespace {
+
+constexpr enum_table::Table<WorkloadKind, 3> kWorkloadKinds{{
+    {WorkloadKind::kGemm, "gemm"},
+    {WorkloadKind::kLstm, "lstm"},
+    {WorkloadKind::kGpt, "gpt"},
+}};
+constexpr enum_table::Table<Optimizer, 2> kOptimizers{{
+    {Optimizer::kSgd, "sgd"},
+    {Optimizer::kAdam, "adam"},
+}};
+
+}  // namespace
+
+std::string_view to_string(WorkloadKind k) { return enum_table::name(kWorkloadKinds, k); }
+std::string_view to_string(Optimizer o) { return enum_table::name(kOptimizers, o); }
+std::optional<WorkloadKind> parse_workload_kind(std::string_view s) {
+  return enum_table::parse(kWorkloadKinds, s);
+}
+std::optional<Optimizer> parse_optimizer(std::string_view s) {
+  return enum_table::parse(kOptimizers, s);
+}
+std::vector<std::string> valid_workload_kinds() { return enum_table::names(kWorkloadKinds); }
+std::vector<std::string> valid_optimizers() { return enum_table::names(kOptimizers); }
+
+WorkloadKind kind_of(const WorkloadSpec& spec) {
+  if (std::holds_alternative<GemmSpec>(spec)) return WorkloadKind::kGemm;
+  if (std::holds_alternative<LstmSpec>(spec)) return WorkloadKind::kLstm;
+  return WorkloadKind::kGpt;
+}
+
+UpdateCost update_cost(Optimizer o, DataType precision) {
+  const double p = bytes_per_element(precision).in(units::bytes);
+  const bool mixed = precision != DataType::kFp32;
+  UpdateCost c;
+  switch (o) {
+    case Optimizer::kSgd:
+      // w -= lr · g / n: a division by the replica count, a multiply by lr, a subtraction
+      // (reference applyGrad, deepflow-reference.md §3.8: 3 FLOPs per element).
+      c.flops = 3.0;
+      // Read g and w, write w; mixed precision reads/writes the fp32 master w and also writes
+      // the low-precision copy: read p + 4, write 4 + p.
+      c.bytes_read = mixed ? p + 4.0 : 8.0;
+      c.bytes_written = mixed ? 4.0 + p : 4.0;
+      break;
+    case Optimizer::kAdam:
+      // AdamW (Loshchilov & Hutter 2019) per element: m = β1·m + (1−β1)·g (3),
+      // v = β2·v + (1−β2)·g² (4), bias corrections m̂, v̂ (2), sqrt(v̂) + ε (2), m̂ / (…) (1),
+      // + wd·w (2), w -= lr·(…) (2): 16 FLOPs.
+      c.flops = 16.0;
+      // Read g, w, m, v; write w, m, v (all fp32: 16 read, 12 written). Mixed precision: g is
+      // p bytes, w, m, v are fp32 (12), and the low-precision copy of w is written too:
+      // read p + 12, write 12 + p (16 bytes of state per parameter, ZeRO's count).
+      c.bytes_read = mixed ? p + 12.0 : 16.0;
+      c.bytes_written = mixed ? 12.0 + p : 12.0;
+      break;
+  }
+  return c;
+}
+
+Kernel update_kernel(std::string name, Optimizer o, DataType precision, std::int64_t elements,
+                     int layer, std::vector<KernelId> deps) {
+  PF_ASSERT(elements > 0);
+  const UpdateCost c = update_cost(o, precision);
+  const double n = static_cast<double>(elements);
+  Kernel k = stream_kernel(std::move(name), KernelKind::kOptimizerUpdate, Phase::kUpdate,
+                           precision, flops(c.flops * n), bytes(c.bytes_read * n),
+                           bytes(c.bytes_written * n), std::move(deps));
+  k.layer = layer;
+  return k;
+}
+
+ComputeGraph build_gemm_graph(const GemmSpec& spec) {
+  PF_ASSERT(spec.m > 0 && spec.n > 0 && spec.k > 0);
+  ComputeGraphBuilder b;
+  (void)b.add(gemm_kernel("gemm", KernelKind::kGemm, Phase::kForward, spec.precision,
+                          GemmShape{1, spec.m, spec.n, spec.k}, {}));
+  return std::move(b).build();
+}
+
+ComputeGraph build_graph(const WorkloadSpec& spec) {
+  return std::visit(
+      [](const auto& s) -> ComputeGraph {
+        using T = std::decay_t<decltype(s)>;
+        if constexpr (std::is_same_v<T, GemmSpec>) {
+          return build_gemm_graph(s);
+        } else if constexpr (std::is_same_v<T, LstmSpec>) {
+          return build_lstm_graph(s);
+        } else {
+          return build_gpt_graph(s);
+        }
+      },
+      spec);
+}
+
+WorkloadStats workload_stats(const WorkloadSpec& spec, const ComputeGraph& g) {
+  WorkloadStats s;
+  s.parameters = g.parameter_count();
+  if (const auto* gpt = std::get_if<GptSpec>(&spec)) {
+    PF_ASSERT(gpt->micro_batch > 0 && gpt->global_batch > 0 &&
+              gpt->global_batch % gpt->micro_batch == 0);
+    s.micro_batches = gpt->global_batch / gpt->micro_batch;
+  }
+  s.forward_flops = g.flops(Phase::kForward);
+  s.backward_flops = g.flops(Phase::kBackwardData) + g.flops(Phase::kBackwardWeight);
+  s.update_flops = g.flops(Phase::kUpdate);
+  const double mb = static_cast<double>(s.micro_batches);
+  s.flops_per_iteration = mb * (s.forward_flops + s.backward_flops) + s.update_flops;
+  // GEMMs never appear in the update phase, so every GEMM runs once per micro-batch.
+  s.gemm_flops_per_iteration = mb * g.gemm_flops();
+  s.kernels = g.size();
+  return s;
+}
+
+Workload make_workload(std::string name, const WorkloadSpec& spec) {
+  Workload w;
+  w.name = std::move(name);
+  w.spec = spec;
+  w.graph = build_graph(spec);
+  w.stats = workload_stats(spec, w.graph);
+  return w;
+}
+
+}  // namespace pathfinder

@@ -1,0 +1,109 @@
+// Workloads (issue 3): what is trained (specs) and the compute graph of one training iteration
+// built from them, with its parameter and FLOP counts (stats).
+//
+//   GEMM      one C[m×n] = A[m×k]·B[k×n], forward only (kernel-level studies, calibration)
+//   LSTM LM   the DeepFlow paper's language model: embedding, L LSTM layers unrolled over S time
+//             steps, a softmax over V per step; kernels as the reference code counts them
+//             (deepflow-reference.md §3.8)
+//   GPT       a decoder-only transformer, pre-layernorm, learned positions, logits tied to the
+//             token embedding (GPT-2/3 as trained by Megatron-LM), no activation recomputation
+//
+// A graph holds one micro-batch's forward and backward passes and one optimizer step; an
+// iteration runs global_batch / micro_batch micro-batches, then the step.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "engine/graph/compute_graph.hpp"
+
+namespace pathfinder {
+
+enum class WorkloadKind { kGemm, kLstm, kGpt };
+enum class Optimizer { kSgd, kAdam };
+
+[[nodiscard]] std::string_view to_string(WorkloadKind k);
+[[nodiscard]] std::string_view to_string(Optimizer o);
+[[nodiscard]] std::optional<WorkloadKind> parse_workload_kind(std::string_view s);
+[[nodiscard]] std::optional<Optimizer> parse_optimizer(std::string_view s);
+[[nodiscard]] std::vector<std::string> valid_workload_kinds();
+[[nodiscard]] std::vector<std::string> valid_optimizers();
+
+struct GemmSpec {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  DataType precision = DataType::kFp16;
+};
+
+struct LstmSpec {
+  std::int64_t batch = 0;       // B, sequences per iteration
+  std::int64_t sequence = 0;    // S, unrolled time steps
+  std::int64_t hidden = 0;      // D
+  std::int64_t vocabulary = 0;  // V
+  std::int64_t layers = 0;      // L
+  DataType precision = DataType::kFp16;
+  Optimizer optimizer = Optimizer::kSgd;  // the reference's applyGrad is plain SGD
+};
+
+struct GptSpec {
+  std::int64_t layers = 0;        // l
+  std::int64_t hidden = 0;        // h
+  std::int64_t heads = 0;         // a; h must be a multiple of a
+  std::int64_t ffn = 0;           // f, usually 4h
+  std::int64_t sequence = 0;      // s
+  std::int64_t vocabulary = 0;    // V, as padded for the embedding table
+  std::int64_t micro_batch = 0;   // b, sequences per micro-batch
+  std::int64_t global_batch = 0;  // B, sequences per iteration; a multiple of b
+  DataType precision = DataType::kFp16;
+  Optimizer optimizer = Optimizer::kAdam;
+};
+
+using WorkloadSpec = std::variant<GemmSpec, LstmSpec, GptSpec>;
+[[nodiscard]] WorkloadKind kind_of(const WorkloadSpec& spec);
+
+// Computed from a spec and its graph.
+struct WorkloadStats {
+  std::int64_t parameters = 0;     // trainable elements
+  std::int64_t micro_batches = 1;  // per iteration
+  Flops forward_flops;             // one micro-batch
+  Flops backward_flops;            // one micro-batch, data and weight gradients
+  Flops update_flops;              // once per iteration
+  Flops flops_per_iteration;       // micro_batches·(forward + backward) + update
+  Flops gemm_flops_per_iteration;  // the 2·m·n·k part of it
+  std::size_t kernels = 0;         // in the graph
+};
+
+struct Workload {
+  std::string name;
+  std::string file;  // where it was loaded from, empty when built in code
+  WorkloadSpec spec;
+  ComputeGraph graph;
+  WorkloadStats stats;
+};
+
+// Graph builders; specs must be valid (positive sizes, heads dividing hidden), else PF_ASSERT.
+[[nodiscard]] ComputeGraph build_gemm_graph(const GemmSpec& spec);
+[[nodiscard]] ComputeGraph build_lstm_graph(const LstmSpec& spec);
+[[nodiscard]] ComputeGraph build_gpt_graph(const GptSpec& spec);
+[[nodiscard]] ComputeGraph build_graph(const WorkloadSpec& spec);
+[[nodiscard]] WorkloadStats workload_stats(const WorkloadSpec& spec, const ComputeGraph& g);
+[[nodiscard]] Workload make_workload(std::string name, const WorkloadSpec& spec);
+
+// Per-parameter cost of one optimizer step with weights and gradients in `precision`.
+// Below fp32 the step keeps fp32 master weights (mixed precision, Micikevicius et al. 2018).
+struct UpdateCost {
+  double flops = 0.0;          // per parameter
+  double bytes_read = 0.0;     // per parameter
+  double bytes_written = 0.0;  // per parameter
+};
+[[nodiscard]] UpdateCost update_cost(Optimizer o, DataType precision);
+// An optimizer-update kernel over `elements` parameters.
+[[nodiscard]] Kernel update_kernel(std::string name, Optimizer o, DataType precision,
+                                   std::int64_t elements, int layer, std::vector<KernelId> deps);
+
+}  // namespace pathfinder

@@ -1,0 +1,160 @@
+// Tests for engine/graph/workload_loader.hpp: the shipped workload files load with the sizes
+// their sources give, defaults apply, and each class of bad file gives one exact, located message.
+#include "engine/graph/workload_loader.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "tests/test_paths.hpp"
+#include "tests/test_support.hpp"
+
+using namespace pathfinder;
+using pathfinder::test::data_path;
+using pathfinder::test::error_of;
+using pathfinder::test::source_path;
+
+namespace {
+
+std::string fixture(const std::string& name) { return data_path("workloads/" + name + ".yaml"); }
+std::string load_error(const std::string& name) {
+  return error_of([&] { (void)load_workload_file(fixture(name)); });
+}
+std::string shipped(const std::string& name) {
+  return source_path("studies/workloads/" + name + ".yaml");
+}
+
+}  // namespace
+
+TEST_CASE("shipped GPT workloads have their published sizes and parameter counts",
+          "[graph][golden]") {
+  struct Row {
+    const char* file;
+    std::int64_t layers, hidden, heads, micro, global;
+    double billions;  // the model's name
+    double tolerance;
+  };
+  // Parameter counts 12·l·h² + 13·l·h + (V + s)·h + 2h against the models' names:
+  //   1.3B: 1.2080e9 + 0.0006e9 + 0.1091e9 = 1.3177e9      (name rounds; 2%)
+  //   13B: 12.5829e9 + 0.0027e9 + 0.2726e9 = 12.858e9      (1.1% under "13B")
+  //   175B: 174.616e9; 22B: 22.074e9; 530B: 528.49e9 + 0.028e9 + 1.09e9 = 529.6e9;
+  //   1T: 1006.63e9 + 0.043e9 + 1.36e9 = 1008.0e9
+  const std::vector<Row> rows{
+      {"gpt3_1.3b", 24, 2048, 16, 1, 512, 1.3, 0.02},
+      {"gpt3_13b", 40, 5120, 40, 1, 1024, 13.0, 0.02},
+      {"gpt3_175b", 96, 12288, 96, 1, 1536, 175.0, 0.01},
+      {"megatron_22b", 48, 6144, 64, 4, 4, 22.0, 0.01},
+      {"megatron_530b", 105, 20480, 128, 1, 280, 530.0, 0.01},
+      {"megatron_1t", 128, 25600, 160, 1, 512, 1000.0, 0.01},
+  };
+  for (const auto& r : rows) {
+    INFO(r.file);
+    const WorkloadFile f = load_workload_file(shipped(r.file));
+    REQUIRE(std::holds_alternative<GptSpec>(f.spec));
+    const GptSpec& s = std::get<GptSpec>(f.spec);
+    CHECK(s.layers == r.layers);
+    CHECK(s.hidden == r.hidden);
+    CHECK(s.heads == r.heads);
+    CHECK(s.ffn == 4 * r.hidden);
+    CHECK(s.sequence == 2048);
+    CHECK(s.vocabulary == 51200);  // 50257 padded to a multiple of 1024
+    CHECK(s.micro_batch == r.micro);
+    CHECK(s.global_batch == r.global);
+    CHECK(s.precision == DataType::kFp16);
+    CHECK(s.optimizer == Optimizer::kAdam);
+    const double l = double(s.layers), h = double(s.hidden);
+    const double params = 12.0 * l * h * h + 13.0 * l * h + (51200.0 + 2048.0) * h + 2.0 * h;
+    const Workload w = load_workload(shipped(r.file));
+    CHECK(double(w.stats.parameters) == Approx(params).epsilon(1e-15));
+    CHECK(double(w.stats.parameters) == Approx(r.billions * 1e9).epsilon(r.tolerance));
+    CHECK(w.stats.micro_batches == r.global / r.micro);
+    CHECK(w.file == shipped(r.file));
+  }
+}
+
+TEST_CASE("shipped GEMM and LSTM workloads", "[graph][golden]") {
+  const Workload g = load_workload(shipped("gemm"));
+  CHECK(g.name == "gemm-8192");
+  // 2 · 8192³ = 1099511627776 FLOP
+  CHECK(g.stats.flops_per_iteration.in(units::flops) == 1099511627776.0);
+
+  const Workload l = load_workload(shipped("lstm_lm"));
+  const LstmSpec& s = std::get<LstmSpec>(l.spec);
+  CHECK(s.batch == 16384);
+  CHECK(s.sequence == 20);
+  CHECK(s.hidden == 16384);
+  CHECK(s.vocabulary == 800000);
+  CHECK(s.layers == 2);
+  CHECK(s.optimizer == Optimizer::kSgd);
+  // V·D + (2D+1)·4D·L + (D+1)·V = 30510298368 (test_workload.cpp derives it)
+  CHECK(l.stats.parameters == 30510298368LL);
+}
+
+TEST_CASE("workload fixtures and defaults", "[graph]") {
+  const WorkloadFile gpt = load_workload_file(fixture("gpt_defaults"));
+  CHECK(gpt.name == "tiny-gpt");
+  CHECK(gpt.file == fixture("gpt_defaults"));
+  const GptSpec& s = std::get<GptSpec>(gpt.spec);
+  CHECK(s.ffn == 1024);         // default 4 · hidden = 4 · 256
+  CHECK(s.global_batch == 2);   // default: the micro-batch
+  CHECK(s.precision == DataType::kFp16);
+  CHECK(s.optimizer == Optimizer::kAdam);
+
+  const WorkloadFile lstm = load_workload_file(fixture("lstm"));
+  const LstmSpec& ls = std::get<LstmSpec>(lstm.spec);
+  CHECK(ls.precision == DataType::kBf16);
+  CHECK(ls.optimizer == Optimizer::kAdam);
+  CHECK(ls.batch == 8);
+
+  const Workload gemm = load_workload(fixture("gemm_fp8"));
+  const GemmSpec& gs = std::get<GemmSpec>(gemm.spec);
+  CHECK(gs.m == 512);
+  CHECK(gs.n == 1024);
+  CHECK(gs.k == 2048);
+  CHECK(gs.precision == DataType::kFp8);
+  // fp8 operands: read (512·2048 + 2048·1024) · 1 B = 3145728 B, write 512·1024 · 1 B = 524288 B
+  CHECK(gemm.graph.kernel(0).bytes_read.in(units::bytes) == 3145728.0);
+  CHECK(gemm.graph.kernel(0).bytes_written.in(units::bytes) == 524288.0);
+}
+
+TEST_CASE("workload parse errors are exact and located", "[graph][config-error]") {
+  CHECK(load_error("unknown_key") == fixture("unknown_key") +
+        ":10:1: error: global_bach: unknown key; did you mean \"global_batch\"?");
+  // A key of another kind is unknown too.
+  CHECK(load_error("gemm_with_optimizer") == fixture("gemm_with_optimizer") +
+        ":7:1: error: optimizer: unknown key");
+  // The key is absent, so the position is the map's (its first key).
+  CHECK(load_error("missing_key") == fixture("missing_key") +
+        ":2:1: error: vocabulary: missing required key (expected a whole number)");
+  CHECK(load_error("zero_heads") == fixture("zero_heads") +
+        ":6:8: error: heads: expected a positive number, got \"0\"");
+  CHECK(load_error("fractional_size") == fixture("fractional_size") +
+        ":5:11: error: sequence: expected a whole number, got \"4.5\"");
+  CHECK(load_error("bad_kind") == fixture("bad_kind") +
+        ":3:7: error: kind: expected one of gemm, lstm or gpt, got \"lstn\"; did you mean "
+        "\"lstm\"?");
+  CHECK(load_error("bad_precision") == fixture("bad_precision") +
+        ":7:12: error: precision: expected one of fp32, fp16, bf16 or fp8, got \"fp64\"; did "
+        "you mean \"fp32\"?");
+  CHECK(load_error("nope") == fixture("nope") + ": error: cannot read file: No such file or "
+        "directory");
+}
+
+TEST_CASE("workload semantic errors are collected into one ConfigError", "[graph][config-error]") {
+  const std::string f = fixture("indivisible");
+  const std::vector<std::string> expected{
+      // 5140 / 40 = 128.5
+      f + ":6:9: error: hidden: expected a multiple of heads (40), got \"5140\"",
+      // 6 / 4 = 1.5
+      f + ":11:15: error: global_batch: expected a multiple of micro_batch (4), got \"6\""};
+  std::vector<std::string> got;
+  try {
+    (void)load_workload_file(f);
+  } catch (const ConfigError& e) {
+    for (const auto& d : e.diagnostics()) got.push_back(d.str());
+  }
+  CHECK(got == expected);
+  CHECK(load_error("indivisible") == expected[0] + "\n" + expected[1]);
+}
