@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "engine/core/error.hpp"
-#include "engine/graph/enum_table.hpp"
+#include "engine/core/enum_table.hpp"
 
 namespace pathfinder {
 namespace {

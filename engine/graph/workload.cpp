@@ -5,7 +5,7 @@
 #include <variant>
 
 #include "engine/core/error.hpp"
-#include "engine/graph/enum_table.hpp"
+#include "engine/core/enum_table.hpp"
 
 namespace pathfinder {
 namespace {

@@ -1,4 +1,4 @@
-// Name tables for the graph module's enums: to_string, the parser and the list of spellings
+// Name tables for enums: to_string, the parser and the list of spellings
 // that error messages print all read one constexpr array of (value, name) pairs.
 #pragma once
 
