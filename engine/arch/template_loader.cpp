@@ -2,22 +2,12 @@
 
 #include <cmath>
 
+#include "engine/config/enum_read.hpp"
 #include "engine/config/node.hpp"
 #include "engine/core/text.hpp"
 
 namespace pathfinder {
 namespace {
-
-template <class E>
-E read_enum(const ConfigNode& n, std::string_view key, std::optional<E> (*parse)(std::string_view),
-            std::vector<std::string> (*valid)(), std::optional<E> fallback = std::nullopt) {
-  std::optional<std::string> text =
-      fallback ? n.optional<std::string>(key) : std::optional(n.require<std::string>(key));
-  if (!text) return *fallback;
-  if (auto e = parse(*text)) return *e;
-  throw n.error_at(key, "expected one of " + join_alternatives(valid()) + ", got \"" + *text +
-                            "\"" + did_you_mean(*text, valid()));
-}
 
 double read_fraction(const ConfigNode& n, std::string_view key) {
   const double v = n.get_or<double>(key, 0.0);

@@ -7,21 +7,12 @@
 #include <variant>
 #include <vector>
 
+#include "engine/config/enum_read.hpp"
 #include "engine/config/node.hpp"
 #include "engine/core/text.hpp"
 
 namespace pathfinder {
 namespace {
-
-template <class E>
-E read_enum(const ConfigNode& n, std::string_view key, std::optional<E> (*parse)(std::string_view),
-            std::vector<std::string> (*valid)(), E fallback) {
-  const std::optional<std::string> text = n.optional<std::string>(key);
-  if (!text) return fallback;
-  if (auto e = parse(*text)) return *e;
-  throw n.error_at(key, "expected one of " + join_alternatives(valid()) + ", got \"" + *text +
-                            "\"" + did_you_mean(*text, valid()));
-}
 
 std::int64_t size(const ConfigNode& n, std::string_view key) {
   return n.require_positive<std::int64_t>(key);
