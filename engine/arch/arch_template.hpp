@@ -37,6 +37,9 @@ struct CoreSpec {
   double max_utilization = 1.0;  // derates peak throughput (paper §4.2.1)
   int mcus_per_bundle = 1;
   double enabled_bundle_fraction = 1.0;  // bundles left on after yield harvesting
+  // Throughput of the vector (non-matrix) units that run element-wise kernels, as a fraction of
+  // the matrix peak: A100 19.5 TFLOP/s FP32 CUDA cores vs 312 tensor = 0.0625.
+  double vector_throughput_ratio = 1.0;
   [[nodiscard]] double flop_per_cycle() const { return 2.0 * array_rows * array_cols; }
 };
 
@@ -51,6 +54,7 @@ struct MemoryLevelSpec {
 struct MainMemorySpec {
   std::string technology;
   std::optional<int> layers;  // stack height; default from the technology
+  double max_utilization = 1.0;  // achievable fraction of the pin bandwidth (STREAM-like)
   SourceLoc technology_loc;
 };
 
@@ -60,6 +64,17 @@ struct NetworkSpec {
   Topology topology = Topology::kSwitch;
   double oversubscription = 1.0;  // fat-tree up/down ratio
   SourceLoc technology_loc;
+};
+
+// Host-device interaction (issue 3; perfnetv2's pre/post-processing phases). A kernel issued
+// on its own and waited for costs dispatch + launch_latency + device time + synchronize; in a
+// stream the host issues one kernel per dispatch interval while the device runs earlier ones.
+struct HostSpec {
+  Time dispatch;        // host CPU time to issue one kernel (framework and driver)
+  Time launch_latency;  // from issue until the kernel starts on an idle device
+  Time synchronize;     // host waits for the device (once per iteration, or per timed call)
+  Time iteration;       // fixed host work per training iteration (data loader, logging)
+  Bandwidth host_to_device;  // link for the input batch (PCIe); zero: inputs already resident
 };
 
 struct Budget {
@@ -89,6 +104,7 @@ struct ArchTemplate {
   std::vector<NetworkSpec> networks;
   int nodes_per_package = 1;
   int packages = 1;
+  HostSpec host;  // all zero when the template has no host section
   Budget budget;
   SourceLoc budget_loc;
   // Split in component order: core, each level, main_memory, intra_package, inter_package.

@@ -64,6 +64,7 @@ CoreStats make_core(const ArchSpec& spec, const ResourceSplit& split) {
   c.frequency_binding = p.binding;
   c.peak = Throughput::from_si(c.mcus * c.flop_per_cycle_per_mcu * c.frequency.si());
   c.effective = c.peak * t.core.max_utilization;
+  c.vector_peak = c.peak * t.core.vector_throughput_ratio;
   c.use.power_used = mcu_power * static_cast<double>(c.mcus) * p.power_ratio;
   return c;
 }
@@ -184,6 +185,7 @@ MainMemoryStats make_main_memory(const ArchSpec& spec, const ResourceSplit& spli
   s.pin_rate = m.nominal_pin_rate * p.rate_ratio;
   s.rate_binding = p.binding;
   s.bandwidth = s.pin_rate * static_cast<double>(s.links);
+  s.effective_bandwidth = s.bandwidth * t.main_memory.max_utilization;
   s.dynamic_power = nominal * p.power_ratio;
   s.use.power_used = s.static_power + s.dynamic_power;
   return s;

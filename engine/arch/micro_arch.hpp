@@ -39,6 +39,7 @@ struct CoreStats {
   Frequency frequency;
   Throughput peak;         // mcus x FLOP/cycle x f (paper eq. 1)
   Throughput effective;    // peak x max_utilization
+  Throughput vector_peak;  // peak x vector_throughput_ratio: the element-wise units
   CountBinding count_binding = CountBinding::kArea;
   VfBinding frequency_binding = VfBinding::kPower;
   BudgetUse use;
@@ -70,6 +71,7 @@ struct MainMemoryStats {
   Voltage voltage;
   Bandwidth pin_rate;          // per link
   Bandwidth bandwidth;
+  Bandwidth effective_bandwidth;  // bandwidth x max_utilization (what a streaming kernel gets)
   Bytes capacity;
   Power static_power, dynamic_power;
   Time latency;

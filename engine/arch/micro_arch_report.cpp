@@ -1,18 +1,13 @@
 #include "engine/arch/micro_arch_report.hpp"
 
-#include <cmath>
-#include <cstdio>
 #include <sstream>
+
+#include "engine/core/format.hpp"
 
 namespace pathfinder {
 namespace {
 
-
-double r4(double x) {  // 4 significant digits keep reports stable and readable
-  if (x == 0.0 || !std::isfinite(x)) return x;
-  const double scale = std::pow(10.0, 3 - static_cast<int>(std::floor(std::log10(std::abs(x)))));
-  return std::round(x * scale) / scale;
-}
+double r4(double x) { return round_significant(x, 4); }
 
 nlohmann::ordered_json use_json(const BudgetUse& u) {
   return {{"area_mm2", r4(u.area_used.in(units::square_millimeters))},
@@ -23,18 +18,11 @@ nlohmann::ordered_json use_json(const BudgetUse& u) {
           {"perimeter_budget_mm", r4(u.perimeter_budget.in(units::millimeters))}};
 }
 
-template <class... A>
-std::string fmt(const char* f, A... v) {
-  char buf[128];
-  std::snprintf(buf, sizeof buf, f, v...);
-  return buf;
-}
-
 std::string pct(Area used, Area budget) {
-  return budget.si() > 0 ? fmt("%.0f%%", 100.0 * used.si() / budget.si()) : "-";
+  return budget.si() > 0 ? printf_string("%.0f%%", 100.0 * used.si() / budget.si()) : "-";
 }
 std::string pct(Power used, Power budget) {
-  return budget.si() > 0 ? fmt("%.0f%%", 100.0 * used.si() / budget.si()) : "-";
+  return budget.si() > 0 ? printf_string("%.0f%%", 100.0 * used.si() / budget.si()) : "-";
 }
 
 }  // namespace
@@ -54,6 +42,7 @@ nlohmann::ordered_json to_json(const MicroArch& a) {
                {"frequency_ghz", r4(c.frequency.in(units::gigahertz))},
                {"peak_tflops", r4(c.peak.in(units::teraflops_per_second))},
                {"effective_tflops", r4(c.effective.in(units::teraflops_per_second))},
+               {"vector_peak_tflops", r4(c.vector_peak.in(units::teraflops_per_second))},
                {"count_binding", to_string(c.count_binding)},
                {"frequency_binding", to_string(c.frequency_binding)},
                {"use", use_json(c.use)}};
@@ -87,6 +76,8 @@ nlohmann::ordered_json to_json(const MicroArch& a) {
                       {"pin_rate_gbps", r4(m.pin_rate.in(units::gigabytes_per_second) * 8.0)},
                       {"rate_binding", to_string(m.rate_binding)},
                       {"bandwidth_gbs", r4(m.bandwidth.in(units::gigabytes_per_second))},
+                      {"effective_bandwidth_gbs",
+                       r4(m.effective_bandwidth.in(units::gigabytes_per_second))},
                       {"capacity_gib", r4(m.capacity.in(units::gibibytes))},
                       {"static_power_w", r4(m.static_power.in(units::watts))},
                       {"dynamic_power_w", r4(m.dynamic_power.in(units::watts))},
@@ -151,8 +142,9 @@ std::string format_table(const MicroArch& a) {
   std::ostringstream o;
   o << a.name << " on " << a.logic << (a.feasible ? "" : "  [INFEASIBLE: " + a.infeasible_reason + "]")
     << "\n\n";
-  o << fmt("%-16s", "component") << fmt("%-44s", "derived") << fmt("%10s", "area mm2")
-    << fmt("%7s", "") << fmt("%9s", "power W") << fmt("%7s", "") << "  binding\n";
+  o << printf_string("%-16s%-44s%10s%7s%9s%7s", "component", "derived", "area mm2", "", "power W",
+                     "")
+    << "  binding\n";
   auto row = [&](const std::string& name, const std::string& what, const BudgetUse& u,
                  const std::string& binding) {
     char line[256];
@@ -165,32 +157,33 @@ std::string format_table(const MicroArch& a) {
   const auto& c = a.core;
   row("core",
       std::to_string(c.mcus) + " MCUs/" + std::to_string(c.bundles) + " bundles, " +
-          fmt("%.3g GHz, ", c.frequency.in(units::gigahertz)) +
-          fmt("%.4g TFLOP/s", c.peak.in(units::teraflops_per_second)),
+          printf_string("%.3g GHz, ", c.frequency.in(units::gigahertz)) +
+          printf_string("%.4g TFLOP/s", c.peak.in(units::teraflops_per_second)),
       c.use, std::string(to_string(c.count_binding)) + ", " + to_string(c.frequency_binding));
   for (const auto& l : a.levels) {
     row(l.name,
-        fmt("%.4g MiB, ", l.capacity.in(units::mebibytes)) +
-            fmt("%.4g TB/s", l.bandwidth.in(units::terabytes_per_second)) + " (" +
+        printf_string("%.4g MiB, ", l.capacity.in(units::mebibytes)) +
+            printf_string("%.4g TB/s", l.bandwidth.in(units::terabytes_per_second)) + " (" +
             std::to_string(l.banks_per_instance) + " banks x " + std::to_string(l.instances) + ")",
         l.use, to_string(l.count_binding));
   }
   const auto& m = a.main_memory;
   row("main_memory",
-      std::to_string(m.devices) + "x " + m.technology + fmt(", %.4g GiB, ", m.capacity.in(units::gibibytes)) +
-          fmt("%.4g GB/s", m.bandwidth.in(units::gigabytes_per_second)),
+      std::to_string(m.devices) + "x " + m.technology +
+          printf_string(", %.4g GiB, ", m.capacity.in(units::gibibytes)) +
+          printf_string("%.4g GB/s", m.bandwidth.in(units::gigabytes_per_second)),
       m.use, std::string(to_string(m.count_binding)) + ", " + to_string(m.rate_binding));
   for (const auto& n : a.networks) {
     row(std::string(to_string(n.tier)),
         std::to_string(n.lanes) + " lanes " + n.technology +
-            fmt(", %.4g GB/s", n.bandwidth.in(units::gigabytes_per_second)),
+            printf_string(", %.4g GB/s", n.bandwidth.in(units::gigabytes_per_second)),
         n.use, std::string(to_string(n.count_binding)) + ", " + to_string(n.rate_binding));
   }
-  o << fmt("\n%-16s", "total") << fmt("%-44s", "")
-    << fmt("%10.1f", a.total.area_used.in(units::square_millimeters))
-    << fmt("%7s", pct(a.total.area_used, a.total.area_budget).c_str())
-    << fmt("%9.1f", a.total.power_used.in(units::watts))
-    << fmt("%7s", pct(a.total.power_used, a.total.power_budget).c_str()) << "\n";
+  o << printf_string("\n%-16s", "total") << printf_string("%-44s", "")
+    << printf_string("%10.1f", a.total.area_used.in(units::square_millimeters))
+    << printf_string("%7s", pct(a.total.area_used, a.total.area_budget).c_str())
+    << printf_string("%9.1f", a.total.power_used.in(units::watts))
+    << printf_string("%7s", pct(a.total.power_used, a.total.power_budget).c_str()) << "\n";
   return o.str();
 }
 

@@ -17,6 +17,15 @@ double read_fraction(const ConfigNode& n, std::string_view key) {
   return v;
 }
 
+// An optional derate in (0, 1], 1 when absent.
+double read_derate(const ConfigNode& n, std::string_view key) {
+  const double v = n.get_or<double>(key, 1.0);
+  if (!(v > 0.0 && v <= 1.0)) {
+    throw n.error_at(key, "expected a fraction in (0, 1], got " + n.quoted(key));
+  }
+  return v;
+}
+
 CoreSpec read_core(const ConfigNode& n) {
   CoreSpec c;
   const auto array = n.items("array");
@@ -30,17 +39,10 @@ CoreSpec read_core(const ConfigNode& n) {
     throw n.error_at("array", "expected positive array dimensions");
   }
   c.dataflow = read_enum<Dataflow>(n, "dataflow", parse_dataflow, valid_dataflows, Dataflow::kBest);
-  c.max_utilization = n.get_or<double>("max_utilization", 1.0);
-  if (!(c.max_utilization > 0.0 && c.max_utilization <= 1.0)) {
-    throw n.error_at("max_utilization",
-                     "expected a fraction in (0, 1], got " + n.quoted("max_utilization"));
-  }
+  c.max_utilization = read_derate(n, "max_utilization");
   c.mcus_per_bundle = n.require_positive<int>("mcus_per_bundle");
-  c.enabled_bundle_fraction = n.get_or<double>("enabled_bundle_fraction", 1.0);
-  if (!(c.enabled_bundle_fraction > 0.0 && c.enabled_bundle_fraction <= 1.0)) {
-    throw n.error_at("enabled_bundle_fraction",
-                     "expected a fraction in (0, 1], got " + n.quoted("enabled_bundle_fraction"));
-  }
+  c.enabled_bundle_fraction = read_derate(n, "enabled_bundle_fraction");
+  c.vector_throughput_ratio = read_derate(n, "vector_throughput_ratio");
   n.finish();
   return c;
 }
@@ -57,6 +59,17 @@ NetworkSpec read_network(NetworkTier tier, const ConfigNode& n) {
   }
   n.finish();
   return s;
+}
+
+HostSpec read_host(const ConfigNode& n) {
+  HostSpec h;
+  h.dispatch = n.get_non_negative_or<Time>("dispatch", Time{});
+  h.launch_latency = n.get_non_negative_or<Time>("launch_latency", Time{});
+  h.synchronize = n.get_non_negative_or<Time>("synchronize", Time{});
+  h.iteration = n.get_non_negative_or<Time>("iteration", Time{});
+  h.host_to_device = n.get_non_negative_or<Bandwidth>("host_to_device", Bandwidth{});
+  n.finish();
+  return h;
 }
 
 }  // namespace
@@ -96,6 +109,7 @@ ArchTemplate read_template(const ConfigNode& root) {
   t.main_memory.technology = main.require<std::string>("technology");
   t.main_memory.technology_loc = main.loc_of("technology");
   t.main_memory.layers = main.optional_positive<int>("layers");
+  t.main_memory.max_utilization = read_derate(main, "max_utilization");
   main.finish();
   memory.finish();
 
@@ -108,6 +122,8 @@ ArchTemplate read_template(const ConfigNode& root) {
     }
     net->finish();
   }
+
+  if (auto host = root.optional_child("host")) t.host = read_host(*host);
 
   const ConfigNode sys = root.child("system");
   t.nodes_per_package = sys.require_positive<int>("nodes_per_package");

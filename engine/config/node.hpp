@@ -54,12 +54,13 @@ class ConfigNode {
   // A value that must be > 0 (budgets, capacities, rates).
   template <class T>
   [[nodiscard]] T require_positive(std::string_view key) const {
-    const ConfigNode c = *child_for_value(key, true, describe<T>());
-    const T v = c.template as<T>();
-    if (!(value_of(v) > 0.0)) {
-      throw c.error("expected a positive " + noun<T>() + ", got \"" + c.scalar_text() + "\"");
-    }
-    return v;
+    return as_sign_checked<T>(*child_for_value(key, true, describe<T>()), /*zero_ok=*/false);
+  }
+  // A value that must be >= 0 (overheads, latencies); fallback when the key is absent.
+  template <class T>
+  [[nodiscard]] T get_non_negative_or(std::string_view key, T fallback) const {
+    const auto c = child_for_value(key, false, describe<T>());
+    return c ? as_sign_checked<T>(*c, /*zero_ok=*/true) : fallback;
   }
   template <class T>
   [[nodiscard]] std::optional<T> optional_positive(std::string_view key) const {
@@ -154,6 +155,17 @@ class ConfigNode {
     } else {
       return "number";
     }
+  }
+  // c's value, rejected unless > 0 (or >= 0 when zero_ok).
+  template <class T>
+  static T as_sign_checked(const ConfigNode& c, bool zero_ok) {
+    const T v = c.template as<T>();
+    const double x = value_of(v);
+    if (!(zero_ok ? x >= 0.0 : x > 0.0)) {
+      throw c.error(std::string("expected a ") + (zero_ok ? "non-negative " : "positive ") +
+                    noun<T>() + ", got \"" + c.scalar_text() + "\"");
+    }
+    return v;
   }
   template <class T>
   static double value_of(const T& v) {

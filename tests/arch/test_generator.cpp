@@ -148,3 +148,24 @@ TEST_CASE("an empty core budget is an infeasible design, not an exception", "[ar
   CHECK_FALSE(a.feasible);
   CHECK(a.infeasible_reason == "core: no bundle of MCUs fits the core area budget");
 }
+
+TEST_CASE("memory and vector derates: effective bandwidth and vector peak", "[arch][golden]") {
+  // A100 template: memory.main.max_utilization 0.9, so the effective bandwidth is 0.9 x the
+  // derived HBM2e bandwidth, 0.9 x 2039 GB/s (datasheet, reproduced within 0.3%) = 1835 GB/s;
+  // core.vector_throughput_ratio 0.0625, so the vector peak is 0.0625 x 312 TFLOP/s = 19.5
+  // TFLOP/s, the FP32 CUDA-core figure.
+  const MicroArch a = generate_shipped("a100");
+  CHECK(a.main_memory.effective_bandwidth.si() == Approx(0.9 * a.main_memory.bandwidth.si()));
+  CHECK(a.main_memory.effective_bandwidth.in(units::gigabytes_per_second) ==
+        Approx(1835.1).epsilon(3e-3));
+  CHECK(a.core.vector_peak.si() == Approx(0.0625 * a.core.peak.si()));
+  CHECK(a.core.vector_peak.in(units::teraflops_per_second) == Approx(19.5).epsilon(3e-3));
+  const auto j = to_json(a);
+  CHECK(j["main_memory"]["effective_bandwidth_gbs"].get<double>() ==
+        Approx(a.main_memory.effective_bandwidth.in(units::gigabytes_per_second)).epsilon(1e-3));
+  CHECK(j["core"]["vector_peak_tflops"].get<double>() ==
+        Approx(a.core.vector_peak.in(units::teraflops_per_second)).epsilon(1e-3));
+  // deepflow_v100 keeps the reference's DRAM util of 1: nothing is derated.
+  const MicroArch d = generate_shipped("deepflow_v100");
+  CHECK(d.main_memory.effective_bandwidth.si() == d.main_memory.bandwidth.si());
+}

@@ -4,11 +4,14 @@
 
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "engine/arch/arch_spec.hpp"
+#include "engine/config/node.hpp"
 #include "engine/techlib/techlib_loader.hpp"
 #include "tests/test_paths.hpp"
 #include "tests/test_support.hpp"
@@ -31,6 +34,18 @@ std::vector<std::string> check_errors(const std::string& name) {
   std::vector<std::string> out;
   for (const auto& d : check_template(load_template(fixture(name)), test::shipped_techlib())) out.push_back(d.str());
   return out;
+}
+
+// The message for minimal.yaml with its text `from` replaced by `to`, read as "patched.yaml".
+std::string patched_error(const std::string& from, const std::string& to) {
+  std::ifstream in(fixture("minimal"));
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  const auto at = yaml.find(from);
+  if (at == std::string::npos) return "<\"" + from + "\" not in minimal.yaml>";
+  yaml.replace(at, from.size(), to);
+  return error_of([&] { (void)read_template(ConfigNode::load_string(yaml, "patched.yaml")); });
 }
 
 }  // namespace
@@ -123,6 +138,66 @@ TEST_CASE("minimal fixture is valid", "[arch]") {
   CHECK(check_template(t, test::shipped_techlib()).empty());
   CHECK(t.levels.size() == 2);
   CHECK(t.core.max_utilization == 1.0);  // default
+  // Defaults of the optional derates and of an absent host section.
+  CHECK(t.core.vector_throughput_ratio == 1.0);
+  CHECK(t.main_memory.max_utilization == 1.0);
+  CHECK(t.host.dispatch.si() == 0.0);
+  CHECK(t.host.launch_latency.si() == 0.0);
+  CHECK(t.host.synchronize.si() == 0.0);
+  CHECK(t.host.iteration.si() == 0.0);
+  CHECK(t.host.host_to_device.si() == 0.0);
+}
+
+TEST_CASE("host section, vector ratio and memory utilization of shipped templates", "[arch]") {
+  const ArchTemplate a = load_template(source_path("templates/a100.yaml"));
+  CHECK(a.core.vector_throughput_ratio == Approx(0.0625));  // 19.5 / 312 TFLOP/s
+  CHECK(a.main_memory.max_utilization == Approx(0.9));
+  CHECK(a.host.dispatch.si() == Approx(12e-6));             // "12 us"
+  CHECK(a.host.launch_latency.si() == Approx(5e-6));
+  CHECK(a.host.synchronize.si() == Approx(11e-6));
+  // The fitted per-call floor of the A100 GEMMs: 12 + 5 + 11 = 28 us.
+  CHECK((a.host.dispatch + a.host.launch_latency + a.host.synchronize).in(units::microseconds) ==
+        Approx(28.0));
+  CHECK(a.host.iteration.si() == Approx(100e-6));
+  CHECK(a.host.host_to_device.si() == Approx(25e9));        // "25 GB/s"
+  // deepflow_v100: only the reference's 9 us launch overhead, its H2D rate 12.4 GiB/s =
+  // 12.4 x 2^30 B/s = 13314398617.6 B/s, and DRAM util 1.
+  const ArchTemplate d = load_template(source_path("templates/deepflow_v100.yaml"));
+  CHECK(d.host.launch_latency.si() == Approx(9e-6));
+  CHECK(d.host.dispatch.si() == 0.0);
+  CHECK(d.host.synchronize.si() == 0.0);
+  CHECK(d.host.iteration.si() == 0.0);
+  CHECK(d.host.host_to_device.si() == Approx(13314398617.6));
+  CHECK(d.main_memory.max_utilization == 1.0);
+}
+
+TEST_CASE("host, vector ratio and memory utilization errors are exact", "[arch][config-error]") {
+  // Host section appended after line 30 of minimal.yaml: "host:" is line 31, its keys line 32.
+  const std::string split_end = "perimeter: 0.2}\n";
+  CHECK(patched_error(split_end, split_end + "host:\n  dispatch: -5 us\n") ==
+        "patched.yaml:32:13: error: host.dispatch: expected a non-negative time, got \"-5 us\"");
+  CHECK(patched_error(split_end, split_end + "host:\n  dispatch: 5 GB\n") ==
+        "patched.yaml:32:13: error: host.dispatch: expected a time such as \"1.5 us\", got "
+        "\"5 GB\" (a size)");
+  CHECK(patched_error(split_end, split_end + "host:\n  launch_latncy: 5 us\n") ==
+        "patched.yaml:32:3: error: host.launch_latncy: unknown key; did you mean "
+        "\"launch_latency\"?");
+  CHECK(patched_error(split_end, split_end + "host:\n  host_to_device: 25 GB\n") ==
+        "patched.yaml:32:19: error: host.host_to_device: expected a bandwidth such as "
+        "\"900 GB/s\", got \"25 GB\" (a size)");
+  // memory.main.max_utilization on line 16, after "    technology: HBM2e" on line 15.
+  const std::string main_tech = "technology: HBM2e\n";
+  CHECK(patched_error(main_tech, main_tech + "    max_utilization: 0\n") ==
+        "patched.yaml:16:22: error: memory.main.max_utilization: expected a fraction in (0, 1], "
+        "got \"0\"");
+  CHECK(patched_error(main_tech, main_tech + "    max_utilization: 1.5\n") ==
+        "patched.yaml:16:22: error: memory.main.max_utilization: expected a fraction in (0, 1], "
+        "got \"1.5\"");
+  // core.vector_throughput_ratio on line 10, after "  mcus_per_bundle: 4" on line 9.
+  const std::string mcus = "mcus_per_bundle: 4\n";
+  CHECK(patched_error(mcus, mcus + "  vector_throughput_ratio: 1.2\n") ==
+        "patched.yaml:10:28: error: core.vector_throughput_ratio: expected a fraction in (0, 1], "
+        "got \"1.2\"");
 }
 
 TEST_CASE("template parse errors are exact and located", "[arch][config-error]") {

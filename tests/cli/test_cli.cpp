@@ -256,7 +256,9 @@ TEST_CASE("bad command lines exit 2, --help exits 0", "[cli]") {
   CHECK(help.out.find("Usage:") != std::string::npos);
   CHECK(help.out.find("arch") != std::string::npos);
   CHECK(help.out.find("validate") != std::string::npos);
+  CHECK(help.out.find("eval") != std::string::npos);
   CHECK(run("arch --help").code == 0);
+  CHECK(run("eval --help").code == 0);
 }
 
 TEST_CASE("an unknown subcommand is named in the message", "[cli]") {
@@ -264,4 +266,142 @@ TEST_CASE("an unknown subcommand is named in the message", "[cli]") {
   const Run r = run("frobnicate templates/a100.yaml");
   CHECK(r.code == 2);
   CHECK(r.err.find("frobnicate") != std::string::npos);
+}
+
+TEST_CASE("eval times the GEMM workload on the A100 template", "[cli][eval]") {
+  const Run r = run("eval --template templates/a100.yaml --workload studies/workloads/gemm.yaml");
+  REQUIRE(r.code == 0);
+  CHECK(r.err.empty());
+  const auto ls = lines(r.out);
+  REQUIRE_FALSE(ls.empty());
+  CHECK(ls[0] == "gemm-8192 (gemm) on A100-SXM4-80GB (N7)");
+  // The kernel row: name, count, phase, shape, time, %busy (the only kernel: 100%), binding.
+  // 8192^3 in fp16 has at least 2·8192³ / (3·8192²·2 B) = 2731 FLOP per compulsory byte, far
+  // above the A100's ridge point of ~296 TFLOP/s / 1.84 TB/s = 161 FLOP/B: compute-bound.
+  const auto row = std::find_if(ls.begin(), ls.end(),
+                                [](const std::string& l) { return l.rfind("gemm ", 0) == 0; });
+  REQUIRE(row != ls.end());
+  std::istringstream fields(*row);
+  std::string name, count, phase, shape, time, unit, busy, binding;
+  fields >> name >> count >> phase >> shape >> time >> unit >> busy >> binding;
+  CHECK(count == "1");
+  CHECK(phase == "forward");
+  CHECK(shape == "8192x8192x8192");
+  CHECK(unit == "ms");
+  // 1.0995 TFLOP at no more than the timer's 296.3 TFLOP/s (peak x 0.95) takes >= 3.711 ms.
+  CHECK(std::strtod(time.c_str(), nullptr) >= 3.711);
+  CHECK(busy == "100.0");
+  CHECK(binding == "compute");
+  CHECK(r.out.find("\niteration time ") != std::string::npos);
+  CHECK(r.out.find("\nachieved ") != std::string::npos);
+}
+
+TEST_CASE("eval --format json and csv", "[cli][eval]") {
+  const std::string args =
+      "eval --template templates/a100.yaml --workload studies/workloads/gemm.yaml --format ";
+  const Run r = run(args + "json");
+  REQUIRE(r.code == 0);
+  CHECK(r.err.empty());
+  nlohmann::json j;
+  REQUIRE_NOTHROW(j = nlohmann::json::parse(r.out));
+  CHECK(j.at("workload") == "gemm-8192");
+  CHECK(j.at("feasible") == true);
+  REQUIRE(j.at("kernels").size() == 1);
+  const auto& k = j.at("kernels")[0];
+  CHECK(k.at("name") == "gemm");
+  CHECK(k.at("gemm").at("m") == 8192);
+  CHECK(k.at("gemm").at("n") == 8192);
+  CHECK(k.at("gemm").at("k") == 8192);
+  CHECK(k.at("flops").get<double>() == 1099511627776.0);  // 2·8192³
+  CHECK(k.at("binding") == "compute");
+  // No faster than the MCU arrays: device >= FLOPs / matrix FLOP/s.
+  const double device = k.at("device_s").get<double>();
+  CHECK(device >= k.at("flops").get<double>() / j.at("matrix_flops_per_s").get<double>());
+  const auto& tot = j.at("totals");
+  CHECK(tot.at("micro_batches") == 1);
+  CHECK(tot.at("iteration_time_s").get<double>() > device);
+  CHECK(tot.at("device_busy_s").get<double>() == device);
+
+  const Run c = run(args + "csv");
+  REQUIRE(c.code == 0);
+  const auto ls = lines(c.out);
+  REQUIRE(ls.size() == 2);  // header and the one kernel
+  CHECK(ls[0].rfind("id,name,kind,phase,", 0) == 0);
+  CHECK(ls[1].rfind("0,gemm,gemm,forward,fp16,,,1,8192,8192,8192,1099511627776.0,", 0) == 0);
+}
+
+TEST_CASE("eval --all-kernels lists each layer's kernels", "[cli][eval]") {
+  const std::string args =
+      "eval --template templates/a100.yaml --workload tests/data/workloads/gpt_defaults.yaml";
+  const Run agg = run(args);
+  REQUIRE(agg.code == 0);
+  CHECK(agg.out.find("\nl*.qkv.fwd ") != std::string::npos);
+  CHECK(agg.out.find("\nl0.qkv.fwd ") == std::string::npos);
+  const Run all = run(args + " --all-kernels");
+  REQUIRE(all.code == 0);
+  CHECK(all.out.find("\nl0.qkv.fwd ") != std::string::npos);
+  CHECK(all.out.find("\nl1.qkv.fwd ") != std::string::npos);
+  CHECK(all.out.find("\nl*.") == std::string::npos);
+}
+
+TEST_CASE("eval takes the technology overrides of arch", "[cli][eval]") {
+  const Run r = run("eval --template templates/a100.yaml --workload studies/workloads/gemm.yaml "
+                    "--tech N5 --memory HBM3 --format json");
+  REQUIRE(r.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j.at("logic") == "N5");
+  const Run bad = run("eval --template templates/a100.yaml --workload "
+                      "studies/workloads/gemm.yaml --tech N55");
+  CHECK(bad.code == 2);
+  CHECK(bad.out.empty());
+  CHECK(bad.err.rfind("command line: error: --tech: unknown logic technology \"N55\"", 0) == 0);
+}
+
+TEST_CASE("eval reports an infeasible design and exits 0", "[cli][eval]") {
+  const std::string args = "eval --techlib techlib --template "
+                           "tests/data/templates/infeasible_core.yaml --workload "
+                           "studies/workloads/gemm.yaml";
+  const std::string reason = "core: no bundle of MCUs fits the core area budget";
+  const Run t = run(args);
+  CHECK(t.code == 0);
+  CHECK(t.err.empty());
+  CHECK(t.out == "gemm-8192 (gemm) on infeasible-core (N7)\n\ninfeasible: " + reason + "\n");
+  const Run j = run(args + " --format json");
+  CHECK(j.code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  CHECK(doc.at("feasible") == false);
+  CHECK(doc.at("infeasible_reason") == reason);
+}
+
+TEST_CASE("eval input errors exit 2", "[cli][eval][config-error]") {
+  const Run missing = run("eval --template templates/a100.yaml --workload "
+                          "studies/workloads/missing.yaml");
+  CHECK(missing.code == 2);
+  CHECK(missing.out.empty());
+  CHECK(missing.err ==
+        "studies/workloads/missing.yaml: error: cannot read file: No such file or directory\n");
+
+  const Run bad = run("eval --template templates/a100.yaml --workload "
+                      "tests/data/workloads/unknown_key.yaml");
+  CHECK(bad.code == 2);
+  CHECK(bad.out.empty());
+  CHECK(bad.err.rfind("tests/data/workloads/unknown_key.yaml:", 0) == 0);
+  CHECK(bad.err.find(": error: ") != std::string::npos);
+
+  const Run fmt = run("eval --template templates/a100.yaml --workload "
+                      "studies/workloads/gemm.yaml --format xml");
+  CHECK(fmt.code == 2);
+  CHECK(fmt.out.empty());
+  CHECK(first_line(fmt.err) == "--format: xml not in {table,csv,json}");
+
+  const Run no_workload = run("eval --template templates/a100.yaml");
+  CHECK(no_workload.code == 2);
+  CHECK(no_workload.out.empty());
+  CHECK(first_line(no_workload.err) == "--workload is required");
+
+  const Run no_template = run("eval --template templates/missing.yaml --workload "
+                              "studies/workloads/gemm.yaml");
+  CHECK(no_template.code == 2);
+  CHECK(no_template.err ==
+        "templates/missing.yaml: error: cannot read file: No such file or directory\n");
 }

@@ -199,6 +199,15 @@ TEST_CASE("require_positive rejects zero and negative values", "[config][config-
         kErrors + ":9:8: error: count: expected a positive number, got \"-3\"");
 }
 
+TEST_CASE("get_non_negative_or accepts zero, rejects negatives and falls back", "[config]") {
+  const ConfigNode c = ConfigNode::load_string("zero: 0 us\nneg: -1 us\n", "n.yaml");
+  CHECK(c.get_non_negative_or<Time>("zero", microseconds(7)).si() == 0.0);
+  CHECK(c.get_non_negative_or<Time>("absent", microseconds(7)).in(units::microseconds) ==
+        Approx(7.0));
+  CHECK(error_of([&] { (void)c.get_non_negative_or<Time>("neg", Time{}); }) ==
+        "n.yaml:2:6: error: neg: expected a non-negative time, got \"-1 us\"");
+}
+
 TEST_CASE("a list where a map is expected, and the reverse", "[config][config-error]") {
   const ConfigNode cfg = ConfigNode::load_file(kErrors);
   CHECK(error_of([&] { (void)cfg.child("tiers"); }) ==

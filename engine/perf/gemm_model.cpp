@@ -1,0 +1,563 @@
+#include "engine/perf/gemm_model.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+#include "engine/core/error.hpp"
+
+namespace pathfinder {
+
+std::string_view to_string(LoopOrder o) {
+  switch (o) {
+    case LoopOrder::kOutputStationary: return "output-stationary";
+    case LoopOrder::kWeightStationary: return "weight-stationary";
+    case LoopOrder::kActivationStationary: return "activation-stationary";
+  }
+  return "?";
+}
+
+namespace {
+
+// Output tiles of the parallel level are at most this elongated unless a side is the whole
+// problem extent (skinny GEMMs): library kernels range from 256x64 to 64x256 and beyond that
+// traffic only grows.
+constexpr double kMaxAspect = 8.0;
+constexpr std::array<LoopOrder, 3> kOrders = {LoopOrder::kOutputStationary,
+                                              LoopOrder::kWeightStationary,
+                                              LoopOrder::kActivationStationary};
+constexpr std::array<Dataflow, 3> kDataflows = {
+    Dataflow::kOutputStationary, Dataflow::kWeightStationary, Dataflow::kActivationStationary};
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+// ⌈extent / side⌉ in floating point (exact for the integer sizes GEMMs have, below 2^53).
+double tiles_along(double extent, std::int64_t side) {
+  return std::ceil(extent / static_cast<double>(side));
+}
+std::int64_t round_up(std::int64_t a, std::int64_t g) { return ceil_div(a, g) * g; }
+
+// Element sizes: inputs and the final output in the kernel's type; partial sums and resident
+// accumulators in fp32 below fp32 (tensor cores and MXUs accumulate in fp32).
+struct Problem {
+  std::int64_t batch, m, n, k;
+  double e, c, acc;
+};
+
+Problem make_problem(const GemmShape& s, DataType dt) {
+  const double e = bytes_per_element(dt).si();
+  return {s.batch, s.m, s.n, s.k, e, e, std::max(e, 4.0)};
+}
+
+// The machine facts the model reads, precomputed once per call.
+struct Ctx {
+  const PerfMachine& mach;
+  Problem p;
+  int levels = 0;
+  int parallel = -1;       // outermost non-global level, -1 when all are global
+  int instances = 1;       // of the parallel level (all MCUs when parallel == -1)
+  int mcus_per_instance = 1;
+  int total_mcus = 1;
+  std::int64_t gm = 1, gn = 1;  // tile granularity: the MCU array
+  std::array<double, kMaxPerfLevels> nested{};
+
+  Ctx(const PerfMachine& m, const Problem& prob) : mach(m), p(prob) {
+    levels = static_cast<int>(m.levels.size());
+    PF_ASSERT(levels <= kMaxPerfLevels);  // more on-chip levels than a plan holds
+    total_mcus = std::max(1, m.bundles * m.mcus_per_bundle);
+    for (int i = levels - 1; i >= 0; --i) {
+      if (m.levels[static_cast<std::size_t>(i)].scope != Scope::kGlobal) {
+        parallel = i;
+        break;
+      }
+    }
+    instances = parallel >= 0 ? std::max(1, level(parallel).instances) : total_mcus;
+    mcus_per_instance = std::max(1, total_mcus / instances);
+    gm = m.array_rows;
+    gn = m.array_cols;
+    for (int i = 0; i < levels; ++i) nested[static_cast<std::size_t>(i)] = m.nested_capacity(i);
+  }
+  [[nodiscard]] const PerfLevel& level(int i) const {
+    return mach.levels[static_cast<std::size_t>(i)];
+  }
+};
+
+// Bytes moved across the boundary above a tile held at one level (see the header's formulas),
+// for the whole problem. `kspan` is the k extent over which the tile's outputs stay resident.
+double boundary_bytes(const Problem& p, const GemmTile& t, const GemmTile& parent, LoopOrder o,
+                      std::int64_t kspan) {
+  const double m = static_cast<double>(p.m), n = static_cast<double>(p.n);
+  const double k = static_cast<double>(p.k);
+  const double a_reads =
+      tiles_along(n, o == LoopOrder::kActivationStationary ? parent.n : t.n);
+  const double b_reads = tiles_along(m, o == LoopOrder::kWeightStationary ? parent.m : t.m);
+  const double passes = tiles_along(k, kspan);
+  const double bytes = p.e * m * k * a_reads + p.e * k * n * b_reads + p.c * m * n +
+                       2.0 * p.acc * m * n * (passes - 1.0);
+  return bytes * static_cast<double>(p.batch);
+}
+
+// Largest n side a tile with m side `m` may take at a level under an order (with k = 1): the
+// footprint rules of max_k solved for n.
+double max_n(const Ctx& c, int lvl, std::int64_t m, LoopOrder o) {
+  const double cap = c.level(lvl).capacity;
+  const double e = c.p.e, acc = c.p.acc, md = static_cast<double>(m);
+  switch (o) {
+    case LoopOrder::kOutputStationary:
+      return std::min(cap / (2.0 * e) - md,
+                      (c.nested[static_cast<std::size_t>(lvl)] - 2.0 * e * md) / (acc * md + 2.0 * e));
+    case LoopOrder::kWeightStationary: return (cap - 2.0 * e * md) / (e + 2.0 * acc * md);
+    case LoopOrder::kActivationStationary: return (cap - e * md) / (2.0 * e + 2.0 * acc * md);
+  }
+  return 0.0;
+}
+
+// Largest k a tile (m, n) may take at a level under an order, or 0 when even k = 1 does not fit.
+double max_k(const Ctx& c, int lvl, std::int64_t m, std::int64_t n, LoopOrder o) {
+  const double cap = c.level(lvl).capacity;
+  const double e = c.p.e, acc = c.p.acc;
+  const double md = static_cast<double>(m), nd = static_cast<double>(n);
+  switch (o) {
+    case LoopOrder::kOutputStationary: {
+      // Streamed A and B slices double-buffered in the level; accumulators in the level and
+      // the levels inside it.
+      const double room = std::min(cap, c.nested[static_cast<std::size_t>(lvl)] - acc * md * nd);
+      return room / (2.0 * e * (md + nd));
+    }
+    case LoopOrder::kWeightStationary:  // B tile resident; A and partial-C slices streamed
+      return (cap - 2.0 * acc * md * nd) / (e * nd + 2.0 * e * md);
+    case LoopOrder::kActivationStationary:  // A tile resident; B and partial-C slices streamed
+      return (cap - 2.0 * acc * md * nd) / (e * md + 2.0 * e * nd);
+  }
+  return 0.0;
+}
+
+// The k side of a tile: the whole parent k when it fits, else the largest power of two.
+std::int64_t choose_k(double limit, std::int64_t parent_k) {
+  if (limit >= static_cast<double>(parent_k)) return parent_k;
+  if (limit < 1.0) return 0;
+  return static_cast<std::int64_t>(std::bit_floor(static_cast<std::uint64_t>(limit)));
+}
+
+bool tile_fits(const Ctx& c, int lvl, const GemmTile& t, LoopOrder o) {
+  return t.m > 0 && t.n > 0 && t.k > 0 && max_k(c, lvl, t.m, t.n, o) >= static_cast<double>(t.k);
+}
+
+// Candidate sides for a dimension: granule·2^j below the padded extent, and the extent itself.
+struct Sides {
+  std::array<std::int64_t, 48> v{};
+  int count = 0;
+};
+Sides sides(std::int64_t extent, std::int64_t granule, std::int64_t bound) {
+  Sides s;
+  const std::int64_t top = std::min(round_up(extent, granule), bound);
+  for (std::int64_t x = granule; x < top && s.count < 47; x *= 2) s.v[static_cast<std::size_t>(s.count++)] = x;
+  s.v[static_cast<std::size_t>(s.count++)] = std::max<std::int64_t>(top, 1);
+  return s;
+}
+
+// Register-file accesses of the MCU arrays (paper eq. 5):
+//   #RegAccess = F·(Nx·Ny + K·Nx + K·Ny) / (2·K·Nx·Ny)
+// with reuse K the number of times the stationary operand is used per load: the rows streamed
+// past resident weights (weight-stationary: the tile's m), the columns past resident
+// activations (n), or the products accumulated into a resident output (k). Counting loads
+// directly gives the same expression: stationary operand F/(2K), the two streamed ones
+// F/(2·Nx) and F/(2·Ny). The reference code computes F·(1/N + 1/(2KN)) instead (§3.6).
+double register_accesses_per_flop(const Ctx& c, const GemmTile& t, Dataflow d) {
+  const double nx = c.mach.array_rows, ny = c.mach.array_cols;
+  double reuse = 1.0;
+  switch (d) {
+    case Dataflow::kWeightStationary: reuse = static_cast<double>(t.m); break;
+    case Dataflow::kActivationStationary: reuse = static_cast<double>(t.n); break;
+    default: reuse = static_cast<double>(t.k); break;
+  }
+  reuse = std::max(reuse, 1.0);
+  return (nx * ny + reuse * nx + reuse * ny) / (2.0 * reuse * nx * ny);
+}
+
+double register_bytes(const Ctx& c, const GemmTile& t, Dataflow d, double flops) {
+  const double eq5 = flops * register_accesses_per_flop(c, t, d) * c.p.e;
+  // A problem narrower than the array still reads every operand once.
+  const double m = static_cast<double>(c.p.m), n = static_cast<double>(c.p.n),
+               k = static_cast<double>(c.p.k);
+  const double compulsory =
+      (c.p.e * (m * k + k * n) + c.p.c * m * n) * static_cast<double>(c.p.batch);
+  return std::max(eq5, compulsory);
+}
+
+std::int64_t parallel_tiles(const Ctx& c, const GemmTile& t) {
+  return c.p.batch * ceil_div(c.p.m, t.m) * ceil_div(c.p.n, t.n);
+}
+
+// Waves of output tiles over the parallel instances, each tile's array blocks spread over the
+// instance's MCUs, every block taking k cycles: the tiles' padding and the idle instances of a
+// last partial wave cost time (wave quantization).
+double compute_time(const Ctx& c, const GemmTile& t) {
+  const std::int64_t waves = ceil_div(parallel_tiles(c, t), c.instances);
+  const std::int64_t blocks = ceil_div(t.m, c.gm) * ceil_div(t.n, c.gn);
+  const double cycles = static_cast<double>(ceil_div(blocks, c.mcus_per_instance)) *
+                        static_cast<double>(c.p.k);
+  const double mcu_flops = c.mach.matrix_flops / c.total_mcus;
+  return static_cast<double>(waves) * cycles * 2.0 * static_cast<double>(c.gm * c.gn) /
+         mcu_flops;
+}
+
+// The k extent over which the parallel level's outputs stay resident: the whole problem's k
+// when every level outside keeps its outputs in place, else the nearest one's k side.
+std::int64_t parent_kspan(const Ctx& c, const GemmPlan& plan) {
+  std::int64_t kspan = c.p.k;
+  for (int i = c.levels - 1; i > c.parallel; --i) {
+    if (plan.orders[static_cast<std::size_t>(i)] != LoopOrder::kOutputStationary) {
+      kspan = plan.tiles[static_cast<std::size_t>(i)].k;
+    }
+  }
+  return kspan;
+}
+
+// Fills the derived figures of a plan whose tiles, orders and dataflow are set.
+void evaluate(const Ctx& c, GemmPlan& plan) {
+  const Problem& p = c.p;
+  const PerfMachine& m = c.mach;
+  const int L = c.levels;
+  plan.levels = L;
+  plan.parallel_level = c.parallel;
+  plan.flops = 2.0 * static_cast<double>(p.batch) * static_cast<double>(p.m) *
+               static_cast<double>(p.n) * static_cast<double>(p.k);
+  plan.bytes.fill(0.0);
+  plan.time.fill(0.0);
+
+  // Traffic each level (and main memory) serves to the level inside it.
+  const GemmTile whole{p.m, p.n, p.k};
+  std::int64_t kspan = p.k;
+  for (int i = L - 1; i >= 0; --i) {
+    const auto u = static_cast<std::size_t>(i);
+    const GemmTile& parent = i + 1 < L ? plan.tiles[u + 1] : whole;
+    if (plan.orders[u] != LoopOrder::kOutputStationary) kspan = plan.tiles[u].k;
+    plan.bytes[u + 1] = boundary_bytes(p, plan.tiles[u], parent, plan.orders[u], kspan);
+  }
+  if (L > 0) {
+    plan.bytes[0] = register_bytes(c, plan.tiles[0], plan.dataflow, plan.flops);
+  } else {
+    plan.bytes[0] = register_bytes(c, whole, plan.dataflow, plan.flops);
+  }
+
+  // Output tiles of the parallel level spread over its instances in waves; each tile's
+  // array blocks spread over the instance's MCUs.
+  const GemmTile pt = c.parallel >= 0 ? plan.tiles[static_cast<std::size_t>(c.parallel)]
+                                      : GemmTile{c.gm, c.gn, p.k};
+  plan.parallel_tiles = parallel_tiles(c, pt);
+  plan.waves = ceil_div(plan.parallel_tiles, c.instances);
+  plan.compute_time = compute_time(c, pt);
+  plan.wave_efficiency = plan.compute_time > 0.0
+                             ? plan.flops / (plan.compute_time * m.matrix_flops)
+                             : 1.0;
+
+  // Per-instance levels lose the bandwidth of instances a partial wave leaves idle.
+  const double active = static_cast<double>(plan.parallel_tiles) /
+                        (static_cast<double>(plan.waves) * c.instances);
+  double worst = plan.compute_time;
+  plan.binding = -1;
+  for (int i = 0; i <= L; ++i) {
+    const auto u = static_cast<std::size_t>(i);
+    const PerfLevel& lv = i < L ? c.level(i) : m.main_memory;
+    const bool shared = lv.scope == Scope::kGlobal || i > c.parallel || i == L;
+    const double bw = lv.bandwidth * (shared ? 1.0 : std::min(1.0, active));
+    plan.time[u] = bw > 0.0 ? plan.bytes[u] / bw : (plan.bytes[u] > 0.0 ? INFINITY : 0.0);
+    if (plan.time[u] > worst) {
+      worst = plan.time[u];
+      plan.binding = i;
+    }
+  }
+  // The first operands reach the MCUs one main-memory latency after the kernel starts.
+  plan.device_time = worst + m.main_memory.latency;
+}
+
+double total_bytes(const GemmPlan& plan) {
+  double s = 0.0;
+  for (int i = 0; i <= plan.levels; ++i) s += plan.bytes[static_cast<std::size_t>(i)];
+  return s;
+}
+
+bool better(const GemmPlan& a, const GemmPlan& b) {
+  if (a.device_time != b.device_time) return a.device_time < b.device_time;
+  return total_bytes(a) < total_bytes(b);
+}
+
+// Outer (global) levels: the tile and order with the least traffic across the boundary above,
+// each level inside its parent, outermost first. For each order and m side, the largest
+// fitting n side wins (traffic falls with n), so the search is linear in the m sides. The
+// level just outside the parallel one also records its best tile per order in `choices`: its
+// tile bounds the parallel tiles, so the caller tries each.
+struct OuterChoice {
+  bool valid = false;
+  GemmTile tile;
+  double bytes = INFINITY;
+};
+void search_outer(const Ctx& c, GemmPlan& plan, std::array<OuterChoice, 3>& choices) {
+  const Problem& p = c.p;
+  for (int i = c.levels - 1; i > c.parallel; --i) {
+    const auto u = static_cast<std::size_t>(i);
+    const GemmTile parent = i + 1 < c.levels ? plan.tiles[u + 1] : GemmTile{p.m, p.n, p.k};
+    const Sides ms = sides(p.m, c.gm, parent.m);
+    const Sides ns = sides(p.n, c.gn, parent.n);
+    std::array<OuterChoice, 3> best{};
+    for (std::size_t oi = 0; oi < kOrders.size(); ++oi) {
+      const LoopOrder o = kOrders[oi];
+      for (int a = 0; a < ms.count; ++a) {
+        const std::int64_t tm = ms.v[static_cast<std::size_t>(a)];
+        const double n_limit = max_n(c, i, tm, o);
+        for (int b = ns.count - 1; b >= 0; --b) {
+          const std::int64_t tn = ns.v[static_cast<std::size_t>(b)];
+          if (static_cast<double>(tn) > n_limit) continue;
+          const std::int64_t tk = choose_k(max_k(c, i, tm, tn, o), parent.k);
+          if (tk == 0) continue;
+          const GemmTile t{tm, tn, tk};
+          const std::int64_t kspan = o == LoopOrder::kOutputStationary ? parent.k : tk;
+          const double bytes = boundary_bytes(p, t, parent, o, kspan);
+          if (bytes < best[oi].bytes) best[oi] = {true, t, bytes};
+          break;  // smaller n only adds traffic for this m and order
+        }
+      }
+    }
+    std::size_t win = 0;
+    for (std::size_t oi = 1; oi < best.size(); ++oi) {
+      if (best[oi].bytes < best[win].bytes) win = oi;
+    }
+    if (best[win].valid) {
+      plan.tiles[u] = best[win].tile;
+      plan.orders[u] = kOrders[win];
+    } else {  // nothing fits: the smallest tile, the plan reports the excess
+      plan.tiles[u] = {std::min(c.gm, parent.m), std::min(c.gn, parent.n), 1};
+      plan.orders[u] = LoopOrder::kOutputStationary;
+    }
+    if (i == c.parallel + 1) choices = best;
+  }
+}
+
+// Inner levels (inside the parallel tile): output-stationary tiles split the parent's output
+// among the MCUs of one instance when the level is per MCU, each the largest that fits.
+void fill_inner(const Ctx& c, GemmPlan& plan) {
+  for (int i = c.parallel - 1; i >= 0; --i) {
+    const auto u = static_cast<std::size_t>(i);
+    const GemmTile parent = plan.tiles[u + 1];
+    const int share = c.level(i).scope == Scope::kMcu &&
+                              c.level(i + 1).scope == Scope::kBundle
+                          ? c.mcus_per_instance
+                          : 1;
+    GemmTile best{};
+    double best_bytes = INFINITY;
+    // Split the parent's output a x b ways with a·b = share (a a power of two dividing it).
+    for (int a = 1; a <= share; a *= 2) {
+      if (share % a != 0) continue;
+      const int b = share / a;
+      const std::int64_t bm = std::max<std::int64_t>(1, ceil_div(parent.m, a));
+      const std::int64_t bn = std::max<std::int64_t>(1, ceil_div(parent.n, b));
+      std::int64_t tm = bm, tn = bn;
+      std::int64_t tk = choose_k(max_k(c, i, tm, tn, LoopOrder::kOutputStationary), parent.k);
+      while (tk == 0 && (tm > 1 || tn > 1)) {  // halve the longer side until it fits
+        if (tm >= tn) tm = std::max<std::int64_t>(1, tm / 2);
+        else tn = std::max<std::int64_t>(1, tn / 2);
+        tk = choose_k(max_k(c, i, tm, tn, LoopOrder::kOutputStationary), parent.k);
+      }
+      if (tk == 0) continue;
+      const GemmTile t{tm, tn, tk};
+      const double bytes = boundary_bytes(c.p, t, parent, LoopOrder::kOutputStationary, c.p.k);
+      if (bytes < best_bytes) {
+        best_bytes = bytes;
+        best = t;
+      }
+    }
+    if (!(best_bytes < INFINITY)) best = {1, 1, 1};
+    plan.tiles[u] = best;
+    plan.orders[u] = LoopOrder::kOutputStationary;
+  }
+}
+
+void choose_dataflow(const Ctx& c, GemmPlan& plan) {
+  if (c.mach.dataflow != Dataflow::kBest) {
+    plan.dataflow = c.mach.dataflow;
+    return;
+  }
+  const GemmTile t = c.levels > 0 ? plan.tiles[0] : GemmTile{c.p.m, c.p.n, c.p.k};
+  double best = INFINITY;
+  for (Dataflow d : kDataflows) {
+    const double b = register_accesses_per_flop(c, t, d);
+    if (b < best) {
+      best = b;
+      plan.dataflow = d;
+    }
+  }
+}
+
+// The parallel level: every fitting output tile inside the tile of the level outside it, each
+// with its inner levels filled; the least time wins. Returns false when no tile fits.
+bool search_parallel(const Ctx& c, GemmPlan& trial, GemmPlan& best, bool found) {
+  const auto u = static_cast<std::size_t>(c.parallel);
+  const GemmTile parent =
+      c.parallel + 1 < c.levels ? trial.tiles[u + 1] : GemmTile{c.p.m, c.p.n, c.p.k};
+  const PerfLevel& above = c.parallel + 1 < c.levels ? c.level(c.parallel + 1) : c.mach.main_memory;
+  const Sides ms = sides(c.p.m, c.gm, parent.m);
+  const Sides ns = sides(c.p.n, c.gn, parent.n);
+  // Per side: tiles along the dimension and array blocks along the tile, so the bound below
+  // needs no division.
+  std::array<double, 48> m_tiles{}, m_blocks{}, n_tiles{}, n_blocks{};
+  for (int a = 0; a < ms.count; ++a) {
+    const auto i = static_cast<std::size_t>(a);
+    m_tiles[i] = static_cast<double>(ceil_div(c.p.m, ms.v[i]));
+    m_blocks[i] = static_cast<double>(ceil_div(ms.v[i], c.gm));
+  }
+  for (int b = 0; b < ns.count; ++b) {
+    const auto i = static_cast<std::size_t>(b);
+    n_tiles[i] = static_cast<double>(ceil_div(c.p.n, ns.v[i]));
+    n_blocks[i] = static_cast<double>(ceil_div(ns.v[i], c.gn));
+  }
+  const double batch = static_cast<double>(c.p.batch);
+  const double inv_instances = 1.0 / c.instances;
+  const double inv_mcus = 1.0 / c.mcus_per_instance;
+  const double block_time = static_cast<double>(c.p.k) * 2.0 * static_cast<double>(c.gm * c.gn) *
+                            c.total_mcus / c.mach.matrix_flops;
+  const double mk = static_cast<double>(c.p.m) * static_cast<double>(c.p.k) * c.p.e * batch;
+  const double kn = static_cast<double>(c.p.k) * static_cast<double>(c.p.n) * c.p.e * batch;
+  const double fixed = boundary_bytes(c.p, GemmTile{c.p.m, c.p.n, c.p.k}, parent,
+                                      LoopOrder::kOutputStationary, parent_kspan(c, trial)) -
+                       mk - kn;  // C's share, the same for every tile
+  const double inv_bw = 1.0 / above.bandwidth;
+  const double latency = c.mach.main_memory.latency;
+  const auto consider = [&](std::size_t ia, std::size_t ib) {
+    const std::int64_t tm = ms.v[ia], tn = ns.v[ib];
+    const std::int64_t tk =
+        choose_k(max_k(c, c.parallel, tm, tn, LoopOrder::kOutputStationary), parent.k);
+    if (tk == 0) return;
+    trial.tiles[u] = {tm, tn, tk};
+    trial.orders[u] = LoopOrder::kOutputStationary;
+    fill_inner(c, trial);
+    choose_dataflow(c, trial);
+    evaluate(c, trial);
+    if (!found || better(trial, best)) {
+      best = trial;
+      found = true;
+    }
+  };
+  // Seed with the largest square-ish tile that fits, then every tile within the aspect limit
+  // (or with a side spanning the problem), pruned by two exact parts of the time: compute, and
+  // the traffic the level above serves, which only grows as the n side shrinks.
+  if (!found) {
+    for (int a = ms.count - 1; a >= 0 && !found; --a) {
+      const auto ia = static_cast<std::size_t>(a);
+      const double n_limit = max_n(c, c.parallel, ms.v[ia], LoopOrder::kOutputStationary);
+      for (int b = ns.count - 1; b >= 0; --b) {
+        const auto ib = static_cast<std::size_t>(b);
+        if (static_cast<double>(ns.v[ib]) > n_limit || ns.v[ib] > ms.v[ia]) continue;
+        consider(ia, ib);
+        break;
+      }
+    }
+  }
+  for (int a = ms.count - 1; a >= 0; --a) {
+    const auto ia = static_cast<std::size_t>(a);
+    const double tm = static_cast<double>(ms.v[ia]);
+    const bool m_whole = ms.v[ia] >= c.p.m;
+    const double n_limit = std::min(max_n(c, c.parallel, ms.v[ia], LoopOrder::kOutputStationary),
+                                    m_whole ? INFINITY : tm * kMaxAspect);
+    for (int b = ns.count - 1; b >= 0; --b) {
+      const auto ib = static_cast<std::size_t>(b);
+      const double tn = static_cast<double>(ns.v[ib]);
+      if (tn > n_limit) continue;
+      if (tm > tn * kMaxAspect && !m_whole && ns.v[ib] < c.p.n) break;
+      if (found) {
+        const double traffic = (mk * n_tiles[ib] + kn * m_tiles[ia] + fixed) * inv_bw + latency;
+        if (traffic >= best.device_time) break;
+        const double waves = std::ceil(batch * m_tiles[ia] * n_tiles[ib] * inv_instances);
+        const double compute =
+            waves * std::ceil(m_blocks[ia] * n_blocks[ib] * inv_mcus) * block_time + latency;
+        if (compute >= best.device_time) continue;
+      }
+      consider(ia, ib);
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
+GemmPlan plan_gemm(const PerfMachine& m, const GemmShape& shape, DataType dtype) {
+  PF_ASSERT(shape.batch > 0 && shape.m > 0 && shape.n > 0 && shape.k > 0);
+  const Ctx c(m, make_problem(shape, dtype));
+  GemmPlan plan;
+  plan.levels = c.levels;
+  std::array<OuterChoice, 3> choices{};
+  search_outer(c, plan, choices);
+  GemmPlan best;
+  bool found = false;
+  if (c.parallel >= 0 && c.parallel + 1 < c.levels) {
+    // Each order of the level outside bounds the parallel tiles differently; orders giving it
+    // the same tile and output residency are searched once.
+    const auto u = static_cast<std::size_t>(c.parallel + 1);
+    for (std::size_t oi = 0; oi < choices.size(); ++oi) {
+      if (!choices[oi].valid) continue;
+      bool repeat = false;
+      for (std::size_t j = 0; j < oi; ++j) {
+        repeat = repeat || (choices[j].valid && choices[j].tile == choices[oi].tile &&
+                            (kOrders[j] == LoopOrder::kOutputStationary) ==
+                                (kOrders[oi] == LoopOrder::kOutputStationary));
+      }
+      if (repeat) continue;
+      GemmPlan trial = plan;
+      trial.tiles[u] = choices[oi].tile;
+      trial.orders[u] = kOrders[oi];
+      found = search_parallel(c, trial, best, found);
+    }
+  } else if (c.parallel >= 0) {
+    GemmPlan trial = plan;
+    found = search_parallel(c, trial, best, found);
+  }
+  if (found) return best;
+  // No parallel level, or nothing fits it: the smallest tile; fits_gemm_plan reports excess.
+  if (c.parallel >= 0) plan.tiles[static_cast<std::size_t>(c.parallel)] = {c.gm, c.gn, 1};
+  fill_inner(c, plan);
+  choose_dataflow(c, plan);
+  evaluate(c, plan);
+  return plan;
+}
+
+GemmPlan evaluate_gemm(const PerfMachine& m, const GemmShape& shape, DataType dtype,
+                       const std::array<GemmTile, kMaxPerfLevels>& tiles,
+                       const std::array<LoopOrder, kMaxPerfLevels>& orders, Dataflow dataflow) {
+  const Ctx c(m, make_problem(shape, dtype));
+  GemmPlan plan;
+  plan.tiles = tiles;
+  plan.orders = orders;
+  plan.dataflow = dataflow;
+  if (dataflow == Dataflow::kBest) {
+    Ctx best_ctx = c;
+    choose_dataflow(best_ctx, plan);
+  }
+  evaluate(c, plan);
+  return plan;
+}
+
+double outer_level_traffic(const PerfMachine& m, const GemmShape& shape, DataType dtype,
+                           int level, const GemmTile& tile, LoopOrder order) {
+  const Ctx c(m, make_problem(shape, dtype));
+  if (!tile_fits(c, level, tile, order)) return INFINITY;
+  const GemmTile whole{shape.m, shape.n, shape.k};
+  const std::int64_t kspan = order == LoopOrder::kOutputStationary ? shape.k : tile.k;
+  return boundary_bytes(c.p, tile, whole, order, kspan);
+}
+
+bool fits_gemm_plan(const PerfMachine& m, const GemmShape& shape, DataType dtype,
+                    const GemmPlan& plan) {
+  const Ctx c(m, make_problem(shape, dtype));
+  GemmTile parent{shape.m, shape.n, shape.k};
+  for (int i = c.levels - 1; i >= 0; --i) {
+    const GemmTile& t = plan.tiles[static_cast<std::size_t>(i)];
+    // Tiles nest within their parent (padded to the array granularity at most).
+    if (t.m > round_up(parent.m, c.gm) || t.n > round_up(parent.n, c.gn) || t.k > parent.k) {
+      return false;
+    }
+    if (!tile_fits(c, i, t, plan.orders[static_cast<std::size_t>(i)])) return false;
+    parent = t;
+  }
+  return true;
+}
+
+}  // namespace pathfinder

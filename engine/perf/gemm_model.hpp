@@ -1,0 +1,87 @@
+// GEMM timing by hierarchical roofline (paper §6.1-6.3, issue 3).
+//
+// A GEMM C[m×n] += A[m×k]·B[k×n] (batch of them) is tiled once per on-chip level. The tile at
+// level i is what that level holds for one of its instances; the traffic it causes is served by
+// the level outside it (level i+1, or main memory for the outermost). The innermost level also
+// serves the MCU arrays' operands, counted by the register-traffic formula (paper eq. 5).
+//
+// Traffic of a tile (tm, tn, tk) inside its parent tile (pm, pn, pk) with loop order O, for the
+// whole problem (M, N, K) and element sizes e (inputs) and c (outputs):
+//   A = e·M·K·⌈N/tn⌉ — or e·M·K·⌈N/pn⌉ when n is the innermost loop (A stays resident)
+//   B = e·K·N·⌈M/tm⌉ — or e·K·N·⌈M/pm⌉ when m is innermost
+//   C = c·M·N·(2·⌈K/tk⌉ − 1) partial sums written and read back — or c·M·N·(2·⌈K/pk⌉ − 1)
+//       when k is innermost (the tile accumulates in place); the final write is always counted
+// A tile fits when its resident operand plus double-buffered streamed slices fit the level, and
+// its output (accumulators) fits the level together with the levels inside it.
+//
+// Parallelism: output tiles of the outermost non-global level (the bundle, a GPU's SM) are
+// spread over its instances in waves; a last partial wave leaves instances idle (wave
+// quantization), and tiles are padded to the MCU array's granularity. Compute time is
+// waves × one tile's time on one instance; per-instance levels lose bandwidth with idle
+// instances, shared levels do not.
+//
+// Search: deterministic. Tile sides are powers of two from the array granularity up to the
+// problem (plus the problem extent itself), each level's loop order is searched, and the plan
+// with the least time wins, ties broken by less total traffic, then by the fixed candidate
+// order. No random sampling (the reference draws N^L = 8000 random tilings).
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "engine/graph/compute_graph.hpp"
+#include "engine/perf/perf_machine.hpp"
+
+namespace pathfinder {
+
+// Which loop runs innermost at a level, and so which operand stays resident there.
+enum class LoopOrder {
+  kOutputStationary,      // k innermost: C accumulates in place
+  kWeightStationary,      // m innermost: the B tile (weights) stays
+  kActivationStationary,  // n innermost: the A tile (activations) stays
+};
+[[nodiscard]] std::string_view to_string(LoopOrder o);
+
+inline constexpr int kMaxPerfLevels = 6;  // on-chip levels a plan can hold
+
+struct GemmTile {
+  std::int64_t m = 0, n = 0, k = 0;
+  friend bool operator==(const GemmTile&, const GemmTile&) = default;
+};
+
+struct GemmPlan {
+  int levels = 0;  // on-chip levels; index `levels` is main memory in the arrays below
+  std::array<GemmTile, kMaxPerfLevels> tiles{};
+  std::array<LoopOrder, kMaxPerfLevels> orders{};
+  Dataflow dataflow = Dataflow::kOutputStationary;  // MCU dataflow used (never kBest)
+  int parallel_level = -1;       // the level whose tiles are spread over instances
+  std::int64_t parallel_tiles = 0;
+  std::int64_t waves = 0;
+  double wave_efficiency = 1.0;  // useful work / (waves × instances × padded tile work)
+  double flops = 0.0;            // 2·batch·m·n·k
+  std::array<double, kMaxPerfLevels + 1> bytes{};  // served by each level, then main memory
+  std::array<double, kMaxPerfLevels + 1> time{};   // bytes / bandwidth (+ latency)
+  double compute_time = 0.0;
+  double device_time = 0.0;      // max of compute and every level
+  int binding = -1;              // -1 compute, else the level index (levels = main memory)
+  [[nodiscard]] double main_memory_bytes() const { return bytes[levels]; }
+};
+
+// Searches the tilings, loop orders and (for Dataflow::kBest) the MCU dataflow.
+[[nodiscard]] GemmPlan plan_gemm(const PerfMachine& m, const GemmShape& shape, DataType dtype);
+
+// Times one given tiling (every level's tile and order) without search: the property tests
+// and the CLI's what-if use it. Tiles must nest and fit; fits_gemm_plan says whether they do.
+[[nodiscard]] GemmPlan evaluate_gemm(const PerfMachine& m, const GemmShape& shape, DataType dtype,
+                                     const std::array<GemmTile, kMaxPerfLevels>& tiles,
+                                     const std::array<LoopOrder, kMaxPerfLevels>& orders,
+                                     Dataflow dataflow);
+// Traffic served to a tile held at `level` directly inside the whole problem under `order`
+// (what the outermost level's search minimizes), or +inf when the tile does not fit there.
+[[nodiscard]] double outer_level_traffic(const PerfMachine& m, const GemmShape& shape,
+                                         DataType dtype, int level, const GemmTile& tile,
+                                         LoopOrder order);
+[[nodiscard]] bool fits_gemm_plan(const PerfMachine& m, const GemmShape& shape, DataType dtype,
+                                  const GemmPlan& plan);
+
+}  // namespace pathfinder

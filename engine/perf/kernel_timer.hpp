@@ -1,0 +1,59 @@
+// Times kernels on one micro-architecture (issue 3): GEMM-shaped kernels by the hierarchical
+// roofline of gemm_model.hpp, memoized by (shape, data type); everything else as a memory
+// stream of its true byte count against the vector units' throughput.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+
+#include "engine/graph/compute_graph.hpp"
+#include "engine/perf/gemm_model.hpp"
+#include "engine/perf/perf_machine.hpp"
+
+namespace pathfinder {
+
+struct KernelTime {
+  double device = 0.0;        // s on the device, launch latency excluded
+  double compute = 0.0;       // s the arithmetic alone takes
+  int binding = -1;           // -1 compute, else a level index (levels() = main memory)
+  double flops = 0.0;
+  double main_memory_bytes = 0.0;
+  double wave_efficiency = 1.0;
+  // FLOP per byte of main-memory traffic (operational intensity at the roofline's floor).
+  [[nodiscard]] double intensity() const {
+    return main_memory_bytes > 0.0 ? flops / main_memory_bytes : 0.0;
+  }
+  // FLOP/s achieved over the device time.
+  [[nodiscard]] double achieved() const { return device > 0.0 ? flops / device : 0.0; }
+};
+
+class KernelTimer {
+ public:
+  explicit KernelTimer(PerfMachine machine);
+  [[nodiscard]] const PerfMachine& machine() const { return m_; }
+  [[nodiscard]] int levels() const { return static_cast<int>(m_.levels.size()); }
+  // Name of a binding index: "compute", a level name, or the main memory's.
+  [[nodiscard]] const std::string& binding_name(int binding) const;
+
+  [[nodiscard]] KernelTime time(const Kernel& k);
+  // The full plan of a GEMM (memoized; the reference stays valid until the timer dies).
+  [[nodiscard]] const GemmPlan& gemm_plan(const GemmShape& shape, DataType dtype);
+  [[nodiscard]] std::size_t memoized() const { return cache_.size(); }
+
+ private:
+  struct Key {
+    std::int64_t batch, m, n, k;
+    DataType dtype;
+    friend bool operator==(const Key&, const Key&) = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const noexcept;
+  };
+  [[nodiscard]] KernelTime stream_time(const Kernel& k) const;
+
+  PerfMachine m_;
+  std::unordered_map<Key, GemmPlan, KeyHash> cache_;
+  std::string compute_name_ = "compute";
+};
+
+}  // namespace pathfinder

@@ -1,0 +1,39 @@
+#include "engine/perf/perf_machine.hpp"
+
+namespace pathfinder {
+
+double PerfMachine::nested_capacity(int level) const {
+  // One instance of `level` contains instances of the inner levels in the ratio of their counts
+  // (a bundle holds its MCUs' register files; the global level holds everything).
+  const PerfLevel& outer = levels[static_cast<std::size_t>(level)];
+  double total = outer.capacity;
+  for (int i = 0; i < level; ++i) {
+    const PerfLevel& inner = levels[static_cast<std::size_t>(i)];
+    total += inner.capacity * inner.instances / outer.instances;
+  }
+  return total;
+}
+
+PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch) {
+  PerfMachine m;
+  m.name = arch.name;
+  m.matrix_flops = arch.core.effective.si();
+  m.vector_flops = arch.core.peak.si() * spec.tmpl.core.vector_throughput_ratio;
+  m.bundles = arch.core.bundles;
+  m.mcus_per_bundle = spec.tmpl.core.mcus_per_bundle;
+  m.array_rows = spec.tmpl.core.array_rows;
+  m.array_cols = spec.tmpl.core.array_cols;
+  m.dataflow = spec.tmpl.core.dataflow;
+  m.levels.reserve(arch.levels.size());
+  for (const LevelStats& l : arch.levels) {
+    m.levels.push_back({l.name, l.scope, l.instances, l.capacity_per_instance.si(),
+                        l.bandwidth.si(), l.latency.si()});
+  }
+  const MainMemoryStats& mm = arch.main_memory;
+  m.main_memory = {mm.technology, Scope::kGlobal, 1, mm.capacity.si(),
+                   mm.bandwidth.si() * spec.tmpl.main_memory.max_utilization, mm.latency.si()};
+  m.host = spec.tmpl.host;
+  return m;
+}
+
+}  // namespace pathfinder

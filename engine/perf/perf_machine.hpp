@@ -1,0 +1,43 @@
+// The view of a generated micro-architecture that kernel timing needs (issue 3): flat numbers
+// in SI units, built once per micro-architecture and then read in the inner loop of every
+// search, so nothing here allocates after construction.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/arch/arch_spec.hpp"
+#include "engine/arch/micro_arch.hpp"
+
+namespace pathfinder {
+
+struct PerfLevel {
+  std::string name;
+  Scope scope = Scope::kGlobal;
+  int instances = 1;        // enabled copies: 1 (global), bundles, or MCUs
+  double capacity = 0.0;    // bytes per instance
+  double bandwidth = 0.0;   // bytes/s over all instances
+  double latency = 0.0;     // s
+};
+
+struct PerfMachine {
+  std::string name;
+  double matrix_flops = 0.0;  // FLOP/s of the MCU arrays: peak x max_utilization
+  double vector_flops = 0.0;  // FLOP/s for element-wise work
+  int bundles = 1;            // enabled bundles: the units output tiles are spread over
+  int mcus_per_bundle = 1;
+  int array_rows = 1;         // MCU systolic array (paper eq. 5's Nx, Ny)
+  int array_cols = 1;
+  Dataflow dataflow = Dataflow::kBest;
+  std::vector<PerfLevel> levels;  // on-chip, innermost (registers) first
+  PerfLevel main_memory;          // capacity per device, effective bandwidth
+  HostSpec host;
+  // Capacity available to one instance of level i and the levels inside it: what an output
+  // tile held at level i may occupy (accumulators can sit in the inner levels).
+  [[nodiscard]] double nested_capacity(int level) const;
+};
+
+// From a template bound to its technologies and one generated micro-architecture.
+[[nodiscard]] PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch);
+
+}  // namespace pathfinder

@@ -1,0 +1,283 @@
+#include "engine/perf/perf_report.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstddef>
+#include <sstream>
+#include <unordered_map>
+
+#include "engine/core/error.hpp"
+#include "engine/core/format.hpp"
+
+namespace pathfinder {
+namespace {
+
+constexpr std::array<Phase, 4> kAllPhases{Phase::kForward, Phase::kBackwardData,
+                                          Phase::kBackwardWeight, Phase::kUpdate};
+
+std::string heading(const MicroArch& a, const Workload& w) {
+  return w.name + " (" + std::string(to_string(kind_of(w.spec))) + ") on " + a.name + " (" +
+         a.logic + ")";
+}
+
+nlohmann::ordered_json head_json(const MicroArch& a, const Workload& w) {
+  nlohmann::ordered_json j;
+  j["workload"] = w.name;
+  j["workload_kind"] = to_string(kind_of(w.spec));
+  j["device"] = a.name;
+  j["logic"] = a.logic;
+  j["feasible"] = a.feasible;
+  if (!a.feasible) j["infeasible_reason"] = a.infeasible_reason;
+  return j;
+}
+
+nlohmann::ordered_json shape_json(const GemmShape& s) {
+  return {{"batch", s.batch}, {"m", s.m}, {"n", s.n}, {"k", s.k}};
+}
+
+std::string shape_text(const GemmShape& s) {
+  std::string out = s.batch > 1 ? std::to_string(s.batch) + " x " : std::string();
+  return out + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+
+double achieved_per_iteration(const GraphTiming& g) {
+  return g.iteration_time > 0.0 ? g.flops / g.iteration_time : 0.0;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+constexpr const char* kCsvHeader =
+    "id,name,kind,phase,dtype,layer,step,batch,m,n,k,flops,bytes,main_memory_bytes,compute_s,"
+    "device_s,binding,flops_per_s,intensity_flop_per_byte,wave_efficiency,start_s,end_s\n";
+
+// The shortest text that reads back as the same double (as the JSON writer prints it).
+std::string num(double x) { return nlohmann::json(x).dump(); }
+
+}  // namespace
+
+std::string kernel_group_name(std::string_view name) {
+  std::string out;
+  std::size_t i = 0;
+  while (i + 2 < name.size() && (name[i] == 't' || name[i] == 'l') &&
+         std::isdigit(static_cast<unsigned char>(name[i + 1])) != 0) {
+    std::size_t j = i + 1;
+    while (j < name.size() && std::isdigit(static_cast<unsigned char>(name[j])) != 0) ++j;
+    if (j >= name.size() || name[j] != '.') break;  // "l2norm" or a name ending in digits
+    out += name[i];
+    out += "*.";
+    i = j + 1;
+  }
+  out += name.substr(i);
+  return out;
+}
+
+std::vector<KernelGroup> group_kernels(const Workload& w, const GraphTiming& g,
+                                       bool all_kernels) {
+  const auto& ks = w.graph.kernels();
+  PF_ASSERT(g.kernels.size() == ks.size());
+  std::vector<KernelGroup> groups;
+  std::unordered_map<std::string, std::size_t> index;
+  const double micro_batches =
+      static_cast<double>(std::max<std::int64_t>(w.stats.micro_batches, 1));
+  for (std::size_t id = 0; id < ks.size(); ++id) {
+    const Kernel& k = ks[id];
+    const KernelTime& t = g.kernels[id].time;
+    std::string name = all_kernels ? k.name : kernel_group_name(k.name);
+    auto [it, added] = index.try_emplace(name, groups.size());
+    if (added) {
+      KernelGroup n;
+      n.name = std::move(name);
+      n.first = static_cast<KernelId>(id);
+      n.phase = k.phase;
+      n.kind = k.kind;
+      n.shape = k.gemm;
+      n.binding = t.binding;
+      groups.push_back(std::move(n));
+    }
+    KernelGroup& grp = groups[it->second];
+    if (!added) {
+      if (grp.shape && grp.shape != k.gemm) grp.shape.reset();
+      if (grp.binding && *grp.binding != t.binding) grp.binding.reset();
+    }
+    ++grp.count;
+    grp.device += t.device;
+    grp.iteration_device += k.phase == Phase::kUpdate ? t.device : t.device * micro_batches;
+    grp.flops += t.flops;
+    grp.main_memory_bytes += t.main_memory_bytes;
+  }
+  return groups;
+}
+
+nlohmann::ordered_json to_json(const MicroArch& a, const Workload& w, const GraphTiming& g,
+                               const KernelTimer& t) {
+  const auto& ks = w.graph.kernels();
+  PF_ASSERT(g.kernels.size() == ks.size());
+  nlohmann::ordered_json j = head_json(a, w);
+  j["peak_flops_per_s"] = a.core.peak.si();
+  j["matrix_flops_per_s"] = t.machine().matrix_flops;
+  j["vector_flops_per_s"] = t.machine().vector_flops;
+  j["main_memory_bandwidth_bytes_per_s"] = t.machine().main_memory.bandwidth;
+  auto kernels = nlohmann::ordered_json::array();
+  for (std::size_t id = 0; id < ks.size(); ++id) {
+    const Kernel& k = ks[id];
+    const KernelRun& r = g.kernels[id];
+    nlohmann::ordered_json kj;
+    kj["id"] = id;
+    kj["name"] = k.name;
+    kj["kind"] = to_string(k.kind);
+    kj["phase"] = to_string(k.phase);
+    kj["dtype"] = to_string(k.dtype);
+    kj["layer"] = k.layer >= 0 ? nlohmann::ordered_json(k.layer) : nlohmann::ordered_json();
+    kj["step"] = k.step >= 0 ? nlohmann::ordered_json(k.step) : nlohmann::ordered_json();
+    kj["gemm"] = k.gemm ? shape_json(*k.gemm) : nlohmann::ordered_json();
+    kj["flops"] = r.time.flops;
+    kj["bytes"] = k.bytes().si();
+    kj["main_memory_bytes"] = r.time.main_memory_bytes;
+    kj["compute_s"] = r.time.compute;
+    kj["device_s"] = r.time.device;
+    kj["binding"] = t.binding_name(r.time.binding);
+    kj["flops_per_s"] = r.time.achieved();
+    kj["intensity_flop_per_byte"] = r.time.intensity();
+    kj["wave_efficiency"] = r.time.wave_efficiency;
+    kj["start_s"] = r.start;
+    kj["end_s"] = r.end;
+    kernels.push_back(std::move(kj));
+  }
+  j["kernels"] = std::move(kernels);
+
+  nlohmann::ordered_json tot;
+  nlohmann::ordered_json phases;
+  for (Phase p : kAllPhases) {
+    const PhaseTotals& pt = g.phases[static_cast<std::size_t>(p)];
+    phases[std::string(to_string(p))] = {
+        {"kernels", pt.kernels}, {"device_s", pt.device}, {"flops", pt.flops}};
+  }
+  tot["phases"] = std::move(phases);
+  tot["micro_batches"] = w.stats.micro_batches;
+  tot["micro_batch_span_s"] = g.micro_batch_span;
+  tot["update_span_s"] = g.update_span;
+  tot["input_transfer_s"] = g.input_transfer;
+  tot["iteration_time_s"] = g.iteration_time;
+  tot["device_busy_s"] = g.device_busy;
+  tot["device_utilization"] = g.device_utilization();
+  tot["flops_per_iteration"] = g.flops;
+  const double achieved = achieved_per_iteration(g);
+  tot["achieved_flops_per_s"] = achieved;
+  tot["fraction_of_peak"] = a.core.peak.si() > 0.0 ? achieved / a.core.peak.si() : 0.0;
+  j["totals"] = std::move(tot);
+  return j;
+}
+
+std::string to_csv(const Workload& w, const GraphTiming& g, const KernelTimer& t) {
+  const auto& ks = w.graph.kernels();
+  PF_ASSERT(g.kernels.size() == ks.size());
+  std::string out = kCsvHeader;
+  for (std::size_t id = 0; id < ks.size(); ++id) {
+    const Kernel& k = ks[id];
+    const KernelTime& kt = g.kernels[id].time;
+    auto opt_int = [](std::int64_t v, bool present) {
+      return present ? std::to_string(v) : std::string();
+    };
+    out += std::to_string(id) + "," + csv_field(k.name) + "," + std::string(to_string(k.kind)) +
+           "," + std::string(to_string(k.phase)) + "," + std::string(to_string(k.dtype)) + "," +
+           opt_int(k.layer, k.layer >= 0) + "," + opt_int(k.step, k.step >= 0) + ",";
+    if (k.gemm) {
+      out += std::to_string(k.gemm->batch) + "," + std::to_string(k.gemm->m) + "," +
+             std::to_string(k.gemm->n) + "," + std::to_string(k.gemm->k) + ",";
+    } else {
+      out += ",,,,";
+    }
+    out += num(kt.flops) + "," + num(k.bytes().si()) + "," + num(kt.main_memory_bytes) + "," +
+           num(kt.compute) + "," + num(kt.device) + "," + csv_field(t.binding_name(kt.binding)) +
+           "," + num(kt.achieved()) + "," + num(kt.intensity()) + "," + num(kt.wave_efficiency) +
+           "," + num(g.kernels[id].start) + "," + num(g.kernels[id].end) + "\n";
+  }
+  return out;
+}
+
+std::string format_table(const MicroArch& a, const Workload& w, const GraphTiming& g,
+                         const KernelTimer& t, bool all_kernels) {
+  const std::vector<KernelGroup> groups = group_kernels(w, g, all_kernels);
+  std::size_t name_w = 6;
+  std::size_t shape_w = 5;
+  for (const KernelGroup& k : groups) {
+    name_w = std::max(name_w, k.name.size());
+    if (k.shape) shape_w = std::max(shape_w, shape_text(*k.shape).size());
+  }
+  const int nw = static_cast<int>(name_w), sw = static_cast<int>(shape_w);
+  const PerfMachine& m = t.machine();
+
+  std::ostringstream o;
+  o << heading(a, w) << "\n"
+    << printf_string("peak %.4g TFLOP/s; timed at %.4g (matrix) and %.4g (vector) TFLOP/s, "
+                     "main memory %.4g TB/s",
+                     a.core.peak.in(units::teraflops_per_second), m.matrix_flops * 1e-12,
+                     m.vector_flops * 1e-12, m.main_memory.bandwidth * 1e-12)
+    << "\n\n";
+
+  o << printf_string("%-*s %6s  %-15s  %-*s %10s %6s  %-12s %8s %8s\n", nw, "kernel", "count",
+                     "phase", sw, "shape", "time", "%busy", "bound by", "TFLOP/s", "FLOP/B");
+  for (const KernelGroup& k : groups) {
+    const std::string shape = k.shape         ? shape_text(*k.shape)
+                              : is_gemm(k.kind) ? std::string("mixed")
+                                                : std::string("-");
+    const std::string binding = k.binding ? t.binding_name(*k.binding) : std::string("mixed");
+    const double busy = g.device_busy > 0.0 ? 100.0 * k.iteration_device / g.device_busy : 0.0;
+    o << printf_string("%-*s %6d  %-15s  %-*s %10s %6.1f  %-12s %8.1f %8.4g\n", nw,
+                       k.name.c_str(), k.count, std::string(to_string(k.phase)).c_str(), sw,
+                       shape.c_str(), format_seconds(k.device).c_str(), busy, binding.c_str(),
+                       k.achieved() * 1e-12, k.intensity());
+  }
+
+  o << "\n" << printf_string("%-16s %7s %10s %8s\n", "phase", "kernels", "device", "TFLOP/s");
+  for (Phase p : kAllPhases) {
+    const PhaseTotals& pt = g.phases[static_cast<std::size_t>(p)];
+    if (pt.kernels == 0) continue;
+    o << printf_string("%-16s %7d %10s %8.1f\n", std::string(to_string(p)).c_str(), pt.kernels,
+                       format_seconds(pt.device).c_str(),
+                       pt.device > 0.0 ? pt.flops / pt.device * 1e-12 : 0.0);
+  }
+  o << "(time, device: summed over one micro-batch, update over one step; %busy: share of the\n"
+       " iteration's device time; FLOP/B: FLOP per main-memory byte)\n";
+
+  const double achieved = achieved_per_iteration(g);
+  const double peak = a.core.peak.si();
+  auto line = [&o](const char* what, const std::string& value, const std::string& note) {
+    o << printf_string("%-16s %14s", what, value.c_str()) << (note.empty() ? "" : "  ") << note
+      << "\n";
+  };
+  o << "\n";
+  line("micro-batch span", format_seconds(g.micro_batch_span), "forward and backward stream");
+  line("update span", format_seconds(g.update_span), "optimizer step, once per iteration");
+  line("input transfer", format_seconds(g.input_transfer), "host to device, per micro-batch");
+  line("micro-batches", std::to_string(w.stats.micro_batches), "per iteration");
+  line("iteration time", format_seconds(g.iteration_time), "");
+  line("device busy", format_seconds(g.device_busy),
+       printf_string("%.1f%% utilization", 100.0 * g.device_utilization()));
+  line("achieved", printf_string("%.1f TFLOP/s", achieved * 1e-12),
+       printf_string("%.1f%% of peak", peak > 0.0 ? 100.0 * achieved / peak : 0.0));
+  return o.str();
+}
+
+nlohmann::ordered_json infeasible_json(const MicroArch& a, const Workload& w) {
+  PF_ASSERT(!a.feasible);
+  return head_json(a, w);
+}
+
+std::string infeasible_csv(const MicroArch& a) {
+  PF_ASSERT(!a.feasible);
+  return std::string(kCsvHeader) + "# infeasible: " + a.infeasible_reason + "\n";
+}
+
+std::string format_infeasible_table(const MicroArch& a, const Workload& w) {
+  PF_ASSERT(!a.feasible);
+  return heading(a, w) + "\n\ninfeasible: " + a.infeasible_reason + "\n";
+}
+
+}  // namespace pathfinder

@@ -1,0 +1,72 @@
+// Writers for one workload timed on one device (`pathfinder eval`): JSON, CSV and a human table.
+// Every number carries its unit in its key or column name (device_s, flops_per_s).
+//
+// Kernel figures are per execution of the graph: one micro-batch's forward and backward
+// kernels and the update kernels of one optimizer step. Totals follow GraphTiming's definitions
+// (iteration = micro_batches × (input transfer + micro-batch span) + update + host costs, as
+// graph_timing.hpp has it). "Peak" is the MCU arrays' peak FLOP/s (MicroArch core.peak, what
+// `pathfinder arch` prints), before the template's core.max_utilization derating that the
+// timer itself uses (reported as matrix_flops_per_s).
+//
+// CSV: one row per kernel after one header line, nothing else (a rectangular table for
+// spreadsheets and pandas); the totals are in the JSON and the table only.
+//
+// Table: kernels whose names differ only by the layer prefix `l<N>.` and the LSTM step prefix
+// `t<N>.` share one row (name `t*.l*.cell.fwd`, with their count and summed time), in graph
+// order of first occurrence; all_kernels lists every kernel instead.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/arch/micro_arch.hpp"
+#include "engine/graph/workload.hpp"
+#include "engine/perf/graph_timing.hpp"
+#include "engine/perf/kernel_timer.hpp"
+
+namespace pathfinder {
+
+[[nodiscard]] nlohmann::ordered_json to_json(const MicroArch& a, const Workload& w,
+                                             const GraphTiming& g, const KernelTimer& t);
+[[nodiscard]] std::string to_csv(const Workload& w, const GraphTiming& g, const KernelTimer& t);
+[[nodiscard]] std::string format_table(const MicroArch& a, const Workload& w,
+                                       const GraphTiming& g, const KernelTimer& t,
+                                       bool all_kernels = false);
+
+// An infeasible micro-architecture is a result, not an error: the same heading with
+// `feasible: false` and the generator's reason, and no kernels. The CSV is the header line
+// followed by one `# infeasible: <reason>` line.
+[[nodiscard]] nlohmann::ordered_json infeasible_json(const MicroArch& a, const Workload& w);
+[[nodiscard]] std::string infeasible_csv(const MicroArch& a);
+[[nodiscard]] std::string format_infeasible_table(const MicroArch& a, const Workload& w);
+
+// The table's grouping. "l3.qkv.fwd" -> "l*.qkv.fwd", "t5.l1.cell.fwd" -> "t*.l*.cell.fwd",
+// "logits.fwd" unchanged: leading `t<digits>.` and `l<digits>.` segments become `t*.`/`l*.`.
+[[nodiscard]] std::string kernel_group_name(std::string_view kernel_name);
+
+struct KernelGroup {
+  std::string name;                // kernel_group_name of its members
+  KernelId first = 0;              // id of the first member (the groups' order)
+  int count = 0;
+  Phase phase = Phase::kForward;   // of the first member
+  KernelKind kind = KernelKind::kElementwise;
+  std::optional<GemmShape> shape;  // when every member is a GEMM of this one shape
+  std::optional<int> binding;      // when every member binds on the same level; else "mixed"
+  double device = 0.0;             // s, summed over the members (one execution of the graph)
+  double iteration_device = 0.0;   // s per iteration: forward and backward members count once
+                                   // per micro-batch, update members once
+  double flops = 0.0;              // summed
+  double main_memory_bytes = 0.0;  // summed
+  [[nodiscard]] double achieved() const { return device > 0.0 ? flops / device : 0.0; }
+  [[nodiscard]] double intensity() const {
+    return main_memory_bytes > 0.0 ? flops / main_memory_bytes : 0.0;
+  }
+};
+// Groups of the graph's kernels in order of first occurrence; with all_kernels one per kernel.
+[[nodiscard]] std::vector<KernelGroup> group_kernels(const Workload& w, const GraphTiming& g,
+                                                     bool all_kernels = false);
+
+}  // namespace pathfinder

@@ -1,0 +1,227 @@
+// GEMM hierarchical roofline: calibration against measured A100 GEMMs, parity with the
+// reference implementation, the register-traffic formula, wave quantization, and properties.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include "engine/perf/gemm_model.hpp"
+#include "engine/perf/graph_timing.hpp"
+#include "tests/perf/perf_fixtures.hpp"
+
+namespace pathfinder {
+namespace {
+
+struct MeasuredGemm {
+  std::int64_t m, k, n;
+  double ms;
+};
+
+std::vector<MeasuredGemm> llmcompass_a100() {
+  std::ifstream f(PATHFINDER_SHARED_DIR "/calibration/llmcompass_a100_fp16_gemm.csv");
+  REQUIRE(f.good());
+  std::string line;
+  std::getline(f, line);  // M,K,N,latency_ms,tflops
+  std::vector<MeasuredGemm> rows;
+  while (std::getline(f, line)) {
+    MeasuredGemm g{};
+    char comma = 0;
+    std::istringstream is(line);
+    is >> g.m >> comma >> g.k >> comma >> g.n >> comma >> g.ms;
+    rows.push_back(g);
+  }
+  return rows;
+}
+
+const std::vector<std::string> kTemplates = {"a100", "v100", "h100", "deepflow_v100",
+                                             "tpu_systolic", "mcm4", "waferscale"};
+
+}  // namespace
+
+TEST_CASE("[calibration] A100 FP16 GEMMs: the 20 LLMCompass measurements", "[perf]") {
+  // Each measurement times one cuBLAS call from the host, so the prediction is the isolated
+  // time: the template's host floor (dispatch 12 + launch 5 + synchronize 11 = 28 us) plus the
+  // device time of the searched plan.
+  const PerfMachine m = test::shipped_machine("a100");
+  double sum = 0.0, worst = 0.0;
+  const auto rows = llmcompass_a100();
+  REQUIRE(rows.size() == 20);
+  std::printf("\n%7s %7s %7s %10s %10s %7s  %s\n", "M", "K", "N", "meas ms", "pred ms", "err",
+              "binding");
+  for (const MeasuredGemm& g : rows) {
+    const GemmPlan p = plan_gemm(m, GemmShape{1, g.m, g.n, g.k}, DataType::kFp16);
+    KernelTime t;
+    t.device = p.device_time;
+    const double pred = isolated_time(m.host, t) * 1e3;
+    const double err = (pred - g.ms) / g.ms;
+    sum += std::abs(err);
+    worst = std::max(worst, std::abs(err));
+    std::printf("%7lld %7lld %7lld %10.4f %10.4f %+6.1f%%  %s\n", static_cast<long long>(g.m),
+                static_cast<long long>(g.k), static_cast<long long>(g.n), g.ms, pred, 100 * err,
+                p.binding < 0 ? "compute"
+                : p.binding < p.levels ? m.levels[static_cast<std::size_t>(p.binding)].name.c_str()
+                                       : m.main_memory.name.c_str());
+  }
+  const double mape = sum / static_cast<double>(rows.size());
+  std::printf("MAPE %.2f%%, worst %.2f%% (bounds 10%%, 25%%)\n", 100 * mape, 100 * worst);
+  CHECK(mape <= 0.10);
+  CHECK(worst <= 0.25);
+}
+
+TEST_CASE("parity: the reference's V100 8192^3 GEMM (deepflow-reference.md §8)", "[perf]") {
+  // The reference predicts 10.355114 ms: compute-bound at 106.2 TFLOP/s (124.96 peak x 0.85
+  // util) plus its 9 us kernel_launch_overhead. deepflow_v100 holds the same numbers
+  // (launch_latency 9 us, no dispatch or synchronize).
+  const PerfMachine m = test::shipped_machine("deepflow_v100");
+  const GemmPlan p = plan_gemm(m, GemmShape{1, 8192, 8192, 8192}, DataType::kFp16);
+  KernelTime t;
+  t.device = p.device_time;
+  const double pred = isolated_time(m.host, t);
+  std::printf("\nreference V100 8192^3: predicted %.4f ms, reference 10.3551 ms\n", pred * 1e3);
+  CHECK(p.binding == -1);
+  CHECK(pred == Approx(10.355114e-3).epsilon(0.10));
+  // Tighter than required: the same arithmetic gives the same answer.
+  CHECK(pred == Approx(10.355114e-3).epsilon(0.01));
+}
+
+TEST_CASE("register traffic follows paper eq. 5 with the dataflow's reuse", "[perf]") {
+  // A100: 16x16 arrays. Tiles chosen by hand; eq. 5: F·(Nx·Ny + K·Nx + K·Ny)/(2·K·Nx·Ny)
+  // accesses of 2 bytes, with K = the RF tile's m (weight-), n (activation-) or k
+  // (output-stationary).
+  const PerfMachine m = test::shipped_machine("a100");
+  const GemmShape s{1, 4096, 4096, 4096};
+  std::array<GemmTile, kMaxPerfLevels> tiles{};
+  tiles[0] = {64, 32, 16};      // RF, per tensor core
+  tiles[1] = {128, 64, 16};     // L1, per SM
+  tiles[2] = {2048, 2048, 16};  // L2
+  std::array<LoopOrder, kMaxPerfLevels> orders{};
+  const double F = 2.0 * 4096.0 * 4096.0 * 4096.0;
+  const auto eq5 = [&](double K) { return F * (256 + 32 * K) / (2 * K * 256) * 2.0; };
+  CHECK(evaluate_gemm(m, s, DataType::kFp16, tiles, orders, Dataflow::kWeightStationary).bytes[0] ==
+        Approx(eq5(64)));
+  CHECK(evaluate_gemm(m, s, DataType::kFp16, tiles, orders, Dataflow::kActivationStationary)
+            .bytes[0] == Approx(eq5(32)));
+  CHECK(evaluate_gemm(m, s, DataType::kFp16, tiles, orders, Dataflow::kOutputStationary)
+            .bytes[0] == Approx(eq5(16)));
+  // `best` picks the largest reuse: weight-stationary here.
+  CHECK(evaluate_gemm(m, s, DataType::kFp16, tiles, orders, Dataflow::kBest).dataflow ==
+        Dataflow::kWeightStationary);
+}
+
+TEST_CASE("traffic per level follows the tile formulas, C written back", "[perf]") {
+  // L2 tile 2048x2048 output-stationary inside the whole 4096^3 problem: A read 4096/2048 = 2
+  // times, B twice, C written once: 2·(2·4096²) + 2·(2·4096²) + 2·4096² bytes = 5·2·4096².
+  const PerfMachine m = test::shipped_machine("a100");
+  const GemmShape s{1, 4096, 4096, 4096};
+  const double mn = 4096.0 * 4096.0;
+  CHECK(outer_level_traffic(m, s, DataType::kFp16, 2, {2048, 2048, 16},
+                            LoopOrder::kOutputStationary) == Approx(5 * 2 * mn));
+  // Weight-stationary with k = 512 < K: B read once, A per n tile (2x), and C's partial sums
+  // leave and return 4096/512 - 1 = 7 times in fp32: 2·2mn + 2mn + 2mn + 2·4·mn·7.
+  CHECK(outer_level_traffic(m, s, DataType::kFp16, 2, {1024, 2048, 512},
+                            LoopOrder::kWeightStationary) ==
+        Approx(4 * mn + 2 * mn + 2 * mn + 56 * mn));
+  // A tile larger than the level (40 MiB) does not fit.
+  CHECK(std::isinf(outer_level_traffic(m, s, DataType::kFp16, 2, {4096, 4096, 4096},
+                                       LoopOrder::kOutputStationary)));
+}
+
+TEST_CASE("wave quantization: output tiles over 108 SMs", "[perf]") {
+  // M=256, N=K=12288 on the A100: any tile of 32K outputs gives 256·12288/32768 = 96 tiles,
+  // one wave on 108 SMs, 96/108 = 0.889 of the machine (measured 242.7 of 296 TFLOP/s = 0.82).
+  const PerfMachine m = test::shipped_machine("a100");
+  const GemmPlan p = plan_gemm(m, GemmShape{1, 256, 12288, 12288}, DataType::kFp16);
+  CHECK(p.waves == (p.parallel_tiles + 107) / 108);
+  CHECK(p.wave_efficiency == Approx(96.0 / 108.0).margin(0.005));
+  // Fixed 128x128 tiles (64 array blocks, 16 per tensor core): 108 row tiles fill one wave
+  // exactly; 109 need a second wave with one busy SM, 109/216 = 0.505 of the machine.
+  std::array<GemmTile, kMaxPerfLevels> tiles{};
+  tiles[0] = {64, 64, 16};
+  tiles[1] = {128, 128, 32};
+  tiles[2] = {16384, 128, 32};
+  const std::array<LoopOrder, kMaxPerfLevels> orders{};
+  const auto eff = [&](std::int64_t rows) {
+    return evaluate_gemm(m, GemmShape{1, 128 * rows, 128, 4096}, DataType::kFp16, tiles, orders,
+                         Dataflow::kBest)
+        .wave_efficiency;
+  };
+  CHECK(eff(108) == Approx(1.0));
+  CHECK(eff(109) == Approx(109.0 / 216.0));
+}
+
+TEST_CASE("the outer level's tile has the least traffic of every fitting tile of its order",
+          "[perf]") {
+  // Brute force over all power-of-two sides and the extents for the L2 tile of a few shapes.
+  const PerfMachine m = test::shipped_machine("a100");
+  for (const GemmShape s : {GemmShape{1, 8192, 8192, 8192}, GemmShape{1, 64, 12288, 12288},
+                            GemmShape{1, 2048, 36864, 12288}, GemmShape{1, 12288, 4096, 96}}) {
+    const GemmPlan p = plan_gemm(m, s, DataType::kFp16);
+    const GemmTile chosen = p.tiles[2];
+    const double got = outer_level_traffic(m, s, DataType::kFp16, 2, chosen, p.orders[2]);
+    REQUIRE(got == Approx(p.main_memory_bytes()));
+    const auto sides = [](std::int64_t extent) {
+      std::vector<std::int64_t> v;
+      for (std::int64_t x = 1; x < extent; x *= 2) v.push_back(x);
+      v.push_back(extent);
+      return v;
+    };
+    double best = INFINITY;
+    for (std::int64_t tm : sides(s.m)) {
+      for (std::int64_t tn : sides(s.n)) {
+        for (std::int64_t tk : sides(s.k)) {
+          best = std::min(best, outer_level_traffic(m, s, DataType::kFp16, 2, {tm, tn, tk},
+                                                    p.orders[2]));
+        }
+      }
+    }
+    INFO(s.m << "x" << s.n << "x" << s.k);
+    CHECK(got <= best * (1.0 + 1e-12));
+  }
+}
+
+TEST_CASE("properties: tilings fit, traffic >= compulsory, more bandwidth or FLOP/s never slower",
+          "[perf]") {
+  std::mt19937_64 rng(20261121);
+  std::uniform_int_distribution<int> log_side(0, 14);  // 1 .. 16384, plus odd offsets
+  std::uniform_int_distribution<int> odd(0, 100);
+  for (const std::string& name : kTemplates) {
+    const PerfMachine base = test::shipped_machine(name);
+    for (int trial = 0; trial < 40; ++trial) {
+      const auto side = [&] { return (std::int64_t{1} << log_side(rng)) + odd(rng); };
+      const GemmShape s{1 + odd(rng) % 3, side(), side(), side()};
+      const GemmPlan p = plan_gemm(base, s, DataType::kFp16);
+      INFO(name << " " << s.batch << "x" << s.m << "x" << s.n << "x" << s.k);
+      CHECK(fits_gemm_plan(base, s, DataType::kFp16, p));
+      const double compulsory =
+          2.0 * static_cast<double>(s.batch) *
+          static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n);
+      for (int i = 0; i <= p.levels; ++i) {
+        CHECK(p.bytes[static_cast<std::size_t>(i)] >= compulsory * (1.0 - 1e-12));
+      }
+      // Doubling any one level's bandwidth, main memory's, or the FLOP rate.
+      for (int which = -1; which <= p.levels; ++which) {
+        PerfMachine faster = base;
+        if (which < 0) faster.matrix_flops *= 2.0;
+        else if (which < p.levels) faster.levels[static_cast<std::size_t>(which)].bandwidth *= 2.0;
+        else faster.main_memory.bandwidth *= 2.0;
+        CHECK(plan_gemm(faster, s, DataType::kFp16).device_time <= p.device_time * (1 + 1e-12));
+      }
+    }
+  }
+}
+
+TEST_CASE("plans are deterministic", "[perf]") {
+  const PerfMachine m = test::shipped_machine("h100");
+  const GemmShape s{4, 2048, 2048, 128};
+  const GemmPlan a = plan_gemm(m, s, DataType::kBf16);
+  const GemmPlan b = plan_gemm(m, s, DataType::kBf16);
+  CHECK(a.device_time == b.device_time);
+  CHECK(a.tiles == b.tiles);
+  CHECK(a.orders == b.orders);
+}
+
+}  // namespace pathfinder
