@@ -1,4 +1,5 @@
-// pathfinder arch TEMPLATE [--tech N] [--memory M] [--network L] [--format table|yaml|json]
+// pathfinder arch TEMPLATE [--tech N] [--memory M] [--network L] [--techlib DIR]
+//                 [--format table|yaml|json]
 #include <cstdio>
 #include <string>
 

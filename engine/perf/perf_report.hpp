@@ -2,11 +2,12 @@
 // Every number carries its unit in its key or column name (device_s, flops_per_s).
 //
 // Kernel figures are per execution of the graph: one micro-batch's forward and backward
-// kernels and the update kernels of one optimizer step. Totals follow GraphTiming's definitions
-// (iteration = micro_batches × (input transfer + micro-batch span) + update + host costs, as
-// graph_timing.hpp has it). "Peak" is the MCU arrays' peak FLOP/s (MicroArch core.peak, what
-// `pathfinder arch` prints), before the template's core.max_utilization derating that the
-// timer itself uses (reported as matrix_flops_per_s).
+// kernels and the update kernels of one optimizer step; start_s/end_s are GraphTiming's, within
+// the kernel's stream (the micro-batch's, or the update's). Totals are GraphTiming's as
+// graph_timing.hpp defines them. "Peak" is the MCU arrays' peak FLOP/s (MicroArch core.peak,
+// what `pathfinder arch` prints), before the template's core.max_utilization derating that
+// the timer itself uses (reported as matrix_flops_per_s); intensity is FLOP per main-memory
+// byte of the timed plan.
 //
 // CSV: one row per kernel after one header line, nothing else (a rectangular table for
 // spreadsheets and pandas); the totals are in the JSON and the table only.

@@ -1,0 +1,96 @@
+// One iteration on one device: host dispatch, launch latency, micro-batches, update.
+#include <catch2/catch.hpp>
+
+#include "engine/perf/graph_timing.hpp"
+#include "tests/perf/perf_fixtures.hpp"
+
+namespace pathfinder {
+namespace {
+
+// n element-wise kernels of `bytes` each in a chain, plus one update kernel.
+Workload chain(int n, double bytes, std::int64_t micro_batches) {
+  ComputeGraphBuilder b;
+  std::vector<KernelId> prev;
+  for (int i = 0; i < n; ++i) {
+    prev = {b.add(stream_kernel("k" + std::to_string(i), KernelKind::kElementwise,
+                                Phase::kForward, DataType::kFp16, Flops{}, bytes * units::bytes,
+                                Bytes{}, prev))};
+  }
+  b.add(stream_kernel("update", KernelKind::kOptimizerUpdate, Phase::kUpdate, DataType::kFp32,
+                      Flops{}, bytes * units::bytes, Bytes{}, prev));
+  Workload w;
+  w.name = "chain";
+  w.spec = GemmSpec{1, 1, 1, DataType::kFp16};
+  w.graph = std::move(b).build();
+  w.stats.micro_batches = micro_batches;
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("a kernel timed on its own pays the whole host round trip", "[perf]") {
+  // A100 host: dispatch 12 + launch 5 + synchronize 11 = 28 us around the device time.
+  const PerfMachine m = test::shipped_machine("a100");
+  KernelTime t;
+  t.device = 1e-3;
+  CHECK(isolated_time(m.host, t) == Approx(1e-3 + 28e-6));
+}
+
+TEST_CASE("small kernels are host-bound, large ones device-bound", "[perf]") {
+  KernelTimer timer(test::shipped_machine("a100"));
+  const double bw = timer.machine().main_memory.bandwidth;
+  {
+    // 100 kernels of 1 KB: ~0.1 us each on the device, a new one issued every 12 us. The last
+    // is issued at 99 x 12 us and starts 5 us later: span = 1193 us + its device time.
+    const Workload w = chain(100, 1e3, 1);
+    const GraphTiming g = time_workload(w, timer);
+    const double d = 1e3 / bw + 100e-9;
+    CHECK(g.micro_batch_span == Approx(99 * 12e-6 + 5e-6 + d));
+    // Iteration: span + update (5 us + d) + synchronize 11 us + iteration 100 us; no input.
+    CHECK(g.iteration_time == Approx(g.micro_batch_span + 5e-6 + d + 11e-6 + 100e-6));
+    CHECK(g.device_utilization() < 0.01);
+  }
+  {
+    // 10 kernels of 1 GB: 545 us each, back to back after the first launch.
+    const Workload w = chain(10, 1e9, 1);
+    const GraphTiming g = time_workload(w, timer);
+    const double d = 1e9 / bw + 100e-9;
+    CHECK(g.micro_batch_span == Approx(5e-6 + 10 * d));
+    CHECK(g.phases[0].device == Approx(10 * d));
+    CHECK(g.phases[0].kernels == 10);
+    CHECK(g.device_utilization() > 0.95);
+  }
+}
+
+TEST_CASE("later micro-batches repeat the first at the device's or the host's pace", "[perf]") {
+  KernelTimer timer(test::shipped_machine("a100"));
+  const double bw = timer.machine().main_memory.bandwidth;
+  // Device-bound: 4 micro-batches of 10 x 1 GB; the 3 repeats cost their device time.
+  const Workload big = chain(10, 1e9, 4);
+  const GraphTiming g = time_workload(big, timer);
+  const double d = 1e9 / bw + 100e-9;
+  CHECK(g.iteration_time ==
+        Approx(g.micro_batch_span + 3 * 10 * d + g.update_span + 11e-6 + 100e-6));
+  CHECK(g.device_busy == Approx(40 * d + d));
+  // Host-bound: repeats cost 100 dispatches of 12 us each.
+  const Workload small = chain(100, 1e3, 4);
+  const GraphTiming h = time_workload(small, timer);
+  CHECK(h.iteration_time ==
+        Approx(h.micro_batch_span + 3 * 100 * 12e-6 + h.update_span + 11e-6 + 100e-6));
+}
+
+TEST_CASE("the input batch crosses the host link once per iteration", "[perf]") {
+  // GPT with micro-batch 2 x sequence 64: 128 token ids and 128 labels of 4 bytes = 1024 B
+  // over 25 GB/s = 40.96 ns.
+  KernelTimer timer(test::shipped_machine("a100"));
+  const GptSpec spec{1, 64, 2, 256, 64, 512, 2, 2, DataType::kFp16, Optimizer::kAdam};
+  const Workload w = make_workload("tiny-gpt", spec);
+  const GraphTiming g = time_workload(w, timer);
+  CHECK(g.input_transfer == Approx(1024.0 / 25e9));
+  CHECK(g.flops == Approx(w.stats.flops_per_iteration.si()));
+  double sum = 0.0;
+  for (const KernelRun& r : g.kernels) sum += r.time.device;
+  CHECK(g.device_busy == Approx(sum));
+}
+
+}  // namespace pathfinder

@@ -1,0 +1,51 @@
+// Kernel timer: memoized GEMM plans and element-wise kernels as memory streams.
+#include <catch2/catch.hpp>
+
+#include "engine/perf/kernel_timer.hpp"
+#include "tests/perf/perf_fixtures.hpp"
+
+namespace pathfinder {
+
+TEST_CASE("GEMM plans are memoized by shape and data type", "[perf]") {
+  KernelTimer timer(test::shipped_machine("a100"));
+  const GemmShape s{1, 4096, 4096, 4096};
+  const Kernel a = gemm_kernel("a", KernelKind::kGemm, Phase::kForward, DataType::kFp16, s, {});
+  const Kernel b = gemm_kernel("b", KernelKind::kGemm, Phase::kBackwardData, DataType::kFp16, s, {});
+  const Kernel c = gemm_kernel("c", KernelKind::kGemm, Phase::kForward, DataType::kFp8, s, {});
+  const KernelTime ta = timer.time(a);
+  const KernelTime tb = timer.time(b);
+  CHECK(timer.memoized() == 1);
+  CHECK(ta.device == tb.device);
+  (void)timer.time(c);
+  CHECK(timer.memoized() == 2);
+  // The kernel's figures are the plan's.
+  const GemmPlan& p = timer.gemm_plan(s, DataType::kFp16);
+  CHECK(ta.device == p.device_time);
+  CHECK(ta.flops == Approx(2.0 * 4096.0 * 4096.0 * 4096.0));
+  CHECK(ta.intensity() == Approx(ta.flops / p.main_memory_bytes()));
+  CHECK(ta.achieved() == Approx(ta.flops / ta.device));
+}
+
+TEST_CASE("element-wise kernels stream their bytes from main memory", "[perf]") {
+  // A100: 5 HBM2e stacks = 2039.9 GB/s x 0.9 achievable = 1835.9 GB/s; latency 100 ns.
+  KernelTimer timer(test::shipped_machine("a100"));
+  const Kernel k = stream_kernel("gelu", KernelKind::kElementwise, Phase::kForward,
+                                 DataType::kFp16, 8e9 * units::flops, 1e9 * units::bytes,
+                                 1e9 * units::bytes, {});
+  const KernelTime t = timer.time(k);
+  const double bw = timer.machine().main_memory.bandwidth;
+  CHECK(bw == Approx(0.9 * 2039.9e9).epsilon(1e-3));
+  CHECK(t.device == Approx(2e9 / bw + 100e-9));
+  CHECK(timer.binding_name(t.binding) == "HBM2e");
+  CHECK(t.intensity() == Approx(4.0));
+  // Arithmetic-heavy: 1 TFLOP on the vector units, 311.9 x 0.0625 = 19.49 TFLOP/s.
+  const Kernel heavy = stream_kernel("loss", KernelKind::kCrossEntropy, Phase::kForward,
+                                     DataType::kFp32, 1e12 * units::flops, 1e6 * units::bytes,
+                                     1e6 * units::bytes, {});
+  const KernelTime th = timer.time(heavy);
+  CHECK(th.binding == -1);
+  CHECK(timer.binding_name(th.binding) == "compute");
+  CHECK(th.device == Approx(1e12 / (311.9e12 * 0.0625) + 100e-9).epsilon(2e-3));
+}
+
+}  // namespace pathfinder
