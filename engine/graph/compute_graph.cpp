@@ -8,7 +8,7 @@
 namespace pathfinder {
 namespace {
 
-constexpr enum_table::Table<KernelKind, 12> kKinds{{
+constexpr enum_table::Table<KernelKind, 13> kKinds{{
     {KernelKind::kGemm, "gemm"},
     {KernelKind::kBatchedGemm, "batched-gemm"},
     {KernelKind::kElementwise, "elementwise"},
@@ -21,6 +21,18 @@ constexpr enum_table::Table<KernelKind, 12> kKinds{{
     {KernelKind::kAttentionContext, "attention-context"},
     {KernelKind::kCrossEntropy, "cross-entropy"},
     {KernelKind::kOptimizerUpdate, "optimizer-update"},
+    {KernelKind::kCommunication, "communication"},
+}};
+constexpr enum_table::Table<CommKind, 4> kCommKinds{{
+    {CommKind::kAllReduce, "all-reduce"},
+    {CommKind::kReduceScatter, "reduce-scatter"},
+    {CommKind::kAllGather, "all-gather"},
+    {CommKind::kSendRecv, "send-recv"},
+}};
+constexpr enum_table::Table<CommGroup, 3> kCommGroups{{
+    {CommGroup::kTensor, "tensor"},
+    {CommGroup::kPipeline, "pipeline"},
+    {CommGroup::kData, "data"},
 }};
 constexpr enum_table::Table<Phase, 4> kPhases{{
     {Phase::kForward, "forward"},
@@ -40,6 +52,8 @@ double d(std::int64_t v) { return static_cast<double>(v); }
 }  // namespace
 
 std::string_view to_string(KernelKind k) { return enum_table::name(kKinds, k); }
+std::string_view to_string(CommKind k) { return enum_table::name(kCommKinds, k); }
+std::string_view to_string(CommGroup g) { return enum_table::name(kCommGroups, g); }
 std::string_view to_string(Phase p) { return enum_table::name(kPhases, p); }
 std::string_view to_string(DataType t) { return enum_table::name(kDataTypes, t); }
 std::optional<KernelKind> parse_kernel_kind(std::string_view s) {
@@ -125,6 +139,7 @@ KernelId ComputeGraphBuilder::add(Kernel k) {
   const KernelId id = next_id();
   for (const KernelId dep : k.deps) PF_ASSERT(dep < id);
   PF_ASSERT(is_gemm(k.kind) == k.gemm.has_value());
+  PF_ASSERT((k.kind == KernelKind::kCommunication) == k.comm.has_value());
   if (k.gemm) {
     PF_ASSERT(k.gemm->batch > 0 && k.gemm->m > 0 && k.gemm->n > 0 && k.gemm->k > 0);
     PF_ASSERT(k.kind != KernelKind::kGemm || k.gemm->batch == 1);
@@ -171,6 +186,14 @@ Kernel stream_kernel(std::string name, KernelKind kind, Phase phase, DataType dt
   k.bytes_read = read;
   k.bytes_written = written;
   k.deps = std::move(deps);
+  return k;
+}
+
+Kernel comm_kernel(std::string name, Phase phase, DataType dtype, const Communication& c,
+                   std::vector<KernelId> deps) {
+  Kernel k = stream_kernel(std::move(name), KernelKind::kCommunication, phase, dtype, Flops{},
+                           Bytes{}, Bytes{}, std::move(deps));
+  k.comm = c;
   return k;
 }
 

@@ -29,9 +29,22 @@ enum class KernelKind {
   kAttentionContext,  // P·V per (sequence, head): a batched GEMM
   kCrossEntropy,      // softmax + negative log-likelihood over the vocabulary
   kOptimizerUpdate,   // SGD or Adam step over a group of parameters
+  kCommunication,     // a collective or point-to-point transfer among parallel devices
 };
 enum class Phase { kForward, kBackwardData, kBackwardWeight, kUpdate };
 enum class DataType { kFp32, kFp16, kBf16, kFp8 };
+
+// Communication a partitioned graph needs (issue 4): what moves, among which parallel group.
+enum class CommKind { kAllReduce, kReduceScatter, kAllGather, kSendRecv };
+enum class CommGroup { kTensor, kPipeline, kData };
+struct Communication {
+  CommKind kind = CommKind::kAllReduce;
+  CommGroup group = CommGroup::kTensor;
+  Bytes bytes;               // the full buffer each member holds (NCCL's "size")
+  bool overlapped = false;   // can run beside the compute that follows (no kernel waits on it)
+};
+[[nodiscard]] std::string_view to_string(CommKind k);
+[[nodiscard]] std::string_view to_string(CommGroup g);
 
 [[nodiscard]] std::string_view to_string(KernelKind k);
 [[nodiscard]] std::string_view to_string(Phase p);
@@ -81,6 +94,7 @@ struct Kernel {
   int layer = -1;                    // -1: outside the repeated layers
   int step = -1;                     // recurrent time step, -1 when none
   std::optional<GemmShape> gemm;     // set exactly when is_gemm(kind)
+  std::optional<Communication> comm; // set exactly when kind is kCommunication
   Flops flops;                       // all arithmetic, GEMM epilogues included
   Bytes bytes_read;                  // true byte counts of the streams (compulsory for GEMMs)
   Bytes bytes_written;
@@ -133,6 +147,10 @@ class ComputeGraphBuilder {
 [[nodiscard]] Kernel stream_kernel(std::string name, KernelKind kind, Phase phase, DataType dtype,
                                    Flops work, Bytes read, Bytes written,
                                    std::vector<KernelId> deps);
+
+// A communication step: no arithmetic and no local memory traffic counted here.
+[[nodiscard]] Kernel comm_kernel(std::string name, Phase phase, DataType dtype,
+                                 const Communication& c, std::vector<KernelId> deps);
 
 // True when every dependency names an earlier kernel (the invariant the builder keeps).
 [[nodiscard]] bool dependencies_precede(const ComputeGraph& g);

@@ -1,6 +1,18 @@
 // Decoder-only GPT transformer (GPT-2/3 layout as trained by Megatron-LM; Narayanan et al. 2021,
 // Korthikanti et al. 2022): token + learned position embedding, l pre-layernorm blocks, final
-// layernorm, logits tied to the token embedding, cross-entropy. No recomputation, no dropout.
+// layernorm, logits tied to the token embedding, cross-entropy. No dropout.
+//
+// Partitioned (GptPartition): Megatron tensor parallelism over t devices splits QKV and FFN1 by
+// columns and the projection and FFN2 by rows (heads and FFN width divided by t), the
+// embedding and logits by vocabulary rows; layernorms, residuals and their parameters are
+// replicated. Per layer and micro-batch the tensor group then all-reduces the T·h activations
+// twice forward (after the projection and FFN2) and twice backward (after the QKV and FFN1
+// data gradients). With sequence parallelism each all-reduce becomes an all-gather before the
+// column-parallel GEMM and a reduce-scatter after the row-parallel one, and the replicated
+// element-wise work shrinks to T/t rows; backward also re-gathers the layernorm outputs for the
+// weight gradients, overlapped with the data-gradient GEMMs (Korthikanti et al. 2022, §4.2.2).
+// Recomputation re-runs a layer's forward (full) or its attention core (selective: scores,
+// softmax, context) at the start of its backward.
 //
 // Notation: b micro-batch, s sequence, T = b·s tokens, h hidden, a heads, h/a head size, f FFN,
 // V vocabulary, p bytes per element. GEMMs are (batch; m, n, k) with C[m×n] = A[m×k]·B[k×n].
@@ -25,6 +37,7 @@
 //   cross-entropy fwd 4 per logit (max, subtract, exp, sum) + 2 per token (log, pick target),
 //     bwd 1 per logit (scale) + 1 per token (subtract the one-hot)
 // Layernorm keeps per-token mean and 1/σ in fp32 (8 bytes per token) for the backward pass.
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,12 +48,17 @@
 namespace pathfinder {
 namespace {
 
+using Deps = std::vector<KernelId>;
+
 class GptBuilder {
  public:
-  explicit GptBuilder(const GptSpec& s)
+  GptBuilder(const GptSpec& s, const GptPartition& part)
       : s_(s),
+        part_(part),
+        tp_(part.tensor),
         T_(s.micro_batch * s.sequence),
         t_(static_cast<double>(T_)),
+        rows_(part.sequence_parallel ? t_ / part.tensor : t_),
         p_(bytes_per_element(s.precision)),
         dt_(s.precision) {}
 
@@ -56,22 +74,26 @@ class GptBuilder {
   struct LayerFwd {
     KernelId ln1, qkv, scores, softmax, context, proj, res1, ln2, fc1, gelu, fc2, res2;
   };
+  // Which forward kernels a pass emits: the forward itself, or a recomputation in backward.
+  enum class Pass { kForward, kRecomputeLayer, kRecomputeAttention };
 
   [[nodiscard]] std::string name(int layer, const std::string& what) const {
-    return (layer >= 0 ? "l" + std::to_string(layer) + "." : std::string()) + what;
+    return (layer >= 0 ? "l" + std::to_string(layer + part_.first_layer) + "." : std::string()) +
+           what;
   }
   KernelId add(Kernel k, int layer) {
-    k.layer = layer;
+    k.layer = layer < 0 ? layer : layer + part_.first_layer;
     return b_.add(std::move(k));
   }
   Linear linear(int layer, const std::string& n, std::int64_t in, std::int64_t out) {
-    const ParamId w = b_.add_parameter({name(layer, n + ".weight"), layer, in * out});
-    const ParamId bias = b_.add_parameter({name(layer, n + ".bias"), layer, out});
+    const int global = layer + part_.first_layer;
+    const ParamId w = b_.add_parameter({name(layer, n + ".weight"), global, in * out});
+    const ParamId bias = b_.add_parameter({name(layer, n + ".bias"), global, out});
     return {w, bias, in, out};
   }
   KernelId linear_fwd(int layer, const std::string& n, const Linear& lin, bool bias_epilogue,
-                      std::vector<KernelId> deps) {
-    Kernel k = gemm_kernel(name(layer, n + ".fwd"), KernelKind::kGemm, Phase::kForward, dt_,
+                      Deps deps) {
+    Kernel k = gemm_kernel(name(layer, n + suffix_), KernelKind::kGemm, phase_, dt_,
                            GemmShape{1, T_, lin.out, lin.in}, std::move(deps));
     if (bias_epilogue) {
       k.flops += flops(t_ * static_cast<double>(lin.out));
@@ -83,12 +105,14 @@ class GptBuilder {
   // Data gradient (T, in, out) and weight gradient (in, out, T) with the bias gradient, a
   // column sum of the output gradient, in the weight-gradient epilogue.
   std::pair<KernelId, KernelId> linear_bwd(int layer, const std::string& n, const Linear& lin,
-                                           const std::vector<KernelId>& deps) {
+                                           const Deps& deps, const Deps& wgrad_extra = {}) {
     Kernel dg = gemm_kernel(name(layer, n + ".dgrad"), KernelKind::kGemm, Phase::kBackwardData,
                             dt_, GemmShape{1, T_, lin.in, lin.out}, deps);
     dg.weight = lin.weight;
+    Deps wdeps = deps;
+    wdeps.insert(wdeps.end(), wgrad_extra.begin(), wgrad_extra.end());
     Kernel wg = gemm_kernel(name(layer, n + ".wgrad"), KernelKind::kGemm, Phase::kBackwardWeight,
-                            dt_, GemmShape{1, lin.in, lin.out, T_}, deps);
+                            dt_, GemmShape{1, lin.in, lin.out, T_}, wdeps);
     wg.flops += flops(t_ * static_cast<double>(lin.out));
     wg.bytes_written += static_cast<double>(lin.out) * p_;
     wg.weight = lin.weight;
@@ -96,35 +120,70 @@ class GptBuilder {
     return {d, add(std::move(wg), layer)};
   }
   KernelId stream(int layer, const std::string& n, KernelKind kind, Phase ph, double work,
-                  Bytes read, Bytes written, std::vector<KernelId> deps) {
+                  Bytes read, Bytes written, Deps deps) {
     return add(stream_kernel(name(layer, n), kind, ph, dt_, flops(work), read, written,
                              std::move(deps)),
                layer);
   }
-  KernelId layernorm_fwd(int layer, const std::string& n, KernelId in) {
+  // Tensor-group communication of the T·h activations (or `bytes`) after `after`; with t = 1
+  // there is none and the dependencies pass through.
+  Deps tp_comm(int layer, const std::string& n, CommKind kind, Phase ph, Deps after,
+               bool overlapped = false, std::optional<Bytes> bytes = std::nullopt) {
+    if (tp_ == 1) return after;
+    const Communication c{kind, CommGroup::kTensor,
+                          bytes ? *bytes : t_ * static_cast<double>(s_.hidden) * p_, overlapped};
+    return {add(comm_kernel(name(layer, n), ph, dt_, c, std::move(after)), layer)};
+  }
+  // Before a column-parallel GEMM: sequence parallelism gathers the sharded rows.
+  Deps gather_in(int layer, const std::string& n, Phase ph, Deps x, bool overlapped = false) {
+    return part_.sequence_parallel
+               ? tp_comm(layer, n, CommKind::kAllGather, ph, std::move(x), overlapped)
+               : x;
+  }
+  // After a row-parallel GEMM: partial sums all-reduced, or reduce-scattered with SP.
+  Deps reduce_out(int layer, const std::string& n, Phase ph, Deps x) {
+    return tp_comm(layer, n,
+                   part_.sequence_parallel ? CommKind::kReduceScatter : CommKind::kAllReduce, ph,
+                   std::move(x));
+  }
+  KernelId layernorm_fwd(int layer, const std::string& n, Deps in) {
     const double h = static_cast<double>(s_.hidden);
-    return stream(layer, n + ".fwd", KernelKind::kLayerNorm, Phase::kForward, 8.0 * t_ * h,
-                  t_ * h * p_ + 2.0 * h * p_, t_ * h * p_ + t_ * bytes(8), {in});
+    return stream(layer, n + suffix_, KernelKind::kLayerNorm, phase_, 8.0 * rows_ * h,
+                  rows_ * h * p_ + 2.0 * h * p_, rows_ * h * p_ + rows_ * bytes(8),
+                  std::move(in));
   }
   KernelId layernorm_bwd(int layer, const std::string& n, KernelId grad) {
     const double h = static_cast<double>(s_.hidden);
-    return stream(layer, n + ".bwd", KernelKind::kLayerNorm, Phase::kBackwardData, 13.0 * t_ * h,
-                  2.0 * t_ * h * p_ + h * p_ + t_ * bytes(8), t_ * h * p_ + 2.0 * h * p_, {grad});
+    return stream(layer, n + ".bwd", KernelKind::kLayerNorm, Phase::kBackwardData,
+                  13.0 * rows_ * h, 2.0 * rows_ * h * p_ + h * p_ + rows_ * bytes(8),
+                  rows_ * h * p_ + 2.0 * h * p_, {grad});
   }
   // Gradient flowing into a residual stream from its branch: g + branch.
-  KernelId merge(int layer, const std::string& n, KernelId g, KernelId branch) {
+  KernelId merge(int layer, const std::string& n, Deps deps) {
     const double h = static_cast<double>(s_.hidden);
-    return stream(layer, n, KernelKind::kElementwise, Phase::kBackwardData, t_ * h,
-                  2.0 * t_ * h * p_, t_ * h * p_, {g, branch});
+    return stream(layer, n, KernelKind::kElementwise, Phase::kBackwardData, rows_ * h,
+                  2.0 * rows_ * h * p_, rows_ * h * p_, std::move(deps));
   }
-  LayerFwd layer_fwd(int i, KernelId x);
-  KernelId layer_bwd(int i, const LayerFwd& f, KernelId g);
+  void set_pass(Pass pass) {
+    phase_ = pass == Pass::kForward ? Phase::kForward : Phase::kBackwardData;
+    suffix_ = pass == Pass::kForward ? ".fwd" : ".recompute";
+  }
+  void attention_fwd(int i, LayerFwd& r, const Deps& qkv);
+  LayerFwd layer_fwd(int i, const Deps& x, Pass pass);
+  Deps layer_bwd(int i, const LayerFwd& f, const Deps& g);
+  Deps head_fwd(const Deps& x, ParamId logits_weight);
+  Deps head_bwd(const Deps& ce, ParamId logits_weight, std::vector<KernelId>& head_grads);
 
   const GptSpec& s_;
+  GptPartition part_;
+  std::int64_t tp_;
   std::int64_t T_;
   double t_;
+  double rows_;  // rows of the replicated element-wise work: T, or T/t with SP
   Bytes p_;
   DataType dt_;
+  Phase phase_ = Phase::kForward;
+  std::string suffix_ = ".fwd";
   ComputeGraphBuilder b_;
   struct LayerParams {
     ParamId ln1_g, ln1_b, ln2_g, ln2_b;
@@ -134,156 +193,243 @@ class GptBuilder {
   std::vector<std::vector<KernelId>> grads_;  // kernels producing each layer's gradients
 };
 
-GptBuilder::LayerFwd GptBuilder::layer_fwd(int i, KernelId x) {
-  const std::int64_t h = s_.hidden, a = s_.heads, s = s_.sequence, f = s_.ffn;
-  const double hd = static_cast<double>(h), fd = static_cast<double>(f);
-  const double probs = static_cast<double>(s_.micro_batch * a) * static_cast<double>(s * s);
+void GptBuilder::attention_fwd(int i, LayerFwd& r, const Deps& qkv) {
+  const std::int64_t h = s_.hidden, s = s_.sequence;
+  const std::int64_t ba = s_.micro_batch * (s_.heads / tp_);
+  const double probs = static_cast<double>(ba) * static_cast<double>(s * s);
+  const std::int64_t head = h / s_.heads;
+  r.scores = add(gemm_kernel(name(i, "attn.scores" + suffix_), KernelKind::kAttentionScores,
+                             phase_, dt_, GemmShape{ba, s, s, head}, qkv),
+                 i);
+  r.softmax = stream(i, "attn.softmax" + suffix_, KernelKind::kSoftmax, phase_, 6.0 * probs,
+                     probs * p_, probs * p_, {r.scores});
+  Deps ctx = qkv;
+  ctx.push_back(r.softmax);
+  r.context = add(gemm_kernel(name(i, "attn.context" + suffix_), KernelKind::kAttentionContext,
+                              phase_, dt_, GemmShape{ba, s, head, s}, std::move(ctx)),
+                  i);
+}
+
+GptBuilder::LayerFwd GptBuilder::layer_fwd(int i, const Deps& x, Pass pass) {
+  const double hd = static_cast<double>(s_.hidden);
+  const double fd = static_cast<double>(s_.ffn / tp_);
   const LayerParams& w = params_[static_cast<std::size_t>(i)];
+  set_pass(pass);
   LayerFwd r{};
   r.ln1 = layernorm_fwd(i, "ln1", x);
-  r.qkv = linear_fwd(i, "qkv", w.qkv, /*bias_epilogue=*/true, {r.ln1});
-  r.scores = add(gemm_kernel(name(i, "attn.scores.fwd"), KernelKind::kAttentionScores,
-                             Phase::kForward, dt_, GemmShape{s_.micro_batch * a, s, s, h / a},
-                             {r.qkv}),
-                 i);
-  r.softmax = stream(i, "attn.softmax.fwd", KernelKind::kSoftmax, Phase::kForward, 6.0 * probs,
-                     probs * p_, probs * p_, {r.scores});
-  r.context = add(gemm_kernel(name(i, "attn.context.fwd"), KernelKind::kAttentionContext,
-                              Phase::kForward, dt_, GemmShape{s_.micro_batch * a, s, h / a, s},
-                              {r.softmax, r.qkv}),
-                  i);
-  r.proj = linear_fwd(i, "proj", w.proj, false, {r.context});
-  r.res1 = stream(i, "residual1.fwd", KernelKind::kElementwise, Phase::kForward, 2.0 * t_ * hd,
-                  2.0 * t_ * hd * p_ + hd * p_, t_ * hd * p_, {r.proj, x});
-  r.ln2 = layernorm_fwd(i, "ln2", r.res1);
-  r.fc1 = linear_fwd(i, "fc1", w.fc1, false, {r.ln2});
-  r.gelu = stream(i, "gelu.fwd", KernelKind::kElementwise, Phase::kForward, 10.0 * t_ * fd,
+  r.qkv = linear_fwd(i, "qkv", w.qkv, /*bias_epilogue=*/true,
+                     gather_in(i, "ln1.gather" + suffix_, phase_, {r.ln1}));
+  attention_fwd(i, r, {r.qkv});
+  Deps res1 = reduce_out(i, "proj.reduce" + suffix_, phase_,
+                         {linear_fwd(i, "proj", w.proj, false, {r.context})});
+  res1.insert(res1.end(), x.begin(), x.end());
+  r.res1 = stream(i, "residual1" + suffix_, KernelKind::kElementwise, phase_, 2.0 * rows_ * hd,
+                  2.0 * rows_ * hd * p_ + hd * p_, rows_ * hd * p_, std::move(res1));
+  r.ln2 = layernorm_fwd(i, "ln2", {r.res1});
+  r.fc1 = linear_fwd(i, "fc1", w.fc1, false, gather_in(i, "ln2.gather" + suffix_, phase_, {r.ln2}));
+  r.gelu = stream(i, "gelu" + suffix_, KernelKind::kElementwise, phase_, 10.0 * t_ * fd,
                   t_ * fd * p_ + fd * p_, t_ * fd * p_, {r.fc1});
-  r.fc2 = linear_fwd(i, "fc2", w.fc2, false, {r.gelu});
-  r.res2 = stream(i, "residual2.fwd", KernelKind::kElementwise, Phase::kForward, 2.0 * t_ * hd,
-                  2.0 * t_ * hd * p_ + hd * p_, t_ * hd * p_, {r.fc2, r.res1});
+  Deps res2 = reduce_out(i, "fc2.reduce" + suffix_, phase_,
+                         {linear_fwd(i, "fc2", w.fc2, false, {r.gelu})});
+  res2.push_back(r.res1);
+  r.res2 = stream(i, "residual2" + suffix_, KernelKind::kElementwise, phase_, 2.0 * rows_ * hd,
+                  2.0 * rows_ * hd * p_ + hd * p_, rows_ * hd * p_, std::move(res2));
+  set_pass(Pass::kForward);
   return r;
 }
 
-KernelId GptBuilder::layer_bwd(int i, const LayerFwd& fw, KernelId g) {
-  const std::int64_t h = s_.hidden, a = s_.heads, s = s_.sequence;
-  const double fd = static_cast<double>(s_.ffn);
-  const double probs = static_cast<double>(s_.micro_batch * a) * static_cast<double>(s * s);
+Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
+  const std::int64_t h = s_.hidden, s = s_.sequence;
+  const double fd = static_cast<double>(s_.ffn / tp_);
+  const std::int64_t ba = s_.micro_batch * (s_.heads / tp_);
+  const double probs = static_cast<double>(ba) * static_cast<double>(s * s);
+  const std::int64_t head = h / s_.heads;
   const LayerParams& w = params_[static_cast<std::size_t>(i)];
   auto& grads = grads_[static_cast<std::size_t>(i)];
-  const std::int64_t ba = s_.micro_batch * a;
 
-  const auto [fc2_d, fc2_w] = linear_bwd(i, "fc2", w.fc2, {g});
+  // Selective recomputation re-runs the attention core from the stored QKV output.
+  LayerFwd fw = stored;
+  Deps g = g_in;
+  if (part_.recompute == Recompute::kSelective) {
+    set_pass(Pass::kRecomputeAttention);
+    attention_fwd(i, fw, {stored.qkv});
+    set_pass(Pass::kForward);
+    g.push_back(fw.context);
+  }
+
+  // FFN: gather the gradient rows (SP), FFN2 and GeLU backward, FFN1, reduce its input gradient.
+  const auto [fc2_d, fc2_w] =
+      linear_bwd(i, "fc2", w.fc2, gather_in(i, "fc2.gather.bwd", Phase::kBackwardData, g));
   const KernelId gelu_b =
       stream(i, "gelu.bwd", KernelKind::kElementwise, Phase::kBackwardData, 18.0 * t_ * fd,
              2.0 * t_ * fd * p_ + fd * p_, t_ * fd * p_, {fc2_d, fw.fc1});
-  const auto [fc1_d, fc1_w] = linear_bwd(i, "fc1", w.fc1, {gelu_b});
-  const KernelId ln2_b = layernorm_bwd(i, "ln2", fc1_d);
-  const KernelId g1 = merge(i, "residual1.grad", g, ln2_b);
-  const auto [proj_d, proj_w] = linear_bwd(i, "proj", w.proj, {g1});
+  const Deps ln2_in = gather_in(i, "ln2.regather.bwd", Phase::kBackwardData, {fw.ln2}, true);
+  const auto [fc1_d, fc1_w] = linear_bwd(i, "fc1", w.fc1, {gelu_b}, ln2_in);
+  const Deps fc1_r = reduce_out(i, "fc1.reduce.bwd", Phase::kBackwardData, {fc1_d});
+  const KernelId ln2_b = layernorm_bwd(i, "ln2", fc1_r.front());
+  Deps m1 = g_in;
+  m1.push_back(ln2_b);
+  const KernelId g1 = merge(i, "residual1.grad", std::move(m1));
+
+  // Attention: gather (SP), projection, context and scores backward, QKV, reduce.
+  const auto [proj_d, proj_w] =
+      linear_bwd(i, "proj", w.proj, gather_in(i, "proj.gather.bwd", Phase::kBackwardData, {g1}));
   // Context C = P·V: dP = dC·Vᵀ (s, s, h/a) and dV = Pᵀ·dC (s, h/a, s) per (sequence, head).
   const KernelId dp = add(gemm_kernel(name(i, "attn.context.dgrad_probs"),
                                       KernelKind::kAttentionContext, Phase::kBackwardData, dt_,
-                                      GemmShape{ba, s, s, h / a}, {proj_d}),
+                                      GemmShape{ba, s, s, head}, {proj_d}),
                           i);
   const KernelId dv = add(gemm_kernel(name(i, "attn.context.dgrad_values"),
                                       KernelKind::kAttentionContext, Phase::kBackwardData, dt_,
-                                      GemmShape{ba, s, h / a, s}, {proj_d}),
+                                      GemmShape{ba, s, head, s}, {proj_d}),
                           i);
   const KernelId sm_b = stream(i, "attn.softmax.bwd", KernelKind::kSoftmax, Phase::kBackwardData,
                                5.0 * probs, 2.0 * probs * p_, probs * p_, {dp, fw.softmax});
   // Scores S = Q·Kᵀ: dQ = dS·K and dK = dSᵀ·Q, each (s, h/a, s) per (sequence, head).
   const KernelId dq = add(gemm_kernel(name(i, "attn.scores.dgrad_query"),
                                       KernelKind::kAttentionScores, Phase::kBackwardData, dt_,
-                                      GemmShape{ba, s, h / a, s}, {sm_b}),
+                                      GemmShape{ba, s, head, s}, {sm_b}),
                           i);
   const KernelId dk = add(gemm_kernel(name(i, "attn.scores.dgrad_key"),
                                       KernelKind::kAttentionScores, Phase::kBackwardData, dt_,
-                                      GemmShape{ba, s, h / a, s}, {sm_b}),
+                                      GemmShape{ba, s, head, s}, {sm_b}),
                           i);
-  const auto [qkv_d, qkv_w] = linear_bwd(i, "qkv", w.qkv, {dq, dk, dv});
-  const KernelId ln1_b = layernorm_bwd(i, "ln1", qkv_d);
+  const Deps ln1_in = gather_in(i, "ln1.regather.bwd", Phase::kBackwardData, {fw.ln1}, true);
+  const auto [qkv_d, qkv_w] = linear_bwd(i, "qkv", w.qkv, {dq, dk, dv}, ln1_in);
+  const Deps qkv_r = reduce_out(i, "qkv.reduce.bwd", Phase::kBackwardData, {qkv_d});
+  const KernelId ln1_b = layernorm_bwd(i, "ln1", qkv_r.front());
   grads.insert(grads.end(), {fc2_w, fc1_w, ln2_b, proj_w, qkv_w, ln1_b});
-  return merge(i, "residual0.grad", g1, ln1_b);
+  return {merge(i, "residual0.grad", {g1, ln1_b})};
+}
+
+Deps GptBuilder::head_fwd(const Deps& x, ParamId logits_weight) {
+  const double vd = static_cast<double>(s_.vocabulary / tp_);
+  const KernelId lnf = layernorm_fwd(-1, "final_ln", x);
+  Kernel logits = gemm_kernel("logits.fwd", KernelKind::kGemm, Phase::kForward, dt_,
+                              GemmShape{1, T_, s_.vocabulary / tp_, s_.hidden},
+                              gather_in(-1, "final_ln.gather", Phase::kForward, {lnf}));
+  logits.weight = logits_weight;  // tied to the token embedding
+  const KernelId lg = add(std::move(logits), -1);
+  // Reads the logits and T target ids; keeps the softmax for the backward pass, writes T fp32
+  // losses. Vocabulary-parallel: the row max, the exp sum and the target logit are all-reduced
+  // over the tensor group (3 fp32 per token).
+  const KernelId ce = stream(-1, "cross_entropy.fwd", KernelKind::kCrossEntropy, Phase::kForward,
+                             4.0 * t_ * vd + 2.0 * t_, t_ * vd * p_ + t_ * bytes(4),
+                             t_ * vd * p_ + t_ * bytes(4), {lg});
+  return tp_comm(-1, "cross_entropy.reduce", CommKind::kAllReduce, Phase::kForward, {ce}, false,
+                 t_ * bytes(12));
+}
+
+Deps GptBuilder::head_bwd(const Deps& ce, ParamId logits_weight,
+                          std::vector<KernelId>& head_grads) {
+  const double vd = static_cast<double>(s_.vocabulary / tp_);
+  const std::int64_t h = s_.hidden, Vt = s_.vocabulary / tp_;
+  const KernelId ce_b = stream(-1, "cross_entropy.bwd", KernelKind::kCrossEntropy,
+                               Phase::kBackwardData, t_ * vd + t_, t_ * vd * p_ + t_ * bytes(4),
+                               t_ * vd * p_, ce);
+  Kernel ldg = gemm_kernel("logits.dgrad", KernelKind::kGemm, Phase::kBackwardData, dt_,
+                           GemmShape{1, T_, h, Vt}, {ce_b});
+  ldg.weight = logits_weight;
+  const Deps lg_d =
+      reduce_out(-1, "logits.reduce.bwd", Phase::kBackwardData, {add(std::move(ldg), -1)});
+  Kernel lwg = gemm_kernel("logits.wgrad", KernelKind::kGemm, Phase::kBackwardWeight, dt_,
+                           GemmShape{1, h, Vt, T_}, {ce_b});
+  lwg.weight = logits_weight;
+  const KernelId lg_w = add(std::move(lwg), -1);
+  const KernelId lnf_b = layernorm_bwd(-1, "final_ln", lg_d.front());
+  head_grads.insert(head_grads.end(), {lg_w, lnf_b});
+  return {lnf_b};
 }
 
 ComputeGraph GptBuilder::build() {
   const std::int64_t h = s_.hidden, V = s_.vocabulary, s = s_.sequence;
-  const double hd = static_cast<double>(h), vd = static_cast<double>(V);
+  const double hd = static_cast<double>(h);
   const double sd = static_cast<double>(s);
-  const int L = static_cast<int>(s_.layers);
+  const int L = static_cast<int>(part_.layers >= 0 ? part_.layers : s_.layers - part_.first_layer);
+  const std::int64_t Vt = V / tp_;
 
-  const ParamId tok = b_.add_parameter({"embedding.token", -1, V * h});
-  const ParamId pos = b_.add_parameter({"embedding.position", -1, s * h});
+  std::optional<ParamId> tok, pos, head_w;
+  if (part_.embedding) {
+    tok = b_.add_parameter({"embedding.token", -1, Vt * h});
+    pos = b_.add_parameter({"embedding.position", -1, s * h});
+  }
   for (int i = 0; i < L; ++i) {
     LayerParams w{};
-    w.ln1_g = b_.add_parameter({name(i, "ln1.gain"), i, h});
-    w.ln1_b = b_.add_parameter({name(i, "ln1.bias"), i, h});
-    w.qkv = linear(i, "qkv", h, 3 * h);
-    w.proj = linear(i, "proj", h, h);
-    w.ln2_g = b_.add_parameter({name(i, "ln2.gain"), i, h});
-    w.ln2_b = b_.add_parameter({name(i, "ln2.bias"), i, h});
-    w.fc1 = linear(i, "fc1", h, s_.ffn);
-    w.fc2 = linear(i, "fc2", s_.ffn, h);
+    w.ln1_g = b_.add_parameter({name(i, "ln1.gain"), i + part_.first_layer, h});
+    w.ln1_b = b_.add_parameter({name(i, "ln1.bias"), i + part_.first_layer, h});
+    w.qkv = linear(i, "qkv", h, 3 * h / tp_);
+    w.proj = linear(i, "proj", h / tp_, h);
+    w.ln2_g = b_.add_parameter({name(i, "ln2.gain"), i + part_.first_layer, h});
+    w.ln2_b = b_.add_parameter({name(i, "ln2.bias"), i + part_.first_layer, h});
+    w.fc1 = linear(i, "fc1", h, s_.ffn / tp_);
+    w.fc2 = linear(i, "fc2", s_.ffn / tp_, h);
     params_.push_back(w);
   }
-  (void)b_.add_parameter({"final_ln.gain", -1, h});
-  (void)b_.add_parameter({"final_ln.bias", -1, h});
+  if (part_.head) {
+    (void)b_.add_parameter({"final_ln.gain", -1, h});
+    (void)b_.add_parameter({"final_ln.bias", -1, h});
+    // Without the embedding on this stage the tied logits weight is a copy (Megatron keeps
+    // the word embedding on both the first and the last stage).
+    head_w = tok ? *tok : b_.add_parameter({"head.weight", -1, Vt * h});
+  }
   grads_.assign(static_cast<std::size_t>(L), {});
 
-  // Forward. Embedding: gather T token rows, read the s position rows, add (T·h FLOPs).
-  Kernel emb = stream_kernel("embedding.fwd", KernelKind::kEmbedding, Phase::kForward, dt_,
-                             flops(t_ * hd), t_ * bytes(4) + t_ * hd * p_ + sd * hd * p_,
-                             t_ * hd * p_, {});
-  emb.weight = tok;
-  KernelId x = add(std::move(emb), -1);
+  // Forward.
+  Deps x;
+  std::optional<KernelId> emb_id;
+  if (part_.embedding) {
+    Kernel emb = stream_kernel("embedding.fwd", KernelKind::kEmbedding, Phase::kForward, dt_,
+                               flops(t_ * hd), t_ * bytes(4) + t_ * hd * p_ + sd * hd * p_,
+                               t_ * hd * p_, {});
+    emb.weight = *tok;
+    x = reduce_out(-1, "embedding.reduce", Phase::kForward, {add(std::move(emb), -1)});
+  }
+  const Deps stage_input = x;
   std::vector<LayerFwd> fwd;
   for (int i = 0; i < L; ++i) {
-    fwd.push_back(layer_fwd(i, x));
-    x = fwd.back().res2;
+    fwd.push_back(layer_fwd(i, x, Pass::kForward));
+    x = {fwd.back().res2};
   }
-  const KernelId lnf = layernorm_fwd(-1, "final_ln", x);
-  Kernel logits = gemm_kernel("logits.fwd", KernelKind::kGemm, Phase::kForward, dt_,
-                              GemmShape{1, T_, V, h}, {lnf});
-  logits.weight = tok;  // tied to the token embedding
-  const KernelId lg = add(std::move(logits), -1);
-  // Reads the logits and T target ids; keeps the softmax for the backward pass, writes T fp32
-  // losses.
-  const KernelId ce = stream(-1, "cross_entropy.fwd", KernelKind::kCrossEntropy, Phase::kForward,
-                             4.0 * t_ * vd + 2.0 * t_, t_ * vd * p_ + t_ * bytes(4),
-                             t_ * vd * p_ + t_ * bytes(4), {lg});
-
-  // Backward.
-  const KernelId ce_b = stream(-1, "cross_entropy.bwd", KernelKind::kCrossEntropy,
-                               Phase::kBackwardData, t_ * vd + t_, t_ * vd * p_ + t_ * bytes(4),
-                               t_ * vd * p_, {ce});
-  Kernel ldg = gemm_kernel("logits.dgrad", KernelKind::kGemm, Phase::kBackwardData, dt_,
-                           GemmShape{1, T_, h, V}, {ce_b});
-  ldg.weight = tok;
-  const KernelId lg_d = add(std::move(ldg), -1);
-  Kernel lwg = gemm_kernel("logits.wgrad", KernelKind::kGemm, Phase::kBackwardWeight, dt_,
-                           GemmShape{1, h, V, T_}, {ce_b});
-  lwg.weight = tok;
-  const KernelId lg_w = add(std::move(lwg), -1);
-  const KernelId lnf_b = layernorm_bwd(-1, "final_ln", lg_d);
-  KernelId g = lnf_b;
-  for (int i = L - 1; i >= 0; --i) g = layer_bwd(i, fwd[static_cast<std::size_t>(i)], g);
-  // Scatter-add T gradient rows into the token table gradient (read-modify-write of T rows) and
-  // sum them over the batch into the s position rows: 2·T·h adds.
-  Kernel eb = stream_kernel("embedding.bwd", KernelKind::kEmbedding, Phase::kBackwardWeight, dt_,
-                            flops(2.0 * t_ * hd),
-                            t_ * bytes(4) + 2.0 * t_ * hd * p_ + sd * hd * p_,
-                            t_ * hd * p_ + sd * hd * p_, {g, lg_w});
-  eb.weight = tok;
-  const KernelId emb_b = add(std::move(eb), -1);
+  Deps g;
+  std::vector<KernelId> head_grads;
+  if (part_.head) g = head_bwd(head_fwd(x, *head_w), *head_w, head_grads);
+  // Backward; full recomputation re-runs each layer's forward from its stored input first.
+  for (int i = L - 1; i >= 0; --i) {
+    const auto iu = static_cast<std::size_t>(i);
+    if (part_.recompute == Recompute::kFull) {
+      fwd[iu] = layer_fwd(i, i > 0 ? Deps{fwd[iu - 1].res2} : stage_input,
+                          Pass::kRecomputeLayer);
+      g.push_back(fwd[iu].res2);
+    }
+    g = layer_bwd(i, fwd[iu], g);
+  }
+  if (part_.embedding) {
+    // Scatter-add T gradient rows into this slice of the token table gradient (read-modify-
+    // write of T rows) and sum them over the batch into the s position rows: 2·T·h adds.
+    Deps deps = gather_in(-1, "embedding.gather.bwd", Phase::kBackwardWeight, g);
+    deps.insert(deps.end(), head_grads.begin(), head_grads.end());
+    Kernel eb = stream_kernel("embedding.bwd", KernelKind::kEmbedding, Phase::kBackwardWeight,
+                              dt_, flops(2.0 * t_ * hd),
+                              t_ * bytes(4) + 2.0 * t_ * hd * p_ + sd * hd * p_,
+                              t_ * hd * p_ + sd * hd * p_, std::move(deps));
+    eb.weight = *tok;
+    emb_id = add(std::move(eb), -1);
+  }
 
   // Optimizer step, one kernel per parameter group.
-  (void)add(update_kernel("embedding.update", s_.optimizer, dt_,
-                          b_.parameter(tok).elements + b_.parameter(pos).elements, -1, {emb_b}),
-            -1);
+  if (part_.embedding) {
+    (void)add(update_kernel("embedding.update", s_.optimizer, dt_,
+                            b_.parameter(*tok).elements + b_.parameter(*pos).elements, -1,
+                            {*emb_id}),
+              -1);
+  }
   std::vector<std::int64_t> layer_elements(static_cast<std::size_t>(L), 0);
   for (const auto& p : b_.parameters()) {
-    if (p.layer >= 0) layer_elements[static_cast<std::size_t>(p.layer)] += p.elements;
+    const int li = p.layer - part_.first_layer;
+    if (p.layer >= 0) {
+      PF_ASSERT(li >= 0 && li < L);
+      layer_elements[static_cast<std::size_t>(li)] += p.elements;
+    }
   }
   for (int i = 0; i < L; ++i) {
     const auto iu = static_cast<std::size_t>(i);
@@ -291,17 +437,23 @@ ComputeGraph GptBuilder::build() {
                             grads_[iu]),
               i);
   }
-  (void)add(update_kernel("final_ln.update", s_.optimizer, dt_, 2 * h, -1, {lnf_b}), -1);
+  if (part_.head) {
+    const std::int64_t n = 2 * h + (part_.embedding ? 0 : Vt * h);
+    (void)add(update_kernel("final_ln.update", s_.optimizer, dt_, n, -1, head_grads), -1);
+  }
   return std::move(b_).build();
 }
 
 }  // namespace
 
-ComputeGraph build_gpt_graph(const GptSpec& spec) {
+ComputeGraph build_gpt_graph(const GptSpec& spec, const GptPartition& part) {
   PF_ASSERT(spec.layers > 0 && spec.hidden > 0 && spec.heads > 0 && spec.ffn > 0 &&
             spec.sequence > 0 && spec.vocabulary > 0 && spec.micro_batch > 0);
   PF_ASSERT(spec.hidden % spec.heads == 0);
-  return GptBuilder(spec).build();
+  PF_ASSERT(part.tensor > 0 && spec.heads % part.tensor == 0 && spec.ffn % part.tensor == 0 &&
+            spec.hidden % part.tensor == 0 && spec.vocabulary % part.tensor == 0);
+  PF_ASSERT(part.first_layer >= 0 && part.first_layer + std::max(part.layers, 0) <= spec.layers);
+  return GptBuilder(spec, part).build();
 }
 
 }  // namespace pathfinder

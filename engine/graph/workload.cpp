@@ -19,9 +19,19 @@ constexpr enum_table::Table<Optimizer, 2> kOptimizers{{
     {Optimizer::kSgd, "sgd"},
     {Optimizer::kAdam, "adam"},
 }};
+constexpr enum_table::Table<Recompute, 3> kRecomputes{{
+    {Recompute::kNone, "none"},
+    {Recompute::kSelective, "selective"},
+    {Recompute::kFull, "full"},
+}};
 
 }  // namespace
 
+std::string_view to_string(Recompute r) { return enum_table::name(kRecomputes, r); }
+std::optional<Recompute> parse_recompute(std::string_view s) {
+  return enum_table::parse(kRecomputes, s);
+}
+std::vector<std::string> valid_recomputes() { return enum_table::names(kRecomputes); }
 std::string_view to_string(WorkloadKind k) { return enum_table::name(kWorkloadKinds, k); }
 std::string_view to_string(Optimizer o) { return enum_table::name(kOptimizers, o); }
 std::optional<WorkloadKind> parse_workload_kind(std::string_view s) {

@@ -63,6 +63,27 @@ struct GptSpec {
   Optimizer optimizer = Optimizer::kAdam;
 };
 
+// Activation recomputation (Korthikanti et al. 2022): none, the attention core only
+// (selective), or each whole layer's forward again before its backward (full).
+enum class Recompute { kNone, kSelective, kFull };
+[[nodiscard]] std::string_view to_string(Recompute r);
+[[nodiscard]] std::optional<Recompute> parse_recompute(std::string_view s);
+[[nodiscard]] std::vector<std::string> valid_recomputes();
+
+// What one device of a tensor-parallel group holds of a GPT (Megatron-LM, Shoeybi et al. 2019;
+// sequence parallelism, Korthikanti et al. 2022): `tensor` shards of every weight matrix and
+// attention head set, a contiguous range of layers, and the embedding and output head if its
+// pipeline stage has them. The graph then carries the tensor group's communication.
+struct GptPartition {
+  int tensor = 1;
+  bool sequence_parallel = false;
+  Recompute recompute = Recompute::kNone;
+  int first_layer = 0;
+  int layers = -1;        // -1: every layer from first_layer on
+  bool embedding = true;  // the token and position embedding (first stage)
+  bool head = true;       // final layernorm, logits and loss (last stage)
+};
+
 using WorkloadSpec = std::variant<GemmSpec, LstmSpec, GptSpec>;
 [[nodiscard]] WorkloadKind kind_of(const WorkloadSpec& spec);
 
@@ -89,7 +110,7 @@ struct Workload {
 // Graph builders; specs must be valid (positive sizes, heads dividing hidden), else PF_ASSERT.
 [[nodiscard]] ComputeGraph build_gemm_graph(const GemmSpec& spec);
 [[nodiscard]] ComputeGraph build_lstm_graph(const LstmSpec& spec);
-[[nodiscard]] ComputeGraph build_gpt_graph(const GptSpec& spec);
+[[nodiscard]] ComputeGraph build_gpt_graph(const GptSpec& spec, const GptPartition& part = {});
 [[nodiscard]] ComputeGraph build_graph(const WorkloadSpec& spec);
 [[nodiscard]] WorkloadStats workload_stats(const WorkloadSpec& spec, const ComputeGraph& g);
 [[nodiscard]] Workload make_workload(std::string name, const WorkloadSpec& spec);

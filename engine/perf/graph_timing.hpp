@@ -5,6 +5,7 @@
 // kernels become host-bound. Distributed scheduling is issue 4's.
 #pragma once
 
+#include <array>
 #include <vector>
 
 #include "engine/graph/workload.hpp"

@@ -45,13 +45,14 @@ KernelTime KernelTimer::stream_time(const Kernel& k) const {
 }
 
 KernelTime KernelTimer::time(const Kernel& k) {
+  if (k.comm) return {};  // communication is timed by the system model (engine/system)
   if (!k.gemm) return stream_time(k);
   const GemmPlan& p = gemm_plan(*k.gemm, k.dtype);
   KernelTime t;
   t.device = p.device_time;
   t.compute = p.compute_time;
   t.binding = p.binding;
-  t.flops = p.flops;
+  t.flops = k.flops.si();  // with any fused epilogue (bias add, bias gradient)
   t.main_memory_bytes = p.main_memory_bytes();
   t.wave_efficiency = p.wave_efficiency;
   return t;

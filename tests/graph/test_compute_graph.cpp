@@ -1,6 +1,7 @@
 // Tests for engine/graph/compute_graph.hpp: enum spellings, GEMM shape counts, the builder's
 // invariants and the graph's sums.
 #include "engine/graph/compute_graph.hpp"
+#include "engine/graph/workload.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -26,7 +27,14 @@ TEST_CASE("kernel kinds, phases and data types round-trip through their names", 
     REQUIRE(t.has_value());
     CHECK(to_string(*t) == s);
   }
-  CHECK(valid_kernel_kinds().size() == 12);
+  CHECK(valid_kernel_kinds().size() == 13);
+  CHECK(to_string(CommKind::kReduceScatter) == "reduce-scatter");
+  CHECK(to_string(CommGroup::kPipeline) == "pipeline");
+  for (const auto& s : valid_recomputes()) {
+    const auto r = parse_recompute(s);
+    REQUIRE(r.has_value());
+    CHECK(to_string(*r) == s);
+  }
   CHECK(valid_data_types() == std::vector<std::string>{"fp32", "fp16", "bf16", "fp8"});
   CHECK(valid_phases() ==
         std::vector<std::string>{"forward", "backward-data", "backward-weight", "update"});

@@ -1,0 +1,131 @@
+// Partitioned GPT graphs: Megatron tensor parallelism, sequence parallelism, recomputation and
+// pipeline stages, checked against closed forms.
+#include <catch2/catch.hpp>
+
+#include "engine/graph/workload.hpp"
+
+namespace pathfinder {
+namespace {
+
+// Megatron 22B's shape at micro-batch 4 (Korthikanti Table 4's run): h 6144, a 64, s 2048.
+GptSpec spec22b() {
+  return GptSpec{48, 6144, 64, 4 * 6144, 2048, 51200, 4, 4, DataType::kFp16, Optimizer::kAdam};
+}
+
+struct Census {
+  double gemm_flops = 0, fwd_gemm_flops = 0, bwd_gemm_flops = 0;
+  int all_reduce = 0, reduce_scatter = 0, all_gather = 0, overlapped = 0;
+  double comm_bytes = 0;
+};
+
+Census census(const ComputeGraph& g) {
+  Census c;
+  for (const Kernel& k : g.kernels()) {
+    if (k.gemm) {
+      const double f = k.gemm->flops().si();
+      c.gemm_flops += f;
+      (k.phase == Phase::kForward ? c.fwd_gemm_flops : c.bwd_gemm_flops) += f;
+    }
+    if (k.comm) {
+      c.comm_bytes += k.comm->bytes.si();
+      c.overlapped += k.comm->overlapped ? 1 : 0;
+      switch (k.comm->kind) {
+        case CommKind::kAllReduce: ++c.all_reduce; break;
+        case CommKind::kReduceScatter: ++c.reduce_scatter; break;
+        case CommKind::kAllGather: ++c.all_gather; break;
+        case CommKind::kSendRecv: break;
+      }
+    }
+  }
+  return c;
+}
+
+GptPartition one_layer(int t, bool sp, Recompute r) {
+  GptPartition p;
+  p.tensor = t;
+  p.sequence_parallel = sp;
+  p.recompute = r;
+  p.layers = 1;
+  p.embedding = false;
+  p.head = false;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("tensor parallelism divides every layer GEMM by t", "[graph]") {
+  // One layer forward: 24·T·h² + 4·T·s·h FLOPs (T = b·s), backward twice that; per device /8.
+  const GptSpec s = spec22b();
+  const double T = 4.0 * 2048, h = 6144;
+  const double fwd = 24 * T * h * h + 4 * T * 2048 * h;
+  const Census c1 = census(build_gpt_graph(s, one_layer(1, false, Recompute::kNone)));
+  const Census c8 = census(build_gpt_graph(s, one_layer(8, false, Recompute::kNone)));
+  CHECK(c1.fwd_gemm_flops == Approx(fwd));
+  CHECK(c1.bwd_gemm_flops == Approx(2 * fwd));
+  CHECK(c8.fwd_gemm_flops == Approx(fwd / 8));
+  CHECK(c8.gemm_flops == Approx(3 * fwd / 8));
+  CHECK(c1.all_reduce + c1.reduce_scatter + c1.all_gather == 0);
+}
+
+TEST_CASE("a tensor-parallel layer all-reduces its activations twice each way", "[graph]") {
+  // Megatron: f/g operators, 2 all-reduces forward and 2 backward of T·h·2 bytes.
+  const double act = 4.0 * 2048 * 6144 * 2;
+  const Census c = census(build_gpt_graph(spec22b(), one_layer(8, false, Recompute::kNone)));
+  CHECK(c.all_reduce == 4);
+  CHECK(c.comm_bytes == Approx(4 * act));
+  // Sequence parallel: all-gather before each column-parallel GEMM and reduce-scatter after
+  // each row-parallel one, both ways, plus 2 overlapped re-gathers for the weight gradients.
+  const Census sp = census(build_gpt_graph(spec22b(), one_layer(8, true, Recompute::kNone)));
+  CHECK(sp.all_reduce == 0);
+  CHECK(sp.reduce_scatter == 4);
+  CHECK(sp.all_gather == 6);
+  CHECK(sp.overlapped == 2);
+}
+
+TEST_CASE("recomputation repeats forward work in the backward pass", "[graph]") {
+  // Full: the layer's forward again (GEMMs 4/3 of no recompute). Selective: the attention
+  // core again, scores and context: 2 · 2·b·s²·h/t FLOPs.
+  const GptSpec s = spec22b();
+  const double T = 4.0 * 2048, h = 6144;
+  const double fwd8 = (24 * T * h * h + 4 * T * 2048 * h) / 8;
+  const Census none = census(build_gpt_graph(s, one_layer(8, false, Recompute::kNone)));
+  const Census full = census(build_gpt_graph(s, one_layer(8, false, Recompute::kFull)));
+  const Census sel = census(build_gpt_graph(s, one_layer(8, false, Recompute::kSelective)));
+  CHECK(full.gemm_flops == Approx(none.gemm_flops + fwd8));
+  CHECK(sel.gemm_flops == Approx(none.gemm_flops + 4 * T * 2048 * h / 8));
+  CHECK(full.all_reduce == 6);  // the forward's two all-reduces run again
+}
+
+TEST_CASE("pipeline stages partition the layers with the embedding first and the head last", "[graph]") {
+  GptSpec s = spec22b();
+  s.layers = 8;
+  const double total = census(build_gpt_graph(s)).gemm_flops;
+  double sum = 0.0;
+  std::int64_t params = 0;
+  for (int stage = 0; stage < 4; ++stage) {
+    GptPartition p;
+    p.first_layer = 2 * stage;
+    p.layers = 2;
+    p.embedding = stage == 0;
+    p.head = stage == 3;
+    const ComputeGraph g = build_gpt_graph(s, p);
+    sum += census(g).gemm_flops;
+    params += g.parameter_count();
+    CHECK(g.kernels().front().layer == (stage == 0 ? -1 : 2 * stage));
+  }
+  CHECK(sum == Approx(total));
+  // The last stage holds a copy of the tied word embedding (Megatron): V·h more parameters.
+  CHECK(params == build_gpt_graph(s).parameter_count() + 51200 * 6144);
+}
+
+TEST_CASE("per-device parameters of a tensor-parallel layer", "[graph]") {
+  // qkv h·3h/t + 3h/t, proj (h/t)·h + h, fc1 h·f/t + f/t, fc2 (f/t)·h + h, two layernorms 4h.
+  const double h = 6144, f = 4 * h, t = 8;
+  const double expect = h * 3 * h / t + 3 * h / t + h / t * h + h + h * f / t + f / t +
+                        f / t * h + h + 4 * h;
+  CHECK(static_cast<double>(
+            build_gpt_graph(spec22b(), one_layer(8, false, Recompute::kNone)).parameter_count()) ==
+        expect);
+}
+
+}  // namespace pathfinder
