@@ -1,0 +1,43 @@
+// Pipeline schedules as event-driven list scheduling (paper §6.5, issue 4): each device runs
+// its forward and backward tasks in the order its schedule prescribes; a task starts when its
+// device is free and its input has arrived from the neighbouring stage (after the transfer).
+// GPipe (Huang et al. 2019), 1F1B (PipeDream-Flush, Narayanan et al. 2021) and the interleaved
+// 1F1B of Megatron-LM with v model chunks per device (Narayanan et al. 2021, §2.2).
+//
+// Cost grows with devices-per-pipeline × micro-batches × chunks, never with data- or
+// tensor-parallel degrees: replicas run in lock-step and are not simulated.
+#pragma once
+
+#include <vector>
+
+namespace pathfinder {
+
+enum class ScheduleKind { kGpipe, kOneFOneB, kInterleaved };
+
+struct PipelineInput {
+  ScheduleKind schedule = ScheduleKind::kOneFOneB;
+  int stages = 1;          // devices along the pipeline
+  int chunks = 1;          // model chunks per device (interleaved), else 1
+  int micro_batches = 1;
+  // Per chunk c = 0 .. stages·chunks − 1 (chunk c lives on device c mod stages): the time of
+  // one micro-batch's forward and backward there, and of sending its output onward (the
+  // activations forward, the gradient backward) to chunk c + 1 / c − 1.
+  std::vector<double> forward, backward;
+  std::vector<double> send_forward, send_backward;
+};
+
+struct PipelineResult {
+  double makespan = 0.0;                // first forward start to last backward end
+  std::vector<double> busy;             // per device, time computing
+  std::vector<double> last_backward;    // per chunk: when its last backward ends
+  std::vector<double> last_backward_start;
+  [[nodiscard]] double bubble_fraction(int device) const {
+    return makespan > 0.0 ? 1.0 - busy[static_cast<std::size_t>(device)] / makespan : 0.0;
+  }
+};
+
+// Empty `forward` etc. means uniform zero. Engine bug (PF_ASSERT) on inconsistent sizes or an
+// interleaved schedule whose micro-batches are not a multiple of the stages.
+[[nodiscard]] PipelineResult simulate_pipeline(const PipelineInput& in);
+
+}  // namespace pathfinder
