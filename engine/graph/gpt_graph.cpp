@@ -1,6 +1,8 @@
 // Decoder-only GPT transformer (GPT-2/3 layout as trained by Megatron-LM; Narayanan et al. 2021,
 // Korthikanti et al. 2022): token + learned position embedding, l pre-layernorm blocks, final
-// layernorm, logits tied to the token embedding, cross-entropy. No dropout.
+// layernorm, logits tied to the token embedding, cross-entropy. Dropout (if on) on the
+// attention probabilities as its own kernel (a 1-byte mask per probability) and on the hidden
+// states fused into the residual adds (bias-dropout-add, a 1-byte mask per element).
 //
 // Partitioned (GptPartition): Megatron tensor parallelism over t devices splits QKV and FFN1 by
 // columns and the projection and FFN2 by rows (heads and FFN width divided by t), the
@@ -59,6 +61,7 @@ class GptBuilder {
         T_(s.micro_batch * s.sequence),
         t_(static_cast<double>(T_)),
         rows_(part.sequence_parallel ? t_ / part.tensor : t_),
+        mask_(s.dropout ? bytes(1) : Bytes{}),
         p_(bytes_per_element(s.precision)),
         dt_(s.precision) {}
 
@@ -162,7 +165,7 @@ class GptBuilder {
   KernelId merge(int layer, const std::string& n, Deps deps) {
     const double h = static_cast<double>(s_.hidden);
     return stream(layer, n, KernelKind::kElementwise, Phase::kBackwardData, rows_ * h,
-                  2.0 * rows_ * h * p_, rows_ * h * p_, std::move(deps));
+                  2.0 * rows_ * h * p_ + rows_ * h * mask_, rows_ * h * p_, std::move(deps));
   }
   void set_pass(Pass pass) {
     phase_ = pass == Pass::kForward ? Phase::kForward : Phase::kBackwardData;
@@ -180,6 +183,7 @@ class GptBuilder {
   std::int64_t T_;
   double t_;
   double rows_;  // rows of the replicated element-wise work: T, or T/t with SP
+  Bytes mask_;   // hidden-dropout mask per element: 1 byte, or none
   Bytes p_;
   DataType dt_;
   Phase phase_ = Phase::kForward;
@@ -205,6 +209,10 @@ void GptBuilder::attention_fwd(int i, LayerFwd& r, const Deps& qkv) {
                      probs * p_, probs * p_, {r.scores});
   Deps ctx = qkv;
   ctx.push_back(r.softmax);
+  if (s_.dropout) {  // draw, compare, scale: 3 per probability; writes the mask
+    ctx.back() = stream(i, "attn.dropout" + suffix_, KernelKind::kElementwise, phase_,
+                        3.0 * probs, probs * p_, probs * p_ + probs * bytes(1), {r.softmax});
+  }
   r.context = add(gemm_kernel(name(i, "attn.context" + suffix_), KernelKind::kAttentionContext,
                               phase_, dt_, GemmShape{ba, s, head, s}, std::move(ctx)),
                   i);
@@ -224,7 +232,7 @@ GptBuilder::LayerFwd GptBuilder::layer_fwd(int i, const Deps& x, Pass pass) {
                          {linear_fwd(i, "proj", w.proj, false, {r.context})});
   res1.insert(res1.end(), x.begin(), x.end());
   r.res1 = stream(i, "residual1" + suffix_, KernelKind::kElementwise, phase_, 2.0 * rows_ * hd,
-                  2.0 * rows_ * hd * p_ + hd * p_, rows_ * hd * p_, std::move(res1));
+                  2.0 * rows_ * hd * p_ + hd * p_, rows_ * hd * (p_ + mask_), std::move(res1));
   r.ln2 = layernorm_fwd(i, "ln2", {r.res1});
   r.fc1 = linear_fwd(i, "fc1", w.fc1, false, gather_in(i, "ln2.gather" + suffix_, phase_, {r.ln2}));
   r.gelu = stream(i, "gelu" + suffix_, KernelKind::kElementwise, phase_, 10.0 * t_ * fd,
@@ -283,8 +291,12 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
                                       KernelKind::kAttentionContext, Phase::kBackwardData, dt_,
                                       GemmShape{ba, s, head, s}, {proj_d}),
                           i);
+  const KernelId dp_in =
+      s_.dropout ? stream(i, "attn.dropout.bwd", KernelKind::kElementwise, Phase::kBackwardData,
+                          probs, probs * p_ + probs * bytes(1), probs * p_, {dp})
+                 : dp;
   const KernelId sm_b = stream(i, "attn.softmax.bwd", KernelKind::kSoftmax, Phase::kBackwardData,
-                               5.0 * probs, 2.0 * probs * p_, probs * p_, {dp, fw.softmax});
+                               5.0 * probs, 2.0 * probs * p_, probs * p_, {dp_in, fw.softmax});
   // Scores S = Q·Kᵀ: dQ = dS·K and dK = dSᵀ·Q, each (s, h/a, s) per (sequence, head).
   const KernelId dq = add(gemm_kernel(name(i, "attn.scores.dgrad_query"),
                                       KernelKind::kAttentionScores, Phase::kBackwardData, dt_,

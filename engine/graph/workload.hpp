@@ -61,6 +61,7 @@ struct GptSpec {
   std::int64_t global_batch = 0;  // B, sequences per iteration; a multiple of b
   DataType precision = DataType::kFp16;
   Optimizer optimizer = Optimizer::kAdam;
+  bool dropout = true;  // attention-probability and hidden dropout, as Megatron-LM trains GPT
 };
 
 // Activation recomputation (Korthikanti et al. 2022): none, the attention core only

@@ -61,6 +61,7 @@ GptSpec read_gpt(const ConfigNode& n) {
   s.global_batch = n.optional_positive<std::int64_t>("global_batch").value_or(s.micro_batch);
   s.precision = read_enum(n, "precision", parse_data_type, valid_data_types, DataType::kFp16);
   s.optimizer = read_enum(n, "optimizer", parse_optimizer, valid_optimizers, Optimizer::kAdam);
+  s.dropout = n.get_or<bool>("dropout", true);
   return s;
 }
 

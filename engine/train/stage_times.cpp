@@ -1,0 +1,64 @@
+#include "engine/train/stage_times.hpp"
+
+#include <algorithm>
+#include <array>
+#include <vector>
+
+namespace pathfinder {
+namespace {
+
+int pass_of(Phase p) {
+  switch (p) {
+    case Phase::kForward: return 0;
+    case Phase::kBackwardData:
+    case Phase::kBackwardWeight: return 1;
+    case Phase::kUpdate: return 2;
+  }
+  return 0;
+}
+
+}  // namespace
+
+StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTimes& comm) {
+  const HostSpec& host = timer.machine().host;
+  const double dispatch = host.dispatch.si(), launch = host.launch_latency.si();
+  StageTimes out;
+  std::array<PassTimes*, 3> passes{&out.forward, &out.backward, &out.update};
+  // Per pass: the host's next issue time, the two streams' free times.
+  std::array<double, 3> issue{}, compute_free{}, comm_free{};
+  std::vector<double> end(g.size(), 0.0);
+  std::vector<int> pass(g.size(), 0);
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    const Kernel& k = g.kernels()[i];
+    const int p = pass_of(k.phase);
+    const auto pu = static_cast<std::size_t>(p);
+    pass[i] = p;
+    PassTimes& pt = *passes[pu];
+    double ready = 0.0;  // inputs from an earlier pass count as present
+    for (const KernelId d : k.deps) {
+      if (pass[d] == p) ready = std::max(ready, end[d]);
+    }
+    if (k.comm && k.comm->overlapped) {
+      const double t = comm.time(*k.comm);
+      const double start = std::max(comm_free[pu], ready);
+      end[i] = comm_free[pu] = start + t;
+      pt.hidden_comm += t;
+      pt.span = std::max(pt.span, end[i]);
+      continue;
+    }
+    const double t = k.comm ? comm.time(*k.comm) : timer.time(k).device;
+    const double host_ready = issue[pu] + launch;
+    issue[pu] += dispatch;
+    ++pt.kernels;
+    const double start = std::max({compute_free[pu], ready, host_ready});
+    if (host_ready > std::max(compute_free[pu], ready)) {
+      pt.host_stall += host_ready - std::max(compute_free[pu], ready);
+    }
+    end[i] = compute_free[pu] = start + t;
+    (k.comm ? pt.exposed_comm : pt.compute) += t;
+    pt.span = std::max(pt.span, end[i]);
+  }
+  return out;
+}
+
+}  // namespace pathfinder

@@ -1,0 +1,39 @@
+// Time of one micro-batch's forward and backward on one pipeline stage's device (issue 4):
+// the stage's partitioned graph run on two streams. Compute kernels and blocking collectives
+// share the compute stream in graph order (Megatron's tensor-parallel all-reduces block the
+// next GEMM); collectives marked overlapped run on a communication stream and only their
+// consumers wait. The host issues one kernel per `dispatch`, so a stage of many small kernels
+// is host-bound.
+#pragma once
+
+#include "engine/graph/compute_graph.hpp"
+#include "engine/perf/kernel_timer.hpp"
+
+namespace pathfinder {
+
+// How long a communication step of the partitioned graph takes (the system model's answer).
+class CommTimes {
+ public:
+  virtual ~CommTimes() = default;
+  [[nodiscard]] virtual double time(const Communication& c) const = 0;
+};
+
+struct PassTimes {
+  double span = 0.0;            // from the first kernel's issue to the last kernel's end
+  double compute = 0.0;         // sum of compute-kernel device times
+  double exposed_comm = 0.0;    // blocking collectives on the compute stream
+  double hidden_comm = 0.0;     // overlapped collectives
+  double host_stall = 0.0;      // compute stream idle waiting for the host
+  int kernels = 0;
+};
+
+struct StageTimes {
+  PassTimes forward;   // Phase::kForward
+  PassTimes backward;  // data and weight gradients, recomputation included
+  PassTimes update;    // the optimizer step
+};
+
+[[nodiscard]] StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer,
+                                     const CommTimes& comm);
+
+}  // namespace pathfinder
