@@ -20,7 +20,7 @@ std::vector<Task> device_order(const PipelineInput& in, int d) {
   std::vector<Task> order;
   order.reserve(static_cast<std::size_t>(2 * m * v));
   switch (in.schedule) {
-    case ScheduleKind::kGpipe:
+    case PipelineSchedule::kGpipe:
       for (int j = 0; j < m; ++j) {
         for (int c = 0; c < v; ++c) order.push_back({c * P + d, j, false});
       }
@@ -28,8 +28,8 @@ std::vector<Task> device_order(const PipelineInput& in, int d) {
         for (int c = v - 1; c >= 0; --c) order.push_back({c * P + d, j, true});
       }
       break;
-    case ScheduleKind::kOneFOneB:
-    case ScheduleKind::kInterleaved: {
+    case PipelineSchedule::kOneFOneB:
+    case PipelineSchedule::kInterleaved: {
       // Virtual step k of m·v: groups of P micro-batches run through each local chunk in turn
       // (forward in chunk order, backward in reverse), Megatron-LM's interleaved schedule; with
       // v = 1 it is plain 1F1B.
@@ -64,7 +64,7 @@ PipelineResult simulate_pipeline(const PipelineInput& in) {
   PF_ASSERT(P >= 1 && v >= 1 && m >= 1);
   PF_ASSERT(in.forward.empty() || static_cast<int>(in.forward.size()) == C);
   PF_ASSERT(in.backward.empty() || static_cast<int>(in.backward.size()) == C);
-  PF_ASSERT(v == 1 || in.schedule == ScheduleKind::kGpipe || m % P == 0);
+  PF_ASSERT(v == 1 || in.schedule == PipelineSchedule::kGpipe || m % P == 0);
 
   // End times, NaN until scheduled: [chunk][micro-batch].
   const auto cells = static_cast<std::size_t>(C) * static_cast<std::size_t>(m);

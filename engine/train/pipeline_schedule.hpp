@@ -10,12 +10,12 @@
 
 #include <vector>
 
+#include "engine/dist/strategy.hpp"
+
 namespace pathfinder {
 
-enum class ScheduleKind { kGpipe, kOneFOneB, kInterleaved };
-
 struct PipelineInput {
-  ScheduleKind schedule = ScheduleKind::kOneFOneB;
+  PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
   int stages = 1;          // devices along the pipeline
   int chunks = 1;          // model chunks per device (interleaved), else 1
   int micro_batches = 1;

@@ -6,7 +6,7 @@
 namespace pathfinder {
 namespace {
 
-PipelineInput uniform(ScheduleKind s, int p, int v, int m, double f, double b, double send = 0) {
+PipelineInput uniform(PipelineSchedule s, int p, int v, int m, double f, double b, double send = 0) {
   PipelineInput in;
   in.schedule = s;
   in.stages = p;
@@ -24,7 +24,7 @@ PipelineInput uniform(ScheduleKind s, int p, int v, int m, double f, double b, d
 
 TEST_CASE("GPipe and 1F1B take (m + p - 1)(tf + tb) with uniform stages", "[train]") {
   // Bubble (p - 1)/(m + p - 1) of the makespan on every device.
-  for (ScheduleKind s : {ScheduleKind::kGpipe, ScheduleKind::kOneFOneB}) {
+  for (PipelineSchedule s : {PipelineSchedule::kGpipe, PipelineSchedule::kOneFOneB}) {
     for (int p : {1, 2, 4, 8}) {
       for (int m : {1, 3, 8, 32}) {
         const PipelineResult r = simulate_pipeline(uniform(s, p, 1, m, 1.0, 2.0));
@@ -43,7 +43,7 @@ TEST_CASE("interleaving v chunks divides the bubble by v", "[train]") {
     for (int p : {2, 4}) {
       const int m = 4 * p;
       const PipelineResult r =
-          simulate_pipeline(uniform(ScheduleKind::kInterleaved, p, v, m, 1.0, 2.0));
+          simulate_pipeline(uniform(PipelineSchedule::kInterleaved, p, v, m, 1.0, 2.0));
       INFO("p " << p << " v " << v);
       CHECK(r.makespan == Approx(m * 3.0 + (p - 1) * 3.0 / v));
     }
@@ -54,13 +54,13 @@ TEST_CASE("transfers between stages add to the fill and drain", "[train]") {
   // GPipe, p stages, send time c each way: the forwards finish on the last stage at
   // (m + p - 1)tf + (p - 1)c, the backwards mirror it: (m + p - 1)(tf + tb) + 2(p - 1)c.
   const PipelineResult g =
-      simulate_pipeline(uniform(ScheduleKind::kGpipe, 4, 1, 8, 1.0, 2.0, 0.1));
+      simulate_pipeline(uniform(PipelineSchedule::kGpipe, 4, 1, 8, 1.0, 2.0, 0.1));
   CHECK(g.makespan == Approx(11 * 3.0 + 2 * 3 * 0.1));
   CHECK(g.last_backward[0] == Approx(g.makespan));
   // 1F1B waits on the round trip in its steady state too: at least the fill and drain, at most
   // one extra round trip per micro-batch.
   const PipelineResult o =
-      simulate_pipeline(uniform(ScheduleKind::kOneFOneB, 4, 1, 8, 1.0, 2.0, 0.1));
+      simulate_pipeline(uniform(PipelineSchedule::kOneFOneB, 4, 1, 8, 1.0, 2.0, 0.1));
   CHECK(o.makespan >= 11 * 3.0 + 2 * 3 * 0.1 - 1e-9);
   CHECK(o.makespan <= 11 * 3.0 + (2 * 3 + 2 * 8) * 0.1 + 1e-9);
 }
@@ -68,9 +68,9 @@ TEST_CASE("transfers between stages add to the fill and drain", "[train]") {
 TEST_CASE("1F1B keeps at most p micro-batches in flight on the first stage", "[train]") {
   // Equal makespan to GPipe with uniform stages, but the warm-up is p - 1 forwards: the first
   // backward on device 0 starts after p forwards, not m.
-  PipelineInput in = uniform(ScheduleKind::kOneFOneB, 4, 1, 16, 1.0, 2.0);
+  PipelineInput in = uniform(PipelineSchedule::kOneFOneB, 4, 1, 16, 1.0, 2.0);
   const PipelineResult a = simulate_pipeline(in);
-  in.schedule = ScheduleKind::kGpipe;
+  in.schedule = PipelineSchedule::kGpipe;
   const PipelineResult b = simulate_pipeline(in);
   CHECK(a.makespan == Approx(b.makespan));
 }

@@ -1,0 +1,255 @@
+#include "engine/dist/memory_footprint.hpp"
+
+#include <algorithm>
+#include <type_traits>
+#include <variant>
+
+#include "engine/core/error.hpp"
+#include "engine/dist/strategy_check.hpp"
+
+namespace pathfinder {
+namespace {
+
+using I64 = std::int64_t;
+
+double d(I64 v) { return static_cast<double>(v); }
+double element_bytes(DataType t) { return bytes_per_element(t).in(units::bytes); }
+bool is_interleaved(const Strategy& s) { return s.schedule == PipelineSchedule::kInterleaved; }
+
+// Sequences per micro-batch and micro-batches per pipeline for a per-replica batch of `rows`.
+struct MicroBatching {
+  I64 size;
+  I64 count;
+};
+MicroBatching micro_batching(I64 rows, const Strategy& s) {
+  const I64 b = s.micro_batch > 0 ? s.micro_batch : rows;
+  return {b, rows / b};
+}
+
+// Megatron-LM sharding (Shoeybi et al. 2019) of one layer over t ranks: QKV and the first MLP
+// GEMM split by columns (weights and biases), the projection and second MLP GEMM by rows
+// (weights; their biases, added after the all-reduce, replicated), both layernorms replicated:
+//   (3h² + 3h + h² + h·f + f + f·h)/t + h + h + 4h = (4h² + 2h·f + 3h + f)/t + 6h.
+I64 gpt_layer_parameters(const GptSpec& w, int tp) {
+  const I64 h = w.hidden, f = w.ffn;
+  return (4 * h * h + 2 * h * f + 3 * h + f) / tp + 6 * h;
+}
+
+// Of the larger total, the earlier stage on a tie.
+MemoryFootprint larger(const MemoryFootprint& a, const MemoryFootprint& b) {
+  return b.total() > a.total() ? b : a;
+}
+
+}  // namespace
+
+Bytes MemoryFootprint::total() const {
+  return weights + gradients + optimizer + activations + workspace;
+}
+
+MemoryFootprint model_state_footprint(double parameters, Optimizer o, DataType precision, int zero,
+                                      int dp) {
+  PF_ASSERT(parameters >= 0.0 && zero >= 0 && zero <= kMaxZeroStage && dp >= 1);
+  const bool mixed = precision != DataType::kFp32;
+  const double p = element_bytes(precision);
+  const double master = mixed ? 4.0 : 0.0;                   // fp32 copy of the weights
+  const double moments = o == Optimizer::kAdam ? 8.0 : 0.0;  // Adam's m and v in fp32
+  const double n = d(dp);
+  MemoryFootprint f;
+  f.weights = bytes(parameters * p / (zero >= 3 ? n : 1.0));
+  f.gradients = bytes(parameters * p / (zero >= 2 ? n : 1.0));
+  f.optimizer = bytes(parameters * (master + moments) / (zero >= 1 ? n : 1.0));
+  return f;
+}
+
+int in_flight_micro_batches(const Strategy& s, I64 micro_batches, int stage) {
+  PF_ASSERT(micro_batches >= 1 && stage >= 0 && stage < s.pp);
+  I64 held = micro_batches;
+  switch (s.schedule) {
+    case PipelineSchedule::kGpipe:
+      break;
+    case PipelineSchedule::kOneFOneB:
+      held = std::min<I64>(s.pp - stage, micro_batches);
+      break;
+    case PipelineSchedule::kInterleaved:
+      held = std::min<I64>(2 * (s.pp - 1 - stage) + I64{s.virtual_stages - 1} * s.pp + 1,
+                           micro_batches * s.virtual_stages);
+      break;
+  }
+  return static_cast<int>(held);
+}
+
+// Korthikanti et al. 2022 §4.1, per layer and micro-batch, with s sequence, b micro-batch,
+// h hidden, a heads, t tp, f ffn, p bytes per activation element (their 2) and 1-byte dropout
+// masks; Megatron-LM trains GPT with dropout, so its masks count here though the compute
+// graph leaves dropout's time out. With f = 4h and p = 2 the three groups are their eq. 2,
+// s·b·h·(10 + 24/t + 5·a·s/(h·t)):
+//   replicated   s·b·h·(4p + 2): inputs of both layernorms, of the QKV and of the first MLP
+//                GEMM (p each), the attention-output and MLP-output dropout masks (1 each)
+//   split by t   s·b·h·p·(4 + 2f/h): Q, K, V and the projection input (4h), GeLU input and
+//                output (2f)
+//   scores       a·s²·b·(2p + 1), split by t: softmax output, dropout mask and dropout output
+// Sequence parallel splits the replicated group by t too (their eq. 3: s·b·h·(34 + 5as/h)/t).
+// Selective recomputation stores no scores (recomputes the attention core: 10 + 24/t, or 34/t
+// with sp); full recomputation stores only the layer input, s·b·h·p (/t with sp): Table 2.
+Bytes gpt_layer_activations(const GptSpec& w, const Strategy& s, I64 b) {
+  PF_ASSERT(s.tp >= 1 && b >= 1);
+  const double p = element_bytes(w.precision);
+  const double t = d(s.tp);
+  const double sbh = d(w.sequence) * d(b) * d(w.hidden);
+  const double replicated = sbh * (4.0 * p + 2.0) / (s.sequence_parallel ? t : 1.0);
+  const double split = sbh * p * (4.0 + 2.0 * d(w.ffn) / d(w.hidden)) / t;
+  const double scores = d(w.heads) * d(w.sequence) * d(w.sequence) * d(b) * (2.0 * p + 1.0) / t;
+  switch (s.recompute) {
+    case Recompute::kNone:
+      return bytes(replicated + split + scores);
+    case Recompute::kSelective:
+      return bytes(replicated + split);
+    case Recompute::kFull:
+      return bytes(sbh * p / (s.sequence_parallel ? t : 1.0));
+  }
+  return bytes(0.0);
+}
+
+// gpt_layer_parameters per layer of the stage; stage 0 adds the vocabulary-parallel token embedding
+// V·h/t and the replicated learned positions s·h; the last stage the final layernorm 2h and, when
+// pp > 1, its copy of the tied token embedding for the logits, V·h/t (Megatron keeps one there and
+// all-reduces its gradient).
+I64 gpt_stage_parameters(const GptSpec& w, const Strategy& s, int stage) {
+  PF_ASSERT(stage >= 0 && stage < s.pp && s.tp >= 1);
+  const I64 h = w.hidden;
+  const I64 embedding = w.vocabulary * h / s.tp;
+  I64 n = gpt_layer_parameters(w, s.tp) * (w.layers / s.pp);
+  if (stage == 0) n += embedding + w.sequence * h;
+  if (stage == s.pp - 1) n += 2 * h + (s.pp > 1 ? embedding : 0);
+  return n;
+}
+
+// Activations held by stage `stage`:
+//   layers     held forwards (in_flight_micro_batches) × layers per model chunk (l/(pp·v)) ×
+//              gpt_layer_activations
+//   stage 0    the embedding's dropout mask, s·b·h bytes (/t with sp), for each micro-batch its
+//              first chunk holds: GPipe m, 1F1B min(pp, m), interleaved min(2pp − 1, m) (chunk 0
+//              keeps its first pp micro-batches until their group's backward reaches it, and
+//              runs pp − 1 more during the warm-up); Korthikanti §4.3 count s·b·h/t for each of
+//              1F1B's pp
+//   last       the output layer (Korthikanti §4.3, 4·s·b·h/t·(1 + V/h) with sp): inputs of the
+//              final layernorm and of the logits GEMM, s·b·h·p each (/t with sp), and the
+//              logits kept in fp32 for the vocabulary-parallel cross-entropy, 4·s·b·V/t; held
+//              for m micro-batches by GPipe, one otherwise (each backward follows its forward)
+// Workspace, an allowance of ours (Korthikanti count stored activations only):
+//   recompute  the backward of one layer rematerializes its activations for one micro-batch:
+//              full, the whole layer as without recomputation; selective, its attention scores
+//   ZeRO-3     the weights of one layer gathered from the data-parallel group, p bytes each
+namespace {
+
+Bytes first_stage_activations(const GptSpec& w, const Strategy& s, I64 b, I64 m) {
+  const double sbh = d(w.sequence) * d(b) * d(w.hidden);
+  I64 held = m;
+  if (s.schedule == PipelineSchedule::kOneFOneB) held = std::min<I64>(s.pp, m);
+  if (is_interleaved(s)) held = std::min<I64>(2 * I64{s.pp} - 1, m);
+  return bytes(d(held) * sbh / (s.sequence_parallel ? d(s.tp) : 1.0));
+}
+
+Bytes last_stage_activations(const GptSpec& w, const Strategy& s, I64 b, I64 m) {
+  const double p = element_bytes(w.precision), t = d(s.tp);
+  const double sbh = d(w.sequence) * d(b) * d(w.hidden);
+  const double inputs = 2.0 * sbh * p / (s.sequence_parallel ? t : 1.0);
+  const double logits = 4.0 * d(w.sequence) * d(b) * d(w.vocabulary) / t;
+  const I64 held = s.schedule == PipelineSchedule::kGpipe ? m : 1;
+  return bytes(d(held) * (inputs + logits));
+}
+
+Bytes gpt_workspace(const GptSpec& w, const Strategy& s, I64 b) {
+  Bytes out = bytes(0.0);
+  if (s.recompute != Recompute::kNone) {
+    Strategy stored = s;
+    stored.recompute = Recompute::kNone;
+    Strategy kept = s;
+    kept.recompute = Recompute::kSelective;
+    out += s.recompute == Recompute::kFull
+               ? gpt_layer_activations(w, stored, b)
+               : gpt_layer_activations(w, stored, b) - gpt_layer_activations(w, kept, b);
+  }
+  if (s.zero >= 3) {
+    out += bytes(d(gpt_layer_parameters(w, s.tp)) * element_bytes(w.precision));
+  }
+  return out;
+}
+
+}  // namespace
+
+MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, int stage) {
+  PF_ASSERT(is_valid_strategy(s, w, s.devices()) && stage >= 0 && stage < s.pp);
+  const auto [b, m] = micro_batching(w.global_batch / s.dp, s);
+  MemoryFootprint f = model_state_footprint(d(gpt_stage_parameters(w, s, stage)), w.optimizer,
+                                            w.precision, s.zero, s.dp);
+  f.stage = stage;
+  f.in_flight_micro_batches = in_flight_micro_batches(s, m, stage);
+  const I64 chunk_layers = w.layers / (I64{s.pp} * (is_interleaved(s) ? s.virtual_stages : 1));
+  f.activations = d(f.in_flight_micro_batches * chunk_layers) * gpt_layer_activations(w, s, b);
+  if (stage == 0) f.activations += first_stage_activations(w, s, b, m);
+  if (stage == s.pp - 1) f.activations += last_stage_activations(w, s, b, m);
+  f.workspace = gpt_workspace(w, s, b);
+  return f;
+}
+
+MemoryFootprint gpt_memory_footprint(const GptSpec& w, const Strategy& s) {
+  return larger(gpt_stage_memory_footprint(w, s, 0), gpt_stage_memory_footprint(w, s, s.pp - 1));
+}
+
+MemoryFootprint lstm_memory_footprint(const LstmSpec& w, const Strategy& s) {
+  PF_ASSERT(is_valid_strategy(s, w, s.devices()));
+  const auto [b, m] = micro_batching(w.batch / s.dp, s);
+  const double weight_shard = d(s.split == KernelSplit::kRowColumn ? s.tp2 : s.tp);
+  const double activation_shard = d(s.tp) * d(s.tp2);
+  const double p = element_bytes(w.precision);
+  const I64 D = w.hidden, V = w.vocabulary;
+  const bool own_stages = s.pp > 2;  // embedding and softmax alone (deepflow-reference §3.8)
+  const I64 layers_per_stage = w.layers / (own_stages ? s.pp - 2 : s.pp);
+  const auto stage = [&](int i) {
+    const bool embedding = i == 0, softmax = i == s.pp - 1;
+    const I64 layers = own_stages && (embedding || softmax) ? 0 : layers_per_stage;
+    I64 params = layers * (2 * D + 1) * 4 * D;
+    if (embedding) params += V * D;
+    if (softmax) params += (D + 1) * V;
+    MemoryFootprint f =
+        model_state_footprint(d(params) / weight_shard, w.optimizer, w.precision, s.zero, s.dp);
+    f.stage = i;
+    f.in_flight_micro_batches = in_flight_micro_batches(s, m, i);
+    const double per_step = d(layers) * 7.0 * d(b) * d(D) + (softmax ? d(b) * d(D + V) : 0.0);
+    f.activations =
+        bytes(d(f.in_flight_micro_batches) * d(w.sequence) * per_step * p / activation_shard);
+    return f;
+  };
+  // 1F1B holds fewer forwards on later stages, so stage 1 is the fullest middle stage.
+  MemoryFootprint f = larger(stage(0), stage(s.pp - 1));
+  return s.pp > 2 ? larger(f, stage(1)) : f;
+}
+
+MemoryFootprint gemm_memory_footprint(const GemmSpec& w, const Strategy& s) {
+  PF_ASSERT(is_valid_strategy(s, w, s.devices()));
+  const double p = element_bytes(w.precision);
+  const bool rc = s.split == KernelSplit::kRowColumn;
+  const double kp1 = d(s.tp), kp2 = d(s.tp2);
+  MemoryFootprint f;
+  f.weights = bytes(d(w.k) * d(w.n) * p / (rc ? kp2 : kp1));
+  f.activations = bytes((d(w.m) * d(w.k) / kp1 + d(w.m) * d(w.n) / (rc ? kp1 * kp2 : 1.0)) * p);
+  return f;
+}
+
+MemoryFootprint memory_footprint(const WorkloadSpec& w, const Strategy& s) {
+  return std::visit(
+      [&](const auto& spec) -> MemoryFootprint {
+        using T = std::decay_t<decltype(spec)>;
+        if constexpr (std::is_same_v<T, GemmSpec>) {
+          return gemm_memory_footprint(spec, s);
+        } else if constexpr (std::is_same_v<T, LstmSpec>) {
+          return lstm_memory_footprint(spec, s);
+        } else {
+          return gpt_memory_footprint(spec, s);
+        }
+      },
+      w);
+}
+
+}  // namespace pathfinder

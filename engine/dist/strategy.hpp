@@ -1,0 +1,84 @@
+// Parallelism strategies (issue 4): how one training iteration spreads over devices.
+//
+// Two notations name the same value type:
+//   Megatron-LM, order-free tokens joined by '-':   tp8-pp8-dp16-mb1-1f1b-recompute=selective
+//     tpN    tensor parallel (Shoeybi et al. 2019): column/row split of attention and MLP
+//     ppN    pipeline stages, each a contiguous range of layers
+//     dpN    data-parallel replicas
+//     mbN    sequences per micro-batch (mb0: the whole per-replica batch at once)
+//     gpipe | 1f1b | interleaved   the pipeline schedule (Huang et al. 2019; Narayanan et al.
+//            2021); vN model chunks per device, with interleaved only
+//     sp     sequence parallel (Korthikanti et al. 2022)
+//     zero0..zero3                 ZeRO stage (Rajbhandari et al. 2020)
+//     recompute=none|selective|full  activation recomputation (Korthikanti et al. 2022)
+//   DeepFlow (paper §3.3): RC-{kp1}-{kp2}-d{dp}-p{lp} and CR-{kp1}-d{dp}-p{lp}
+//     RC (row-column, inner product): the first matrix split by rows kp1 ways, the second by
+//     columns kp2 ways; CR (column-row, outer product): the inner dimension split kp1 ways.
+//     kp1 is `tp`, kp2 `tp2`, d `dp`, p `pp`; micro_batch 0 (no micro-batching, as the paper).
+//     The Megatron option tokens (mb, schedule, v, sp, zero, recompute) may follow.
+// Absent tokens take the defaults of Strategy. Parsing checks the syntax only; check_strategy
+// (strategy_check.hpp) checks a strategy against a workload and a device count.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/core/error.hpp"
+#include "engine/graph/workload.hpp"  // Recompute
+
+namespace pathfinder {
+
+class ConfigNode;
+
+enum class PipelineSchedule { kGpipe, kOneFOneB, kInterleaved };
+enum class KernelSplit { kTensor, kRowColumn, kColumnRow };  // Megatron TP; the paper's RC, CR
+
+[[nodiscard]] std::string_view to_string(PipelineSchedule s);  // gpipe, 1f1b, interleaved
+[[nodiscard]] std::string_view to_string(KernelSplit k);       // tensor, rc, cr
+[[nodiscard]] std::optional<PipelineSchedule> parse_pipeline_schedule(std::string_view s);
+[[nodiscard]] std::optional<KernelSplit> parse_kernel_split(std::string_view s);
+[[nodiscard]] std::vector<std::string> valid_pipeline_schedules();
+[[nodiscard]] std::vector<std::string> valid_kernel_splits();
+
+inline constexpr int kMaxZeroStage = 3;
+
+struct Strategy {
+  KernelSplit split = KernelSplit::kTensor;
+  int tp = 1;           // tensor parallel degree (Megatron); the paper's kp1
+  int tp2 = 1;          // the paper's RC second kernel dimension kp2 (1 otherwise)
+  int pp = 1;           // pipeline stages
+  int dp = 1;           // data-parallel replicas
+  int micro_batch = 1;  // sequences per micro-batch; 0 = the whole per-replica batch at once
+  PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  int virtual_stages = 1;  // model chunks per device (interleaved only)
+  bool sequence_parallel = false;
+  int zero = 0;  // ZeRO stage 0..3
+  Recompute recompute = Recompute::kNone;
+  [[nodiscard]] int devices() const { return tp * tp2 * pp * dp; }
+  friend bool operator==(const Strategy&, const Strategy&) = default;
+};
+
+// Where problems with a strategy given as a string (a command-line option) are reported: the
+// pseudo-file "strategy", no line.
+[[nodiscard]] SourceLoc strategy_source();
+
+// Throws ConfigError (one Diagnostic at strategy_source()) naming the bad token and
+// what is valid: an unknown token (with a did-you-mean), a token given twice, a degree of 0, a
+// ZeRO stage above 3, vN without interleaved, a malformed paper notation.
+[[nodiscard]] Strategy parse_strategy(std::string_view text);
+
+// From YAML: a scalar in either notation, or a map with keys tp, tp2, pp, dp, micro_batch,
+// schedule, virtual_stages, sequence_parallel, zero, recompute and split (tensor | rc | cr).
+// Absent keys take the defaults of Strategy, except micro_batch, 0 when split is rc or cr.
+// Strict: unknown keys are errors. Errors carry the file, line and key path.
+[[nodiscard]] Strategy read_strategy(const ConfigNode& n);
+
+// The canonical spelling: tp, pp, dp, mb and the schedule always (v after interleaved), then
+// sp, zeroN and recompute=X when they differ from the defaults; the paper notation for RC and
+// CR, followed by the options that differ from its defaults. parse_strategy(to_string(s)) == s
+// for every strategy parse_strategy can return.
+[[nodiscard]] std::string to_string(const Strategy& s);
+
+}  // namespace pathfinder

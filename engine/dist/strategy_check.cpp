@@ -1,0 +1,241 @@
+#include "engine/dist/strategy_check.hpp"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace pathfinder {
+namespace {
+
+using I64 = std::int64_t;
+
+// Collects problems: with a list, each with its message; without one, only whether any
+// occurred (messages are then never built).
+class Sink {
+ public:
+  Sink(std::vector<Diagnostic>* out, const SourceLoc* where) : out_(out), where_(where) {}
+  template <class F>
+  void require(bool ok, F&& message) {
+    if (ok) return;
+    ok_ = false;
+    if (out_ != nullptr) out_->push_back(Diagnostic{*where_, message()});
+  }
+  [[nodiscard]] bool ok() const { return ok_; }
+
+ private:
+  std::vector<Diagnostic>* out_;
+  const SourceLoc* where_;
+  bool ok_ = true;
+};
+
+std::string str(I64 v) { return std::to_string(v); }
+
+// "heads = 64 is not a multiple of tp = 6" unless divisor divides value.
+void multiple(Sink& k, const char* what, I64 value, const char* by, I64 divisor,
+              const char* why = "") {
+  k.require(value % divisor == 0, [&] {
+    return std::string(what) + " = " + str(value) + " is not a multiple of " + by + " = " +
+           str(divisor) + why;
+  });
+}
+
+bool is_paper(const Strategy& s) { return s.split != KernelSplit::kTensor; }
+const char* split_name(const Strategy& s) {
+  return s.split == KernelSplit::kRowColumn ? "RC" : "CR";
+}
+bool interleaved(const Strategy& s) { return s.schedule == PipelineSchedule::kInterleaved; }
+
+// "tp8 x pp8 x dp16" or "kp1 4 x kp2 2 x d8 x p2".
+std::string degrees_text(const Strategy& s) {
+  if (!is_paper(s)) {
+    return "tp" + str(s.tp) + " x pp" + str(s.pp) + " x dp" + str(s.dp);
+  }
+  std::string out = "kp1 " + str(s.tp);
+  if (s.split == KernelSplit::kRowColumn) out += " x kp2 " + str(s.tp2);
+  return out + " x d" + str(s.dp) + " x p" + str(s.pp);
+}
+
+// Ranges and the device count; false when a degree is below 1 (later rules divide by them).
+bool check_degrees(const Strategy& s, int devices, Sink& k) {
+  const bool positive = s.tp >= 1 && s.tp2 >= 1 && s.pp >= 1 && s.dp >= 1 && s.virtual_stages >= 1;
+  const std::pair<const char*, int> degrees[] = {{"tp", s.tp},
+                                                 {"tp2", s.tp2},
+                                                 {"pp", s.pp},
+                                                 {"dp", s.dp},
+                                                 {"virtual_stages", s.virtual_stages}};
+  for (const auto& [name, v] : degrees) {
+    k.require(v >= 1, [&] { return std::string(name) + " = " + str(v) + " must be at least 1"; });
+  }
+  k.require(s.micro_batch >= 0,
+            [&] { return "micro_batch = " + str(s.micro_batch) + " must be at least 0"; });
+  k.require(s.zero >= 0 && s.zero <= kMaxZeroStage,
+            [&] { return "zero = " + str(s.zero) + " must be 0, 1, 2 or 3"; });
+  k.require(s.tp2 == 1 || s.split == KernelSplit::kRowColumn, [&] {
+    return "tp2 = " + str(s.tp2) + " is RC's second kernel dimension; it must be 1 with split " +
+           std::string(to_string(s.split));
+  });
+  k.require(s.virtual_stages == 1 || interleaved(s), [&] {
+    return "virtual stages (v" + str(s.virtual_stages) + ") need the interleaved schedule";
+  });
+  k.require(devices >= 1, [&] { return "--devices must be at least 1, got " + str(devices); });
+  if (!positive) return false;
+  // Four ints can multiply past 64 bits (tp2147483647-pp2147483647-...).
+  I64 product = 1;
+  bool overflow = false;
+  for (const int d : {s.tp, s.tp2, s.pp, s.dp}) {
+    overflow = overflow || __builtin_mul_overflow(product, I64{d}, &product);
+  }
+  k.require(!overflow && product == devices, [&] {
+    return degrees_text(s) + " = " + (overflow ? std::string("too many") : str(product)) +
+           " devices, but --devices is " + str(devices);
+  });
+  return true;
+}
+
+// Transformer-only techniques, for LSTM and GEMM workloads.
+void no_transformer_options(const Strategy& s, const char* workload, Sink& k) {
+  const std::string only = " applies to GPT workloads only, not to " + std::string(workload);
+  k.require(!s.sequence_parallel, [&] { return "sequence parallel (sp)" + only; });
+  k.require(s.recompute == Recompute::kNone,
+            [&] { return "recompute=" + std::string(to_string(s.recompute)) + only; });
+  k.require(!interleaved(s), [&] { return "the interleaved schedule" + only; });
+}
+
+void check_gpt(const Strategy& s, const GptSpec& w, Sink& k) {
+  if (is_paper(s)) {
+    k.require(false, [&] {
+      return std::string(split_name(s)) +
+             " is DeepFlow's kernel split for LSTM and GEMM workloads; split a GPT with tpN "
+             "(Megatron tensor parallel)";
+    });
+    return;
+  }
+  multiple(k, "heads", w.heads, "tp", s.tp);
+  multiple(k, "hidden", w.hidden, "tp", s.tp);
+  multiple(k, "ffn", w.ffn, "tp", s.tp);
+  multiple(k, "vocabulary", w.vocabulary, "tp", s.tp);
+  if (s.sequence_parallel) {
+    multiple(k, "sequence", w.sequence, "tp", s.tp, " (sequence parallel splits it)");
+  }
+  if (interleaved(s)) {
+    k.require(s.pp > 1, [&] { return "interleaved needs pp > 1, got pp" + str(s.pp); });
+    k.require(s.virtual_stages >= 2, [&] {
+      return "interleaved needs at least 2 virtual stages (v2), got v" + str(s.virtual_stages);
+    });
+    const I64 chunks = I64{s.pp} * s.virtual_stages;
+    k.require(w.layers % chunks == 0, [&] {
+      return "layers = " + str(w.layers) + " is not a multiple of pp x v = " + str(s.pp) + " x " +
+             str(s.virtual_stages) + " = " + str(chunks);
+    });
+  } else {
+    multiple(k, "layers", w.layers, "pp", s.pp);
+  }
+  if (s.micro_batch == 0) {
+    multiple(k, "global_batch", w.global_batch, "dp", s.dp);
+    return;
+  }
+  const I64 per_step = I64{s.dp} * s.micro_batch;
+  k.require(w.global_batch % per_step == 0, [&] {
+    return "global_batch = " + str(w.global_batch) +
+           " is not a multiple of dp x mb = " + str(s.dp) + " x " + str(s.micro_batch) + " = " +
+           str(per_step);
+  });
+  if (interleaved(s) && w.global_batch % per_step == 0) {
+    const I64 m = w.global_batch / per_step;
+    k.require(m % s.pp == 0, [&] {
+      return "interleaved needs the micro-batches per pipeline, global_batch / (dp x mb) = " +
+             str(m) + ", to be a multiple of pp = " + str(s.pp);
+    });
+  }
+}
+
+void check_tensor_split_unused(const Strategy& s, const char* workload, const char* how, Sink& k) {
+  k.require(s.split != KernelSplit::kTensor || s.tp == 1, [&] {
+    return "tp" + str(s.tp) + ": Megatron tensor parallel applies to GPT workloads; split " +
+           workload + " with " + how;
+  });
+}
+
+void check_lstm(const Strategy& s, const LstmSpec& w, Sink& k) {
+  no_transformer_options(s, "an LSTM", k);
+  check_tensor_split_unused(s, "an LSTM's kernels",
+                            "RC-{kp1}-{kp2}-d{dp}-p{lp} or CR-{kp1}-d{dp}-p{lp}", k);
+  multiple(k, "batch", w.batch, "dp", s.dp);
+  if (w.batch % s.dp == 0) {
+    const I64 rows = w.batch / s.dp;
+    if (s.micro_batch > 0) multiple(k, "batch / dp", rows, "mb", s.micro_batch);
+    if (s.split == KernelSplit::kRowColumn) {
+      if (s.micro_batch > 0) {
+        multiple(k, "mb", s.micro_batch, "kp1", s.tp, " (RC splits the rows)");
+      } else {
+        multiple(k, "batch / dp", rows, "kp1", s.tp, " (RC splits the rows)");
+      }
+    }
+  }
+  if (s.split == KernelSplit::kRowColumn) {
+    multiple(k, "4 x hidden", 4 * w.hidden, "kp2", s.tp2, " (RC splits the gate columns)");
+    multiple(k, "vocabulary", w.vocabulary, "kp2", s.tp2, " (RC splits the softmax columns)");
+  } else if (s.split == KernelSplit::kColumnRow) {
+    multiple(k, "hidden", w.hidden, "kp1", s.tp, " (CR splits the inner dimension)");
+  }
+  if (s.pp > 2) {
+    const I64 stages = s.pp - 2;
+    k.require(w.layers % stages == 0, [&] {
+      return "layers = " + str(w.layers) + " is not a multiple of pp - 2 = " + str(stages) +
+             " (with pp > 2 the embedding and the softmax take a stage each)";
+    });
+  } else {
+    multiple(k, "layers", w.layers, "pp", s.pp);
+  }
+}
+
+void check_gemm(const Strategy& s, const GemmSpec& w, Sink& k) {
+  no_transformer_options(s, "a GEMM", k);
+  check_tensor_split_unused(s, "a GEMM", "RC-{kp1}-{kp2}-d1-p1 or CR-{kp1}-d1-p1", k);
+  k.require(s.dp == 1 && s.pp == 1, [&] {
+    return "a GEMM has no batch or layers to split: dp and pp must be 1, got dp" + str(s.dp) +
+           " and pp" + str(s.pp);
+  });
+  if (s.split == KernelSplit::kRowColumn) {
+    multiple(k, "m", w.m, "kp1", s.tp);
+    multiple(k, "n", w.n, "kp2", s.tp2);
+  } else if (s.split == KernelSplit::kColumnRow) {
+    multiple(k, "k", w.k, "kp1", s.tp);
+  }
+}
+
+void check(const Strategy& s, const WorkloadSpec& w, int devices, Sink& k) {
+  if (!check_degrees(s, devices, k)) return;
+  if (const auto* gpt = std::get_if<GptSpec>(&w)) {
+    check_gpt(s, *gpt, k);
+  } else if (const auto* lstm = std::get_if<LstmSpec>(&w)) {
+    check_lstm(s, *lstm, k);
+  } else {
+    check_gemm(s, std::get<GemmSpec>(w), k);
+  }
+}
+
+}  // namespace
+
+std::vector<Diagnostic> check_strategy(const Strategy& s, const WorkloadSpec& w, int devices,
+                                       const SourceLoc& where) {
+  std::vector<Diagnostic> out;
+  Sink k(&out, &where);
+  check(s, w, devices, k);
+  return out;
+}
+
+bool is_valid_strategy(const Strategy& s, const WorkloadSpec& w, int devices) {
+  Sink k(nullptr, nullptr);
+  check(s, w, devices, k);
+  return k.ok();
+}
+
+void validate_strategy(const Strategy& s, const WorkloadSpec& w, int devices,
+                       const SourceLoc& where) {
+  auto problems = check_strategy(s, w, devices, where);
+  if (!problems.empty()) throw ConfigError(std::move(problems));
+}
+
+}  // namespace pathfinder

@@ -1,0 +1,262 @@
+// Tests for engine/dist/memory_footprint.hpp against the closed forms of ZeRO (Rajbhandari et
+// al. 2020) and Korthikanti et al. 2022, the compute graph's parameter count, and monotonicity.
+#include <catch2/catch.hpp>
+
+#include "engine/dist/memory_footprint.hpp"
+#include "engine/dist/strategy_enumeration.hpp"
+#include "tests/dist/dist_specs.hpp"
+
+using namespace pathfinder;
+using pathfinder::test::shipped_gpt;
+using pathfinder::test::shipped_workload;
+using pathfinder::test::tiny_gpt;
+
+namespace {
+
+double b(Bytes x) { return x.in(units::bytes); }
+Approx exactly(double x) { return Approx(x).epsilon(1e-12); }
+
+}  // namespace
+
+TEST_CASE("ZeRO paper example: 7.5B parameters on 64 data-parallel devices", "[dist][golden]") {
+  // Rajbhandari et al. 2020, Figure 1: Ψ = 7.5e9, K = 12, Nd = 64, fp16 Adam.
+  const double psi = 7.5e9;
+  const auto at = [&](int zero) {
+    return b(model_state_footprint(psi, Optimizer::kAdam, DataType::kFp16, zero, 64).total());
+  };
+  CHECK(at(0) == exactly(120e9));        // (2 + 2 + 12)·Ψ = 120 GB
+  CHECK(at(1) == exactly(31.40625e9));   // 2Ψ + 2Ψ + 12Ψ/64 = 30e9 + 1.40625e9: "31.4 GB"
+  CHECK(at(2) == exactly(16.640625e9));  // 2Ψ + 14Ψ/64 = 15e9 + 1.640625e9: "16.6 GB"
+  CHECK(at(3) == exactly(1.875e9));      // 16Ψ/64: "1.9 GB"
+  const MemoryFootprint z1 = model_state_footprint(psi, Optimizer::kAdam, DataType::kFp16, 1, 64);
+  CHECK(b(z1.weights) == exactly(15e9));
+  CHECK(b(z1.gradients) == exactly(15e9));
+  CHECK(b(z1.optimizer) == exactly(1.40625e9));
+  CHECK(b(z1.activations) == 0.0);
+  // fp32 Adam: 4 + 4 + 8 (m, v; no master copy); fp16 SGD: 2 + 2 + 4 (master); fp32 SGD: 4 + 4.
+  const auto per_param = [](Optimizer o, DataType t) {
+    return b(model_state_footprint(1.0, o, t, 0, 1).total());
+  };
+  CHECK(per_param(Optimizer::kAdam, DataType::kFp32) == 16.0);
+  CHECK(per_param(Optimizer::kAdam, DataType::kBf16) == 16.0);
+  CHECK(per_param(Optimizer::kSgd, DataType::kFp16) == 8.0);
+  CHECK(per_param(Optimizer::kSgd, DataType::kFp32) == 8.0);
+  CHECK(b(model_state_footprint(1.0, Optimizer::kSgd, DataType::kFp32, 0, 1).optimizer) == 0.0);
+}
+
+TEST_CASE("per-layer activations: Korthikanti et al. 2022 Table 2 at t = 8, s = 2048, b = 1",
+          "[dist][golden]") {
+  // Rows: baseline tensor parallel s·b·h·(10 + 24/t + 5as/(ht)); + sequence parallel
+  // s·b·h·(34 + 5as/h)/t; selective s·b·h·(10 + 24/t); selective + sp s·b·h·34/t; full 2·s·b·h;
+  // full + sp 2·s·b·h/t. Models (Table 3): h, a.
+  struct Row {
+    const char* file;
+    double baseline, sp, selective, selective_sp, full, full_sp;
+  };
+  const Row rows[] = {
+      // 22B: sbh = 2048·6144 = 12,582,912; 5as/h = 5·64·2048/6144 = 106.67
+      //   baseline sbh·(10 + 3 + 13.333) = 331,350,016; sp sbh·140.667/8 = 221,249,536;
+      //   selective sbh·13 = 163,577,856; selective + sp sbh·4.25 = 53,477,376;
+      //   full 25,165,824; full + sp 3,145,728
+      {"megatron_22b", 331350016, 221249536, 163577856, 53477376, 25165824, 3145728},
+      // 175B: sbh = 25,165,824; 5as/h = 80: baseline sbh·23 = 578,813,952;
+      //   sp sbh·114/8 = 358,612,992; selective sbh·13 = 327,155,712; sel + sp 106,954,752
+      {"gpt3_175b", 578813952, 358612992, 327155712, 106954752, 50331648, 6291456},
+      // 530B: sbh = 41,943,040; 5as/h = 64: baseline sbh·21 = 880,803,840;
+      //   sp sbh·98/8 = 513,802,240; selective 545,259,520; sel + sp 178,257,920
+      {"megatron_530b", 880803840, 513802240, 545259520, 178257920, 83886080, 10485760},
+      // 1T: sbh = 52,428,800; 5as/h = 64: baseline sbh·21 = 1,101,004,800;
+      //   sp 642,252,800; selective 681,574,400; sel + sp 222,822,400
+      {"megatron_1t", 1101004800, 642252800, 681574400, 222822400, 104857600, 13107200},
+  };
+  for (const auto& r : rows) {
+    INFO(r.file);
+    const GptSpec g = shipped_gpt(r.file);
+    const auto layer = [&](const char* strategy) {
+      return b(gpt_layer_activations(g, parse_strategy(strategy), 1));
+    };
+    CHECK(layer("tp8") == exactly(r.baseline));
+    CHECK(layer("tp8-sp") == exactly(r.sp));
+    CHECK(layer("tp8-recompute=selective") == exactly(r.selective));
+    CHECK(layer("tp8-sp-recompute=selective") == exactly(r.selective_sp));
+    CHECK(layer("tp8-recompute=full") == exactly(r.full));
+    CHECK(layer("tp8-sp-recompute=full") == exactly(r.full_sp));
+  }
+  // No parallelism (t = 1): s·b·h·(34 + 5as/h), 22B: 12,582,912·140.667 = 1,769,996,288.
+  CHECK(b(gpt_layer_activations(shipped_gpt("megatron_22b"), Strategy{}, 1)) ==
+        exactly(1769996288.0));
+}
+
+TEST_CASE("530B on tp8 x pp35, selective + sequence parallel: the first stage", "[dist][golden]") {
+  // Korthikanti et al. 2022 Table 3's 530B run: 105 layers, h 20480, a 128, f 81920, V 51200,
+  // s 2048, b 1, global batch 280 -> m = 280 micro-batches per pipeline, 3 layers per stage.
+  const GptSpec g = shipped_gpt("megatron_530b");
+  const Strategy s = parse_strategy("tp8-pp35-dp1-mb1-1f1b-sp-recompute=selective");
+  // Parameters of stage 0: per layer (4h² + 2hf + 3h + f)/8 + 6h = 5,033,308,160/8 + 122,880
+  // = 629,286,400; 3 layers 1,887,859,200 + token embedding V·h/8 = 131,072,000 + positions
+  // s·h = 41,943,040 -> 2,060,874,240.
+  CHECK(gpt_stage_parameters(g, s, 0) == 2060874240);
+  // Last stage: 3 layers + final layernorm 2h + the tied embedding's copy V·h/8.
+  CHECK(gpt_stage_parameters(g, s, 34) == 1887859200 + 40960 + 131072000);
+  const MemoryFootprint f = gpt_memory_footprint(g, s);
+  CHECK(f.stage == 0);
+  CHECK(f.in_flight_micro_batches == 35);               // 1F1B: min(pp, m) = min(35, 280)
+  CHECK(b(f.weights) == exactly(2060874240.0 * 2));     // fp16
+  CHECK(b(f.gradients) == exactly(2060874240.0 * 2));   // fp16
+  CHECK(b(f.optimizer) == exactly(2060874240.0 * 12));  // fp32 master, m, v
+  // 35 micro-batches x 3 layers = 105 = L layers' worth (Korthikanti §4.2.3) of s·b·h·34/t
+  // = 41,943,040·34/8 = 178,257,920 -> 18,717,081,600; plus the embedding dropout mask
+  // s·b·h/t per micro-batch, 35·5,242,880 = 183,500,800 (their "s·b·h·p/t").
+  CHECK(b(f.activations) == exactly(18717081600.0 + 183500800.0));
+  // Workspace: the attention scores selective recomputation rebuilds for one layer,
+  // 5·a·s²·b/t = 5·128·2048²/8 = 335,544,320.
+  CHECK(b(f.workspace) == exactly(335544320.0));
+  CHECK(b(f.total()) == exactly(52210114560.0));  // 52.2 GB: fits an 80 GB A100
+  // The last stage: 1 micro-batch x 3 layers = 534,773,760, the output layer's inputs
+  // 2·(s·b·h·2/8) = 20,971,520 and fp32 logits 4·s·b·V/8 = 52,428,800.
+  const MemoryFootprint last = gpt_stage_memory_footprint(g, s, 34);
+  CHECK(last.in_flight_micro_batches == 1);
+  CHECK(b(last.activations) == exactly(534773760.0 + 20971520.0 + 52428800.0));
+}
+
+TEST_CASE("interleaved: the first stage holds L·(1 + (p−1)/(p·v)) layers", "[dist][golden]") {
+  // GPT-3 175B, tp8 x pp8, v 2, b 1, m = 1536: chunk forwards held on stage 0 =
+  // min(2·(8−1) + (2−1)·8 + 1, 1536·2) = 23 chunks of 96/16 = 6 layers = 138 layers
+  // = 96·(1 + 7/16) (Korthikanti §4.2.3); each 578,813,952 B (Table 2 row above).
+  const GptSpec g = shipped_gpt("gpt3_175b");
+  const MemoryFootprint f =
+      gpt_stage_memory_footprint(g, parse_strategy("tp8-pp8-dp1-mb1-interleaved-v2"), 0);
+  CHECK(f.in_flight_micro_batches == 23);
+  // Plus the embedding mask s·b·h (no sp) for min(2·8 − 1, 1536) = 15 micro-batches: 15·25,165,824.
+  CHECK(b(f.activations) == exactly(138 * 578813952.0 + 15 * 25165824.0));
+  // 1F1B: 8 micro-batches x 12 layers = 96 layers, mask for 8.
+  const MemoryFootprint g1 = gpt_stage_memory_footprint(g, parse_strategy("tp8-pp8-dp1-mb1"), 0);
+  CHECK(g1.in_flight_micro_batches == 8);
+  CHECK(b(g1.activations) == exactly(96 * 578813952.0 + 8 * 25165824.0));
+}
+
+TEST_CASE("in-flight micro-batches by schedule", "[dist][golden]") {
+  const Strategy one_f = parse_strategy("pp4");
+  CHECK(in_flight_micro_batches(one_f, 8, 0) == 4);  // min(pp − 0, m)
+  CHECK(in_flight_micro_batches(one_f, 8, 3) == 1);
+  CHECK(in_flight_micro_batches(one_f, 2, 0) == 2);  // fewer micro-batches than stages
+  CHECK(in_flight_micro_batches(parse_strategy("pp4-gpipe"), 8, 3) == 8);  // all of them
+  const Strategy inter = parse_strategy("pp4-interleaved-v2");
+  CHECK(in_flight_micro_batches(inter, 8, 0) == 11);  // 2·3 + 1·4 + 1
+  CHECK(in_flight_micro_batches(inter, 8, 3) == 5);   // 0 + 4 + 1
+  CHECK(in_flight_micro_batches(inter, 4, 0) == 8);   // m = pp: every chunk of every micro-batch
+}
+
+TEST_CASE("22B on one tensor-parallel node (Korthikanti Table 4's setting)", "[dist][golden]") {
+  // h 6144, a 64, f 24576, 48 layers, b 4, t 8, no pipeline, fp16 Adam.
+  const GptSpec g = shipped_gpt("megatron_22b");
+  const MemoryFootprint f = gpt_memory_footprint(g, parse_strategy("tp8-mb4"));
+  // Parameters: per layer (4h² + 2hf + 3h + f)/8 + 6h = 453,027,840/8 + 36,864 = 56,665,344;
+  // 48 layers 2,719,936,512 + V·h/8 39,321,600 + s·h 12,582,912 + 2h 12,288 = 2,771,853,312;
+  // x 16 B = 44,349,652,992.
+  CHECK(b(f.weights + f.gradients + f.optimizer) == exactly(44349652992.0));
+  // Activations: 48 layers x s·b·h·(10 + 24/8 + 5as/(8h)) = 50,331,648·26.333 = 1,325,400,064
+  // -> 63,619,203,072; embedding mask s·b·h = 50,331,648; output layer 2·s·b·h·2 = 201,326,592
+  // + fp32 logits 4·s·b·V/8 = 209,715,200.
+  CHECK(b(f.activations) == exactly(63619203072.0 + 50331648.0 + 201326592.0 + 209715200.0));
+  CHECK(b(f.workspace) == 0.0);
+  // 108 GB: the baseline does not fit an 80 GB A100; selective + sp does.
+  CHECK(b(f.total()) > 80e9);
+  CHECK(b(gpt_memory_footprint(g, parse_strategy("tp8-mb4-sp-recompute=selective")).total()) <
+        80e9);
+}
+
+TEST_CASE("stage parameters add up to the compute graph's count", "[dist][golden]") {
+  // tiny GPT: 12·l·h² + 13·l·h + (V + s)·h + 2h = 196,608 + 3,328 + 10,240 + 128 = 210,304.
+  const GptSpec g = tiny_gpt();
+  const std::int64_t total = make_workload("tiny", g).stats.parameters;
+  CHECK(total == 210304);
+  CHECK(gpt_stage_parameters(g, parse_strategy("pp1"), 0) == total);
+  // pp 2: the last stage keeps its own copy of the tied embedding, V·h = 8192.
+  const Strategy pp2 = parse_strategy("pp2");
+  CHECK(gpt_stage_parameters(g, pp2, 0) + gpt_stage_parameters(g, pp2, 1) == total + 8192);
+  // tp 2: per layer (16,384 + 32,768 + 192 + 256)/2 + 384 = 25,184; x4 + V·h/2 4,096 + s·h
+  // 2,048 + 2h 128 = 107,008.
+  CHECK(gpt_stage_parameters(g, parse_strategy("tp2"), 0) == 107008);
+}
+
+TEST_CASE("LSTM LM and GEMM footprints", "[dist][golden]") {
+  const WorkloadSpec lm = shipped_workload("lstm_lm");
+  // Pure data parallel, 64 replicas of 256 sequences: 30,510,298,368 parameters x 8 B (fp16
+  // SGD: weights 2, gradients 2, fp32 master 4) = 244,082,386,944. Activations over 20 steps,
+  // 2 B each: 2 layers x 7·256·16384 + softmax 256·(16384 + 800000) = 267,714,560 per step.
+  const MemoryFootprint dp = memory_footprint(lm, parse_strategy("RC-1-1-d64-p1"));
+  CHECK(b(dp.weights + dp.gradients + dp.optimizer) == exactly(244082386944.0));
+  CHECK(b(dp.activations) == exactly(267714560.0 * 20 * 2));
+  // RC-4-2-d8-p2: 2048 rows per replica; stage 0 the embedding and layer 0, stage 1 layer 1 and
+  // the softmax (the fuller): (2D+1)·4D + (D+1)·V = 15,255,549,184 parameters / kp2 2 x 8 B;
+  // activations (7·2048·16384 + 2048·816384)·20·2 / (kp1·kp2 = 8) = 9,534,177,280.
+  const MemoryFootprint rc = memory_footprint(lm, parse_strategy("RC-4-2-d8-p2"));
+  CHECK(rc.stage == 1);
+  CHECK(b(rc.weights + rc.gradients + rc.optimizer) == exactly(15255549184.0 / 2 * 8));
+  CHECK(b(rc.activations) == exactly(9534177280.0));
+  CHECK(b(rc.workspace) == 0.0);
+
+  // 8192³ fp16 GEMM. RC-4-2: B/kp2 = 8192²·2/2 = 67,108,864; A/kp1 + C/(kp1·kp2) =
+  // (8192²/4 + 8192²/8)·2 = 50,331,648. CR-8: B/8 = 16,777,216; A/8 + full C = 150,994,944.
+  const WorkloadSpec gemm = shipped_workload("gemm");
+  const MemoryFootprint r = memory_footprint(gemm, parse_strategy("RC-4-2-d1-p1"));
+  CHECK(b(r.weights) == exactly(67108864.0));
+  CHECK(b(r.activations) == exactly(50331648.0));
+  CHECK(b(r.gradients + r.optimizer) == 0.0);
+  const MemoryFootprint c = memory_footprint(gemm, parse_strategy("CR-8-d1-p1"));
+  CHECK(b(c.weights) == exactly(16777216.0));
+  CHECK(b(c.activations) == exactly(150994944.0));
+}
+
+TEST_CASE("more data parallelism never needs more memory per device", "[dist][property]") {
+  // GPT-3 175B, tp8 x pp8, mb 1: dp over the divisors of 1536 up to 16, every ZeRO stage.
+  const GptSpec g = shipped_gpt("gpt3_175b");
+  for (int zero = 0; zero <= 3; ++zero) {
+    double previous = 0.0;
+    for (const int dp : {1, 2, 3, 4, 6, 8, 12, 16}) {
+      Strategy s = parse_strategy("tp8-pp8-mb1");
+      s.dp = dp;
+      s.zero = zero;
+      const double now = b(gpt_memory_footprint(g, s).total());
+      INFO("zero " << zero << " dp " << dp);
+      if (previous > 0.0) CHECK(now <= previous);
+      if (previous > 0.0 && zero >= 1) CHECK(now < previous);
+      previous = now;
+    }
+  }
+}
+
+TEST_CASE("recomputation and sequence parallelism never store more", "[dist][property]") {
+  // Every strategy of the tiny GPT on 8 devices, and GPT-3 175B's first 3,000 on 1024.
+  const auto check_all = [](const GptSpec& g, const std::vector<Strategy>& all) {
+    for (const Strategy& s : all) {
+      if (s.recompute != Recompute::kNone) continue;
+      INFO(to_string(s));
+      Strategy sel = s, full = s;
+      sel.recompute = Recompute::kSelective;
+      full.recompute = Recompute::kFull;
+      const double none_a = b(gpt_memory_footprint(g, s).activations);
+      const double sel_a = b(gpt_memory_footprint(g, sel).activations);
+      const double full_a = b(gpt_memory_footprint(g, full).activations);
+      CHECK(full_a <= sel_a);
+      CHECK(sel_a <= none_a);
+      if (s.tp > 1 && !s.sequence_parallel) {
+        Strategy sp = s;
+        sp.sequence_parallel = true;
+        CHECK(b(gpt_memory_footprint(g, sp).activations) <= none_a);
+      }
+      // GPipe holds every micro-batch, 1F1B at most pp.
+      if (s.schedule == PipelineSchedule::kOneFOneB) {
+        Strategy gpipe = s;
+        gpipe.schedule = PipelineSchedule::kGpipe;
+        CHECK(b(gpt_memory_footprint(g, gpipe).activations) >= none_a);
+      }
+    }
+  };
+  check_all(tiny_gpt(), enumerate_strategies(tiny_gpt(), 8));
+  const GptSpec big = shipped_gpt("gpt3_175b");
+  auto all = enumerate_strategies(big, 1024);
+  all.resize(std::min<std::size_t>(all.size(), 3000));
+  check_all(big, all);
+}

@@ -1,0 +1,222 @@
+// Tests for engine/dist/strategy.hpp: both notations parse, to_string round-trips, YAML reads
+// the same, and every class of bad input gives one exact message.
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/config/node.hpp"
+#include "engine/dist/strategy.hpp"
+#include "tests/test_support.hpp"
+
+using namespace pathfinder;
+using pathfinder::test::error_of;
+
+namespace {
+
+std::string parse_error(const std::string& text) {
+  return error_of([&] { (void)parse_strategy(text); });
+}
+// The value of the file's one key, `strategy:`, a string or a map (ConfigNode::child wants a map).
+Strategy from_yaml(const std::string& yaml) {
+  return read_strategy(ConfigNode::load_string(yaml, "s.yaml").entries().at(0).second);
+}
+std::string yaml_error(const std::string& yaml) {
+  return error_of([&] { (void)from_yaml(yaml); });
+}
+
+const std::string kValid =
+    "expected tpN, ppN, dpN, mbN, gpipe, 1f1b, interleaved, vN, sp, zero0..zero3 or "
+    "recompute=none|selective|full";
+
+}  // namespace
+
+TEST_CASE("Megatron tokens parse in any order; absent ones take the defaults", "[dist]") {
+  const Strategy s = parse_strategy("tp8-pp8-dp16-mb1-1f1b-recompute=selective");
+  CHECK(s.split == KernelSplit::kTensor);
+  CHECK(s.tp == 8);
+  CHECK(s.tp2 == 1);
+  CHECK(s.pp == 8);
+  CHECK(s.dp == 16);
+  CHECK(s.micro_batch == 1);
+  CHECK(s.schedule == PipelineSchedule::kOneFOneB);
+  CHECK(s.virtual_stages == 1);
+  CHECK_FALSE(s.sequence_parallel);
+  CHECK(s.zero == 0);
+  CHECK(s.recompute == Recompute::kSelective);
+  CHECK(s.devices() == 1024);
+
+  CHECK(parse_strategy("recompute=selective-dp16-1f1b-mb1-pp8-tp8") == s);
+  CHECK(parse_strategy("dp4") == Strategy{.dp = 4});
+  const Strategy all = parse_strategy("zero3-sp-v4-interleaved-mb2-dp2-pp4-tp2-recompute=full");
+  CHECK(all == Strategy{.tp = 2,
+                        .pp = 4,
+                        .dp = 2,
+                        .micro_batch = 2,
+                        .schedule = PipelineSchedule::kInterleaved,
+                        .virtual_stages = 4,
+                        .sequence_parallel = true,
+                        .zero = 3,
+                        .recompute = Recompute::kFull});
+  CHECK(parse_strategy("interleaved-pp2").virtual_stages == 1);  // check_strategy rejects v1
+  CHECK(parse_strategy("mb0").micro_batch == 0);                 // the whole per-replica batch
+  CHECK(parse_strategy("gpipe").schedule == PipelineSchedule::kGpipe);
+}
+
+TEST_CASE("the paper's RC and CR notations parse with micro_batch 0", "[dist]") {
+  CHECK(
+      parse_strategy("RC-4-2-d8-p2") ==
+      Strategy{
+          .split = KernelSplit::kRowColumn, .tp = 4, .tp2 = 2, .pp = 2, .dp = 8, .micro_batch = 0});
+  CHECK(parse_strategy("CR-8-d8-p1") ==
+        Strategy{.split = KernelSplit::kColumnRow, .tp = 8, .pp = 1, .dp = 8, .micro_batch = 0});
+  CHECK(parse_strategy("rc-1-1-d64-p1") == parse_strategy("RC-1-1-d64-p1"));
+  // Option tokens may follow.
+  const Strategy s = parse_strategy("CR-2-d4-p4-mb8-gpipe-zero2");
+  CHECK(s.micro_batch == 8);
+  CHECK(s.schedule == PipelineSchedule::kGpipe);
+  CHECK(s.zero == 2);
+}
+
+TEST_CASE("to_string is canonical and parse_strategy round-trips it", "[dist][property]") {
+  CHECK(to_string(parse_strategy("recompute=selective-dp16-pp8-tp8")) ==
+        "tp8-pp8-dp16-mb1-1f1b-recompute=selective");
+  CHECK(to_string(Strategy{}) == "tp1-pp1-dp1-mb1-1f1b");
+  CHECK(to_string(parse_strategy("zero3-sp-v4-interleaved-mb2-dp2-pp4-tp2-recompute=full")) ==
+        "tp2-pp4-dp2-mb2-interleaved-v4-sp-zero3-recompute=full");
+  CHECK(to_string(parse_strategy("RC-4-2-d8-p2")) == "RC-4-2-d8-p2");
+  CHECK(to_string(parse_strategy("CR-2-d4-p4-zero2-mb8-gpipe")) == "CR-2-d4-p4-mb8-gpipe-zero2");
+
+  // Every combination of the options over a few degrees, in both notations.
+  std::vector<Strategy> all;
+  for (const KernelSplit split :
+       {KernelSplit::kTensor, KernelSplit::kRowColumn, KernelSplit::kColumnRow}) {
+    for (const int tp : {1, 8}) {
+      for (const int pp : {1, 3}) {
+        for (const int mb : {0, 1, 16}) {
+          for (const auto sched : {PipelineSchedule::kGpipe, PipelineSchedule::kOneFOneB,
+                                   PipelineSchedule::kInterleaved}) {
+            for (const bool sp : {false, true}) {
+              for (int zero = 0; zero <= 3; ++zero) {
+                for (const auto r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+                  Strategy s{.split = split, .tp = tp, .pp = pp, .dp = 5, .micro_batch = mb};
+                  s.tp2 = split == KernelSplit::kRowColumn ? 2 : 1;
+                  s.schedule = sched;
+                  s.virtual_stages = sched == PipelineSchedule::kInterleaved ? 3 : 1;
+                  s.sequence_parallel = sp;
+                  s.zero = zero;
+                  s.recompute = r;
+                  all.push_back(s);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  CHECK(all.size() == 3 * 2 * 2 * 3 * 3 * 2 * 4 * 3);
+  for (const Strategy& s : all) {
+    INFO(to_string(s));
+    CHECK(parse_strategy(to_string(s)) == s);
+  }
+}
+
+TEST_CASE("bad strategy strings name the token and what is valid", "[dist][config-error]") {
+  const std::string e = "strategy: error: ";
+  CHECK(parse_error("tp8-tpp8") ==
+        e + "\"tpp8\": unknown token; " + kValid + "; did you mean \"tp8\"?");
+  CHECK(parse_error("tp8-interleave") ==
+        e + "\"interleave\": unknown token; " + kValid + "; did you mean \"interleaved\"?");
+  CHECK(parse_error("dp8-seq") ==
+        e + "\"seq\": unknown token; " + kValid + "; did you mean \"sp\"?");
+  CHECK(parse_error("dp8-sequence") == e + "\"sequence\": unknown token; " + kValid);
+  CHECK(parse_error("recompute=selectve") ==
+        e + "\"recompute=selectve\": unknown recompute mode \"selectve\"; expected none, "
+            "selective or full; did you mean \"selective\"?");
+  CHECK(parse_error("tp2-tp4") == e + "\"tp4\": tensor-parallel degree given twice (tp2 and tp4)");
+  CHECK(parse_error("gpipe-pp2-1f1b") ==
+        e + "\"1f1b\": pipeline schedule given twice (gpipe and 1f1b)");
+  CHECK(parse_error("sp-tp2-sp") == e + "\"sp\": sequence parallel given twice (sp and sp)");
+  CHECK(parse_error("tp0") == e + "\"tp0\": the tensor-parallel degree must be at least 1");
+  CHECK(parse_error("pp2-dp0") == e + "\"dp0\": the data-parallel degree must be at least 1");
+  CHECK(parse_error("tp99999999999") ==
+        e + "\"tp99999999999\": the tensor-parallel degree is too large");
+  CHECK(parse_error("zero4") == e + "\"zero4\": the ZeRO stage must be 0, 1, 2 or 3");
+  CHECK(parse_error("pp2-v2") == e + "\"v2\": virtual stages need the interleaved schedule");
+  CHECK(parse_error("v1-1f1b") == e + "\"v1\": virtual stages need the interleaved schedule");
+  CHECK(parse_error("") == e + "empty strategy; expected tokens such as tp8-pp8-dp16-mb1-1f1b");
+  CHECK(parse_error("tp8--pp2") ==
+        e + "empty token in \"tp8--pp2\" (a '-' at an end or two in a row)");
+  CHECK(parse_error("tp8-") == e + "empty token in \"tp8-\" (a '-' at an end or two in a row)");
+}
+
+TEST_CASE("bad paper notations say which part is wrong", "[dist][config-error]") {
+  const std::string e = "strategy: error: ";
+  const std::string rc = "RC-{kp1}-{kp2}-d{dp}-p{lp}, e.g. RC-4-2-d8-p2";
+  const std::string cr = "CR-{kp1}-d{dp}-p{lp}, e.g. CR-8-d8-p1";
+  CHECK(parse_error("RC-4-d8-p2") == e + "\"d8\": expected kp2 (a number) in " + rc);
+  CHECK(parse_error("RC-4-2") == e + "\"RC-4-2\" ends before d{dp}; expected " + rc);
+  CHECK(parse_error("CR-8-dp8-p1") == e + "\"dp8\": expected d{dp} in " + cr);
+  CHECK(parse_error("CR-8-d8-8") == e + "\"8\": expected p{lp} in " + cr);
+  CHECK(parse_error("CR-0-d8-p1") == e + "\"0\": kp1 must be at least 1");
+  CHECK(parse_error("RC-4-2-d8-p0") == e + "\"p0\": lp must be at least 1");
+  CHECK(parse_error("RC-4-2-d8-p2-tp2") ==
+        e + "\"tp2\": the paper notation already gives kp, dp and lp");
+  CHECK(parse_error("tp2-RC-4-2-d8-p2") ==
+        e + "\"RC\": the paper notation must come first, as in RC-4-2-d8-p2 or CR-8-d8-p1");
+  CHECK(parse_error("RX-4-2-d8-p2") ==
+        e + "\"RX\": unknown token; " + kValid + "; did you mean \"RC\"?");
+}
+
+TEST_CASE("read_strategy takes a string or a map", "[dist]") {
+  CHECK(from_yaml("strategy: tp8-pp8-dp16-mb1-1f1b-recompute=selective\n") ==
+        parse_strategy("tp8-pp8-dp16-mb1-1f1b-recompute=selective"));
+  CHECK(from_yaml("strategy:\n  tp: 8\n  pp: 8\n  dp: 16\n  recompute: selective\n") ==
+        parse_strategy("tp8-pp8-dp16-mb1-1f1b-recompute=selective"));
+  CHECK(from_yaml("strategy:\n  split: rc\n  tp: 4\n  tp2: 2\n  dp: 8\n  pp: 2\n") ==
+        parse_strategy("RC-4-2-d8-p2"));
+  CHECK(from_yaml("strategy:\n  tp: 2\n  pp: 4\n  dp: 2\n  micro_batch: 2\n  schedule: "
+                  "interleaved\n  virtual_stages: 4\n  sequence_parallel: true\n  zero: 3\n  "
+                  "recompute: full\n") ==
+        parse_strategy("zero3-sp-v4-interleaved-mb2-dp2-pp4-tp2-recompute=full"));
+  CHECK(from_yaml("strategy: {}\n") == Strategy{});
+}
+
+TEST_CASE("bad YAML strategies are located errors", "[dist][config-error]") {
+  CHECK(yaml_error("strategy: tp8-tpp8\n") ==
+        "s.yaml:1:11: error: strategy: \"tpp8\": unknown token; " + kValid +
+            "; did you mean \"tp8\"?");
+  // finish()'s suggestion: the first of the read keys, alphabetically, one edit away.
+  CHECK(yaml_error("strategy:\n  tp: 8\n  tpp: 2\n") ==
+        "s.yaml:3:3: error: strategy.tpp: unknown key; did you mean \"pp\"?");
+  CHECK(yaml_error("strategy:\n  tp: 0\n") ==
+        "s.yaml:2:7: error: strategy.tp: expected a positive number, got \"0\"");
+  CHECK(yaml_error("strategy:\n  tp2: 2\n") ==
+        "s.yaml:2:8: error: strategy.tp2: tp2 is the second kernel dimension of split rc; split "
+        "is tensor");
+  CHECK(yaml_error("strategy:\n  pp: 2\n  virtual_stages: 2\n") ==
+        "s.yaml:3:19: error: strategy.virtual_stages: virtual stages need schedule: interleaved");
+  CHECK(yaml_error("strategy:\n  zero: 4\n") ==
+        "s.yaml:2:9: error: strategy.zero: expected a ZeRO stage 0, 1, 2 or 3, got \"4\"");
+  CHECK(yaml_error("strategy:\n  schedule: 1f1f\n") ==
+        "s.yaml:2:13: error: strategy.schedule: expected one of gpipe, 1f1b or interleaved, got "
+        "\"1f1f\"; did you mean \"1f1b\"?");
+  CHECK(yaml_error("strategy:\n  split: RCC\n") ==
+        "s.yaml:2:10: error: strategy.split: expected one of tensor, rc or cr, got \"RCC\"; did "
+        "you mean \"rc\"?");
+  CHECK(yaml_error("strategy:\n  - tp8\n") ==
+        "s.yaml:2:3: error: strategy: expected a strategy such as \"tp8-pp8-dp16-mb1-1f1b\" or a "
+        "map of tp, tp2, pp, dp, micro_batch, schedule, virtual_stages, sequence_parallel, zero, "
+        "recompute and split");
+}
+
+TEST_CASE("enum spellings", "[dist]") {
+  CHECK(valid_pipeline_schedules() == std::vector<std::string>{"gpipe", "1f1b", "interleaved"});
+  CHECK(valid_kernel_splits() == std::vector<std::string>{"tensor", "rc", "cr"});
+  for (const auto& name : valid_pipeline_schedules()) {
+    CHECK(to_string(*parse_pipeline_schedule(name)) == name);
+  }
+  for (const auto& name : valid_kernel_splits())
+    CHECK(to_string(*parse_kernel_split(name)) == name);
+  CHECK_FALSE(parse_pipeline_schedule("1F1B"));
+}

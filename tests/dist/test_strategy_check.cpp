@@ -1,0 +1,199 @@
+// Tests for engine/dist/strategy_check.hpp: valid strategies pass, each rule's message is exact,
+// every problem is listed, and the message-free check agrees with the full one.
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "engine/dist/strategy_check.hpp"
+#include "tests/dist/dist_specs.hpp"
+#include "tests/test_support.hpp"
+
+using namespace pathfinder;
+using pathfinder::test::error_of;
+using pathfinder::test::shipped_gpt;
+using pathfinder::test::shipped_workload;
+using pathfinder::test::tiny_gpt;
+
+namespace {
+
+// The messages of check_strategy, one per problem.
+std::vector<std::string> problems(const std::string& strategy, const WorkloadSpec& w, int devices) {
+  std::vector<std::string> out;
+  for (const auto& d : check_strategy(parse_strategy(strategy), w, devices)) {
+    out.push_back(d.message);
+  }
+  return out;
+}
+std::vector<std::string> problems(const Strategy& s, const WorkloadSpec& w, int devices) {
+  std::vector<std::string> out;
+  for (const auto& d : check_strategy(s, w, devices)) out.push_back(d.message);
+  return out;
+}
+using Lines = std::vector<std::string>;
+
+}  // namespace
+
+TEST_CASE("strategies used in the literature pass", "[dist]") {
+  // GPT-3 175B as Narayanan et al. 2021 train it: 96 layers / pp8, 96 heads / tp8, 1536 / dp16.
+  CHECK(problems("tp8-pp8-dp16-mb1-1f1b", shipped_gpt("gpt3_175b"), 1024).empty());
+  CHECK(problems("tp8-pp8-dp16-mb1-interleaved-v2-sp-recompute=selective", shipped_gpt("gpt3_175b"),
+                 1024)
+            .empty());
+  // Korthikanti et al. 2022 Table 3: 530B on tp8 x pp35 (105 layers, 3 per stage), 1T on tp8
+  // x pp64 (128 layers, 2 per stage).
+  CHECK(problems("tp8-pp35-dp1-mb1-sp-recompute=selective", shipped_gpt("megatron_530b"), 280)
+            .empty());
+  CHECK(problems("tp8-pp64-dp1-mb1-sp", shipped_gpt("megatron_1t"), 512).empty());
+  // The paper's LSTM LM on 64 devices, and its GEMM on 8.
+  CHECK(problems("RC-4-2-d8-p2", shipped_workload("lstm_lm"), 128).empty());
+  CHECK(problems("CR-8-d8-p1", shipped_workload("lstm_lm"), 64).empty());
+  CHECK(problems("RC-1-1-d16-p4", shipped_workload("lstm_lm"), 64).empty());  // emb, 2 x 1, sm
+  CHECK(problems("tp1-pp1-dp64", shipped_workload("lstm_lm"), 64).empty());
+  CHECK(problems("RC-4-2-d1-p1", shipped_workload("gemm"), 8).empty());
+  CHECK(problems("CR-8-d1-p1", shipped_workload("gemm"), 8).empty());
+}
+
+TEST_CASE("the degrees must multiply to the device count", "[dist][config-error]") {
+  const GptSpec g = shipped_gpt("gpt3_175b");
+  CHECK(problems("tp8-pp8-dp16", g, 512) ==
+        Lines{"tp8 x pp8 x dp16 = 1024 devices, but --devices is 512"});
+  CHECK(problems("RC-4-2-d8-p2", shipped_workload("lstm_lm"), 64) ==
+        Lines{"kp1 4 x kp2 2 x d8 x p2 = 128 devices, but --devices is 64"});
+  CHECK(problems("CR-8-d8-p1", shipped_workload("lstm_lm"), 32) ==
+        Lines{"kp1 8 x d8 x p1 = 64 devices, but --devices is 32"});
+  CHECK(problems("tp8", g, 0) == Lines{"--devices must be at least 1, got 0",
+                                       "tp8 x pp1 x dp1 = 8 devices, but --devices is 0"});
+  const Strategy huge{.tp = 1 << 30, .pp = 1 << 30, .dp = 1 << 30};
+  CHECK(problems(huge, g, 8).front() ==
+        "tp1073741824 x pp1073741824 x dp1073741824 = too many devices, but --devices is 8");
+}
+
+TEST_CASE("a strategy built in code is range-checked", "[dist][config-error]") {
+  const GptSpec g = tiny_gpt();
+  CHECK(problems(Strategy{.tp = 0, .dp = -1, .micro_batch = -1, .zero = 5}, g, 1) ==
+        Lines{"tp = 0 must be at least 1", "dp = -1 must be at least 1",
+              "micro_batch = -1 must be at least 0", "zero = 5 must be 0, 1, 2 or 3"});
+  CHECK(problems(Strategy{.tp2 = 2}, g, 2) ==
+        Lines{"tp2 = 2 is RC's second kernel dimension; it must be 1 with split tensor"});
+  CHECK(problems(Strategy{.pp = 2, .virtual_stages = 2}, g, 2) ==
+        Lines{"virtual stages (v2) need the interleaved schedule"});
+}
+
+TEST_CASE("GPT rules: Megatron divisibility, batch, sequence parallel, interleaving",
+          "[dist][config-error]") {
+  // Megatron 22B: 48 layers, h 6144 (= 6 x 1024), 64 heads, f 24576, s 2048, V 51200, batch 4.
+  const GptSpec g = shipped_gpt("megatron_22b");
+  // Every problem at once, in rule order: heads, hidden, ffn, vocabulary (51200 = 2^11 x 25:
+  // not a multiple of 6), sequence, layers, micro-batches per pipeline (4 / (1 x 1) = 4).
+  CHECK(problems("tp6-pp5-dp1-mb1-interleaved-v2-sp", g, 30) ==
+        Lines{"heads = 64 is not a multiple of tp = 6",
+              "vocabulary = 51200 is not a multiple of tp = 6",
+              "sequence = 2048 is not a multiple of tp = 6 (sequence parallel splits it)",
+              "layers = 48 is not a multiple of pp x v = 5 x 2 = 10",
+              "interleaved needs the micro-batches per pipeline, global_batch / (dp x mb) = 4, to "
+              "be a multiple of pp = 5"});
+  CHECK(problems("tp5-pp1-dp1", g, 5) == Lines{"heads = 64 is not a multiple of tp = 5",
+                                               "hidden = 6144 is not a multiple of tp = 5",
+                                               "ffn = 24576 is not a multiple of tp = 5"});
+  CHECK(problems("tp8-pp5-dp1", g, 40) == Lines{"layers = 48 is not a multiple of pp = 5"});
+  CHECK(problems("tp8-dp3-mb0", g, 24) == Lines{"global_batch = 4 is not a multiple of dp = 3"});
+  CHECK(problems("tp8-dp2-mb4", g, 16) ==
+        Lines{"global_batch = 4 is not a multiple of dp x mb = 2 x 4 = 8"});
+  CHECK(problems("tp8-interleaved", g, 8) ==
+        Lines{"interleaved needs pp > 1, got pp1",
+              "interleaved needs at least 2 virtual stages (v2), got v1"});
+  CHECK(problems("tp8-pp2-interleaved-v2-mb1", g, 16).empty());  // 4 micro-batches, a multiple of 2
+  CHECK(problems("RC-8-1-d1-p1", g, 8) ==
+        Lines{"RC is DeepFlow's kernel split for LSTM and GEMM workloads; split a GPT with tpN "
+              "(Megatron tensor parallel)"});
+}
+
+TEST_CASE("LSTM rules: DeepFlow's kernel splits and stages", "[dist][config-error]") {
+  // The paper's LM: B 16384, D 16384, V 800000 (= 2^8 x 5^5), 2 layers.
+  const WorkloadSpec lm = shipped_workload("lstm_lm");
+  CHECK(problems("RC-3-3-d7-p4", lm, 252) ==
+        Lines{"batch = 16384 is not a multiple of dp = 7",
+              "4 x hidden = 65536 is not a multiple of kp2 = 3 (RC splits the gate columns)",
+              "vocabulary = 800000 is not a multiple of kp2 = 3 (RC splits the softmax columns)"});
+  CHECK(problems("RC-3-1-d1-p1", lm, 3) ==
+        Lines{"batch / dp = 16384 is not a multiple of kp1 = 3 (RC splits the rows)"});
+  CHECK(problems("RC-4-1-d1-p1-mb6", lm, 4) ==
+        Lines{"batch / dp = 16384 is not a multiple of mb = 6",
+              "mb = 6 is not a multiple of kp1 = 4 (RC splits the rows)"});
+  CHECK(problems("CR-3-d1-p1", lm, 3) ==
+        Lines{"hidden = 16384 is not a multiple of kp1 = 3 (CR splits the inner dimension)"});
+  // pp 5: the embedding and softmax take a stage each, 3 stages for 2 layers.
+  CHECK(problems("RC-1-1-d1-p5", lm, 5) ==
+        Lines{"layers = 2 is not a multiple of pp - 2 = 3 (with pp > 2 the embedding and the "
+              "softmax take a stage each)"});
+  CHECK(problems("RC-1-1-d1-p3", lm, 3).empty());  // 1 stage for both layers
+  CHECK(problems("tp4-dp16", lm, 64) ==
+        Lines{"tp4: Megatron tensor parallel applies to GPT workloads; split an LSTM's kernels "
+              "with RC-{kp1}-{kp2}-d{dp}-p{lp} or CR-{kp1}-d{dp}-p{lp}"});
+  CHECK(problems("RC-1-1-d2-p2-sp-recompute=full-interleaved-v2", lm, 4) ==
+        Lines{"sequence parallel (sp) applies to GPT workloads only, not to an LSTM",
+              "recompute=full applies to GPT workloads only, not to an LSTM",
+              "the interleaved schedule applies to GPT workloads only, not to an LSTM"});
+}
+
+TEST_CASE("GEMM rules: a single product split by RC or CR", "[dist][config-error]") {
+  const WorkloadSpec gemm = shipped_workload("gemm");  // 8192^3
+  CHECK(problems("RC-3-5-d1-p1", gemm, 15) ==
+        Lines{"m = 8192 is not a multiple of kp1 = 3", "n = 8192 is not a multiple of kp2 = 5"});
+  CHECK(problems("CR-3-d1-p1", gemm, 3) == Lines{"k = 8192 is not a multiple of kp1 = 3"});
+  CHECK(problems("RC-1-1-d2-p1", gemm, 2) ==
+        Lines{"a GEMM has no batch or layers to split: dp and pp must be 1, got dp2 and pp1"});
+  CHECK(problems("tp2", gemm, 2) ==
+        Lines{"tp2: Megatron tensor parallel applies to GPT workloads; split a GEMM with "
+              "RC-{kp1}-{kp2}-d1-p1 or CR-{kp1}-d1-p1"});
+  CHECK(problems("tp1-mb7", gemm, 1).empty());  // micro_batch means nothing to a GEMM
+}
+
+TEST_CASE("validate_strategy throws every problem at the caller's location",
+          "[dist][config-error]") {
+  const SourceLoc where{"study.yaml", 4, 13, "runs[0].strategy"};
+  CHECK(error_of([&] {
+          validate_strategy(parse_strategy("tp6-pp5"), shipped_gpt("megatron_22b"), 30, where);
+        }) ==
+        "study.yaml:4:13: error: runs[0].strategy: heads = 64 is not a multiple of tp = 6\n"
+        "study.yaml:4:13: error: runs[0].strategy: vocabulary = 51200 is not a multiple of "
+        "tp = 6\n"
+        "study.yaml:4:13: error: runs[0].strategy: layers = 48 is not a multiple of pp = 5");
+  CHECK(error_of([&] { validate_strategy(parse_strategy("tp7"), tiny_gpt(), 8); }) ==
+        "strategy: error: tp7 x pp1 x dp1 = 7 devices, but --devices is 8\n"
+        "strategy: error: heads = 4 is not a multiple of tp = 7\n"
+        "strategy: error: hidden = 64 is not a multiple of tp = 7\n"
+        "strategy: error: ffn = 256 is not a multiple of tp = 7\n"
+        "strategy: error: vocabulary = 128 is not a multiple of tp = 7");
+}
+
+TEST_CASE("is_valid_strategy agrees with check_strategy", "[dist][property]") {
+  const std::vector<WorkloadSpec> workloads{tiny_gpt(), shipped_workload("lstm_lm"),
+                                            shipped_workload("gemm")};
+  int valid = 0, checked = 0;
+  for (const auto& w : workloads) {
+    for (const auto split :
+         {KernelSplit::kTensor, KernelSplit::kRowColumn, KernelSplit::kColumnRow}) {
+      for (int tp = 1; tp <= 4; ++tp) {
+        for (int pp = 1; pp <= 4; ++pp) {
+          for (int mb = 0; mb <= 3; ++mb) {
+            for (const auto sched : {PipelineSchedule::kOneFOneB, PipelineSchedule::kInterleaved}) {
+              for (const bool sp : {false, true}) {
+                Strategy s{.split = split, .tp = tp, .pp = pp, .dp = 2, .micro_batch = mb};
+                s.schedule = sched;
+                s.virtual_stages = sched == PipelineSchedule::kInterleaved ? 2 : 1;
+                s.sequence_parallel = sp;
+                const bool ok = is_valid_strategy(s, w, s.devices());
+                CHECK(ok == check_strategy(s, w, s.devices()).empty());
+                valid += ok ? 1 : 0;
+                ++checked;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  CHECK(checked == 3 * 3 * 4 * 4 * 4 * 2 * 2);
+  CHECK(valid > 0);
+}
