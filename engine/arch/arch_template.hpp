@@ -55,7 +55,25 @@ struct MainMemorySpec {
   std::string technology;
   std::optional<int> layers;  // stack height; default from the technology
   double max_utilization = 1.0;  // achievable fraction of the pin bandwidth (STREAM-like)
+  // Achievable fraction for element-wise framework kernels (default max_utilization).
+  double stream_utilization = 1.0;
   SourceLoc technology_loc;
+};
+
+// How a network tier performs beyond its line rate (issue 4); the same optional keys on every
+// network section (templates/README.md). Read by engine/system, not by the generator.
+struct LinkBehavior {
+  // Achievable fraction of the per-direction bandwidth for large messages: NCCL reaches ~80%
+  // of NVLink line rate ("~20% protocol overhead", nccl-tests issue 212).
+  double max_utilization = 1.0;
+  // Chunk size that reaches half the bandwidth: achieved = peak·n/(n + n_half). Zero: every
+  // size reaches the peak (only the latency term penalizes small messages).
+  Bytes half_bandwidth_message;
+  // GPCNeT congestion impact factors (Chunduri et al., SC'19, eqs. 1-2), each >= 1:
+  // bandwidth is divided by bandwidth_congestion, latency multiplied by latency_congestion.
+  double bandwidth_congestion = 1.0;
+  double latency_congestion = 1.0;
+  int leaf_size = 32;  // fat-tree: devices under one leaf switch [R]
 };
 
 struct NetworkSpec {
@@ -63,7 +81,19 @@ struct NetworkSpec {
   std::string technology;
   Topology topology = Topology::kSwitch;
   double oversubscription = 1.0;  // fat-tree up/down ratio
+  LinkBehavior behavior;
   SourceLoc technology_loc;
+};
+
+// The scale-out network between scale-up domains (a NIC per device, e.g. DGX A100: 8 x HDR
+// InfiniBand, one per GPU). Off-die, so given directly rather than generated from a budget.
+struct ScaleOutSpec {
+  Bandwidth bandwidth;  // per device, per direction
+  Time latency;         // per message
+  Topology topology = Topology::kFatTree;
+  double oversubscription = 1.0;  // fat-tree up/down ratio above the leaf switches
+  LinkBehavior behavior;
+  SourceLoc loc;  // the scale_out map
 };
 
 // Host-device interaction (issue 3; perfnetv2's pre/post-processing phases). A kernel issued
@@ -71,6 +101,9 @@ struct NetworkSpec {
 // stream the host issues one kernel per dispatch interval while the device runs earlier ones.
 struct HostSpec {
   Time dispatch;        // host CPU time to issue one kernel (framework and driver)
+  // Host time per modelled kernel inside a training step, where one fused kernel of the graph
+  // stands for several framework operators plus module and autograd code; default dispatch.
+  Time training_dispatch;
   Time launch_latency;  // from issue until the kernel starts on an idle device
   Time synchronize;     // host waits for the device (once per iteration, or per timed call)
   Time iteration;       // fixed host work per training iteration (data loader, logging)
@@ -102,8 +135,13 @@ struct ArchTemplate {
   std::vector<MemoryLevelSpec> levels;  // registers first, last on-chip level last
   MainMemorySpec main_memory;
   std::vector<NetworkSpec> networks;
+  // Absent: the system is one scale-up domain of nodes_per_package x packages devices.
+  std::optional<ScaleOutSpec> scale_out;
+  // A scale-up domain: packages joined by the inter-package network, each holding
+  // nodes_per_package nodes joined by the intra-package network.
   int nodes_per_package = 1;
   int packages = 1;
+  SourceLoc system_loc;
   HostSpec host;  // all zero when the template has no host section
   Budget budget;
   SourceLoc budget_loc;

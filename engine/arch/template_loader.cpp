@@ -47,16 +47,58 @@ CoreSpec read_core(const ConfigNode& n) {
   return c;
 }
 
+// An optional factor >= 1, 1 when absent (oversubscription, congestion impact).
+double read_factor(const ConfigNode& n, std::string_view key, std::string_view what) {
+  const double v = n.get_or<double>(key, 1.0);
+  if (!(v >= 1.0)) {
+    throw n.error_at(key, "expected " + std::string(what) + " >= 1, got " + n.quoted(key));
+  }
+  return v;
+}
+
+// Keys every network section may carry beside its link (templates/README.md).
+LinkBehavior read_behavior(const ConfigNode& n, Topology topology) {
+  LinkBehavior b;
+  b.max_utilization = read_derate(n, "max_utilization");
+  b.half_bandwidth_message = n.get_non_negative_or<Bytes>("half_bandwidth_message", Bytes{});
+  if (auto c = n.optional_child("congestion")) {
+    b.bandwidth_congestion = read_factor(*c, "bandwidth", "a congestion impact factor");
+    b.latency_congestion = read_factor(*c, "latency", "a congestion impact factor");
+    c->finish();
+  }
+  if (n.has("leaf_size")) {
+    if (topology != Topology::kFatTree) {
+      throw n.error_at("leaf_size", "only a fat-tree has leaf switches (topology is \"" +
+                                        std::string(to_string(topology)) + "\")");
+    }
+    b.leaf_size = n.require_positive<int>("leaf_size");
+  }
+  return b;
+}
+
 NetworkSpec read_network(NetworkTier tier, const ConfigNode& n) {
   NetworkSpec s;
   s.tier = tier;
   s.technology = n.require<std::string>("technology");
   s.technology_loc = n.loc_of("technology");
   s.topology = read_enum<Topology>(n, "topology", parse_topology, valid_topologies);
-  s.oversubscription = n.get_or<double>("oversubscription", 1.0);
-  if (!(s.oversubscription >= 1.0)) {
-    throw n.error_at("oversubscription", "expected a ratio >= 1, got " + n.quoted("oversubscription"));
+  s.oversubscription = read_factor(n, "oversubscription", "a ratio");
+  s.behavior = read_behavior(n, s.topology);
+  n.finish();
+  return s;
+}
+
+ScaleOutSpec read_scale_out(const ConfigNode& n) {
+  ScaleOutSpec s;
+  s.loc = n.loc();
+  s.bandwidth = n.require_positive<Bandwidth>("bandwidth");
+  s.latency = n.require<Time>("latency");
+  if (s.latency.si() < 0.0) {
+    throw n.error_at("latency", "expected a non-negative time, got " + n.quoted("latency"));
   }
+  s.topology = read_enum<Topology>(n, "topology", parse_topology, valid_topologies);
+  s.oversubscription = read_factor(n, "oversubscription", "a ratio");
+  s.behavior = read_behavior(n, s.topology);
   n.finish();
   return s;
 }
@@ -64,6 +106,7 @@ NetworkSpec read_network(NetworkTier tier, const ConfigNode& n) {
 HostSpec read_host(const ConfigNode& n) {
   HostSpec h;
   h.dispatch = n.get_non_negative_or<Time>("dispatch", Time{});
+  h.training_dispatch = n.get_non_negative_or<Time>("training_dispatch", h.dispatch);
   h.launch_latency = n.get_non_negative_or<Time>("launch_latency", Time{});
   h.synchronize = n.get_non_negative_or<Time>("synchronize", Time{});
   h.iteration = n.get_non_negative_or<Time>("iteration", Time{});
@@ -110,6 +153,9 @@ ArchTemplate read_template(const ConfigNode& root) {
   t.main_memory.technology_loc = main.loc_of("technology");
   t.main_memory.layers = main.optional_positive<int>("layers");
   t.main_memory.max_utilization = read_derate(main, "max_utilization");
+  t.main_memory.stream_utilization =
+      main.has("stream_utilization") ? read_derate(main, "stream_utilization")
+                                     : t.main_memory.max_utilization;
   main.finish();
   memory.finish();
 
@@ -120,12 +166,14 @@ ArchTemplate read_template(const ConfigNode& root) {
     if (auto inter = net->optional_child("inter_package")) {
       t.networks.push_back(read_network(NetworkTier::kInterPackage, *inter));
     }
+    if (auto out = net->optional_child("scale_out")) t.scale_out = read_scale_out(*out);
     net->finish();
   }
 
   if (auto host = root.optional_child("host")) t.host = read_host(*host);
 
   const ConfigNode sys = root.child("system");
+  t.system_loc = sys.loc();
   t.nodes_per_package = sys.require_positive<int>("nodes_per_package");
   t.packages = sys.require_positive<int>("packages");
   sys.finish();

@@ -1,7 +1,10 @@
 // pathfinder eval --template T --workload W [--tech N] [--memory M] [--network L]
 //                 [--techlib DIR] [--format table|csv|json] [--all-kernels]
+//                 [--devices N] [--strategy "tp8-pp8-dp16-mb1-1f1b-recompute=selective" | FILE]
 // Times one training iteration of a workload on the template's micro-architecture, kernel by
-// kernel. An infeasible micro-architecture is a result: reported, exit 0.
+// kernel; with --strategy or --devices, distributed over the system (GPT workloads). An
+// infeasible micro-architecture or a strategy that does not fit in memory is a result:
+// reported, exit 0.
 #include <cstdio>
 #include <string>
 
@@ -14,13 +17,54 @@
 #include "engine/perf/kernel_timer.hpp"
 #include "engine/perf/perf_machine.hpp"
 #include "engine/perf/perf_report.hpp"
+#include "engine/config/node.hpp"
+#include "engine/dist/strategy_check.hpp"
+#include "engine/system/system_graph.hpp"
+#include "engine/train/training_report.hpp"
 
 namespace pathfinder::cli {
+
+namespace {
+
+Strategy strategy_from(const std::string& text, int devices) {
+  if (text.empty()) {
+    Strategy s;
+    s.dp = devices;  // data parallelism only
+    return s;
+  }
+  const bool file = text.ends_with(".yaml") || text.ends_with(".yml");
+  return file ? read_strategy(ConfigNode::load_file(text)) : parse_strategy(text);
+}
+
+std::string distributed(const ArchSpec& spec, const MicroArch& arch, const Workload& w,
+                        const std::string& text, int devices, const std::string& format) {
+  const Strategy s = strategy_from(text, devices);
+  if (devices == 0) devices = s.devices();
+  validate_strategy(s, w.spec, devices);
+  const auto* gpt = std::get_if<GptSpec>(&w.spec);
+  if (gpt == nullptr) {
+    throw ConfigError(Diagnostic{strategy_source(),
+                                 "distributed evaluation is implemented for GPT workloads; a " +
+                                     std::string(to_string(kind_of(w.spec))) +
+                                     " workload runs on one device (omit --strategy and "
+                                     "--devices)"});
+  }
+  GptTraining model(*gpt, make_perf_machine(spec, arch), make_system_graph(spec, arch, devices),
+                    arch.core.peak.si());
+  const TrainingResult r = model.evaluate(s);
+  if (format == "json") return to_json(r, devices).dump(2) + "\n";
+  if (format == "csv") return to_csv(r, devices);
+  return format_table(r, devices, w.name + " on " + arch.name);
+}
+
+}  // namespace
 
 void add_eval_command(CLI::App& app, int& exit_code) {
   struct Options {
     std::string template_path, workload_path, format = "table";
     bool all_kernels = false;
+    int devices = 0;
+    std::string strategy;
     MachineOptions machine;
   };
   auto opt = std::make_shared<Options>();
@@ -34,13 +78,19 @@ void add_eval_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"table", "csv", "json"}));
   cmd->add_flag("--all-kernels", opt->all_kernels,
                 "Table: one row per kernel instead of one per kernel name across layers");
+  cmd->add_option("--devices", opt->devices, "Devices to train on (default: the strategy's)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--strategy", opt->strategy,
+                  "Parallelism, e.g. tp8-pp8-dp16-mb1-1f1b-recompute=selective, or a YAML file");
   cmd->callback([opt, &exit_code] {
     const LoadedTemplate in = load_template_for(opt->template_path, opt->machine);
     const ArchSpec spec = bind_template(in.lib, in.tmpl);
     const MicroArch arch = generate_micro_arch(spec, ResourceSplit::from_template(in.tmpl));
     const Workload w = load_workload(opt->workload_path);
     std::string out;
-    if (!arch.feasible) {
+    if (arch.feasible && (!opt->strategy.empty() || opt->devices > 0)) {
+      out = distributed(spec, arch, w, opt->strategy, opt->devices, opt->format);
+    } else if (!arch.feasible) {
       if (opt->format == "json") out = infeasible_json(arch, w).dump(2) + "\n";
       else if (opt->format == "csv") out = infeasible_csv(arch);
       else out = format_infeasible_table(arch, w);

@@ -32,7 +32,7 @@ struct Stream {
 
 void run(const HostSpec& h, Stream& s, KernelRun& r) {
   const double issue = s.host;
-  s.host += h.dispatch.si();
+  s.host += h.training_dispatch.si();
   r.start = std::max(issue + h.launch_latency.si(), s.device);
   r.end = r.start + r.time.device;
   s.device = r.end;
@@ -67,7 +67,7 @@ GraphTiming time_workload(const Workload& w, KernelTimer& timer) {
     run(h, update ? up : mb, out.kernels[i]);
     if (!update) {
       mb_device += out.kernels[i].time.device;
-      mb_host += h.dispatch.si();
+      mb_host += h.training_dispatch.si();
     }
   }
   out.micro_batch_span = mb.device;

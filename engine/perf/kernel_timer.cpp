@@ -38,7 +38,7 @@ KernelTime KernelTimer::stream_time(const Kernel& k) const {
   t.main_memory_bytes = k.bytes().si();
   t.compute = m_.vector_flops > 0.0 ? t.flops / m_.vector_flops : 0.0;
   const double memory =
-      m_.main_memory.bandwidth > 0.0 ? t.main_memory_bytes / m_.main_memory.bandwidth : 0.0;
+      m_.stream_bandwidth > 0.0 ? t.main_memory_bytes / m_.stream_bandwidth : 0.0;
   t.binding = memory >= t.compute ? levels() : -1;
   t.device = std::max(memory, t.compute) + m_.main_memory.latency;
   return t;

@@ -32,6 +32,7 @@ PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch) {
   const MainMemoryStats& mm = arch.main_memory;
   m.main_memory = {mm.technology, Scope::kGlobal, 1, mm.capacity.si(),
                    mm.bandwidth.si() * spec.tmpl.main_memory.max_utilization, mm.latency.si()};
+  m.stream_bandwidth = mm.bandwidth.si() * spec.tmpl.main_memory.stream_utilization;
   m.host = spec.tmpl.host;
   return m;
 }

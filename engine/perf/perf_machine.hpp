@@ -31,6 +31,7 @@ struct PerfMachine {
   Dataflow dataflow = Dataflow::kBest;
   std::vector<PerfLevel> levels;  // on-chip, innermost (registers) first
   PerfLevel main_memory;          // capacity per device, effective bandwidth
+  double stream_bandwidth = 0.0;  // main memory as element-wise kernels see it, B/s
   HostSpec host;
   // Capacity available to one instance of level i and the levels inside it: what an output
   // tile held at level i may occupy (accumulators can sit in the inner levels).

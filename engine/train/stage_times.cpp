@@ -21,7 +21,7 @@ int pass_of(Phase p) {
 
 StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTimes& comm) {
   const HostSpec& host = timer.machine().host;
-  const double dispatch = host.dispatch.si(), launch = host.launch_latency.si();
+  const double dispatch = host.training_dispatch.si(), launch = host.launch_latency.si();
   StageTimes out;
   std::array<PassTimes*, 3> passes{&out.forward, &out.backward, &out.update};
   // Per pass: the host's next issue time, the two streams' free times.
@@ -47,8 +47,10 @@ StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTime
       continue;
     }
     const double t = k.comm ? comm.time(*k.comm) : timer.time(k).device;
+    // Collectives are enqueued by the same host thread but cost it little (a NCCL call) next to
+    // a framework operator; only compute kernels pace the host.
     const double host_ready = issue[pu] + launch;
-    issue[pu] += dispatch;
+    if (!k.comm) issue[pu] += dispatch;
     ++pt.kernels;
     const double start = std::max({compute_free[pu], ready, host_ready});
     if (host_ready > std::max(compute_free[pu], ready)) {

@@ -158,13 +158,17 @@ TEST_CASE("host section, vector ratio and memory utilization of shipped template
   // The fitted per-call floor of the A100 GEMMs: 12 + 5 + 11 = 28 us.
   CHECK((a.host.dispatch + a.host.launch_latency + a.host.synchronize).in(units::microseconds) ==
         Approx(28.0));
-  CHECK(a.host.iteration.si() == Approx(100e-6));
+  CHECK(a.host.iteration.si() == Approx(10e-3));            // "10 ms", fit to vTrain
+  CHECK(a.host.training_dispatch.si() == Approx(80e-6));    // "80 us", fit to vTrain
+  CHECK(a.main_memory.stream_utilization == Approx(0.675));
   CHECK(a.host.host_to_device.si() == Approx(25e9));        // "25 GB/s"
   // deepflow_v100: only the reference's 9 us launch overhead, its H2D rate 12.4 GiB/s =
   // 12.4 x 2^30 B/s = 13314398617.6 B/s, and DRAM util 1.
   const ArchTemplate d = load_template(source_path("templates/deepflow_v100.yaml"));
   CHECK(d.host.launch_latency.si() == Approx(9e-6));
   CHECK(d.host.dispatch.si() == 0.0);
+  CHECK(d.host.training_dispatch.si() == 0.0);  // defaults to dispatch
+  CHECK(d.main_memory.stream_utilization == 1.0);  // defaults to max_utilization
   CHECK(d.host.synchronize.si() == 0.0);
   CHECK(d.host.iteration.si() == 0.0);
   CHECK(d.host.host_to_device.si() == Approx(13314398617.6));
@@ -323,4 +327,102 @@ TEST_CASE("a network override on a template without a network is an error", "[ar
           "command line: error: --network: template \"minimal\" defines no "
           "network.inter_package to replace");
   }
+}
+
+TEST_CASE("scale-out tier and network behavior of shipped templates", "[arch]") {
+  const ArchTemplate a = load_template(source_path("templates/a100.yaml"));
+  REQUIRE(a.scale_out.has_value());
+  // DGX A100: HDR 200 Gb/s per GPU = 25 GB/s per direction.
+  CHECK(a.scale_out->bandwidth.si() == Approx(25e9));
+  CHECK(a.scale_out->latency.si() == Approx(5e-6));
+  CHECK(a.scale_out->topology == Topology::kFatTree);
+  CHECK(a.scale_out->oversubscription == 1.0);
+  CHECK(a.scale_out->behavior.leaf_size == 32);
+  CHECK(a.scale_out->behavior.max_utilization == Approx(0.94));
+  CHECK(a.scale_out->behavior.half_bandwidth_message.si() == Approx(65536.0));  // 64 KiB
+  CHECK(a.scale_out->behavior.bandwidth_congestion == 1.0);
+  CHECK(a.scale_out->behavior.latency_congestion == 1.0);
+  const NetworkSpec* nv = a.find_network(NetworkTier::kInterPackage);
+  REQUIRE(nv != nullptr);
+  CHECK(nv->behavior.max_utilization == Approx(0.78));  // 235 of 300 GB/s (NCCL busbw)
+  CHECK(nv->behavior.half_bandwidth_message.si() == Approx(65536.0));
+  CHECK(a.nodes_per_package * a.packages == 8);  // one DGX A100 is one scale-up domain
+  // DGX H100: NDR 400 Gb/s per GPU = 50 GB/s; DGX-1: 4 x EDR 100 Gb/s per 8 GPUs = 6.25 GB/s.
+  CHECK(load_template(source_path("templates/h100.yaml")).scale_out->bandwidth.si() == Approx(50e9));
+  CHECK(load_template(source_path("templates/v100.yaml")).scale_out->bandwidth.si() ==
+        Approx(6.25e9));
+  // Absent everywhere else: one scale-up domain, behavior at its defaults.
+  const ArchTemplate m = load_template(data_path("templates/minimal.yaml"));
+  CHECK_FALSE(m.scale_out.has_value());
+  CHECK(m.networks[0].behavior.max_utilization == 1.0);
+  CHECK(m.networks[0].behavior.half_bandwidth_message.si() == 0.0);
+  CHECK(m.networks[0].behavior.bandwidth_congestion == 1.0);
+  CHECK(m.system_loc.line == 19);  // the system map's first key
+}
+
+TEST_CASE("scale-out and congestion keys parse strictly", "[arch]") {
+  std::ifstream in(data_path("templates/minimal.yaml"));
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  const std::string nv = "{technology: NVLink3, topology: switch}\n";
+  yaml.replace(yaml.find(nv), nv.size(),
+               "{technology: NVLink3, topology: switch, congestion: {bandwidth: 2, latency: 3.5}}\n"
+               "  scale_out: {bandwidth: 400 Gb/s, latency: 2 us, topology: fat-tree,\n"
+               "              oversubscription: 2, leaf_size: 16, max_utilization: 0.9,\n"
+               "              half_bandwidth_message: 256 KiB}\n");
+  const ArchTemplate t = read_template(ConfigNode::load_string(yaml, "patched.yaml"));
+  CHECK(t.networks[0].behavior.bandwidth_congestion == 2.0);
+  CHECK(t.networks[0].behavior.latency_congestion == 3.5);
+  REQUIRE(t.scale_out.has_value());
+  CHECK(t.scale_out->bandwidth.si() == Approx(50e9));  // 400 Gb/s = 50 GB/s
+  CHECK(t.scale_out->latency.si() == Approx(2e-6));
+  CHECK(t.scale_out->oversubscription == 2.0);
+  CHECK(t.scale_out->behavior.leaf_size == 16);
+  CHECK(t.scale_out->behavior.max_utilization == 0.9);
+  CHECK(t.scale_out->behavior.half_bandwidth_message.si() == Approx(262144.0));
+  CHECK(t.scale_out->loc.line == 18);
+}
+
+TEST_CASE("scale-out and congestion errors are exact", "[arch][config-error]") {
+  // network.inter_package is line 17 ("  inter_package: {" puts its keys from column 19); a
+  // scale_out map inserted after it is line 18 (its keys from column 15). Positions are the
+  // offending value's, or the key's when the key itself is the problem.
+  const std::string nv = "{technology: NVLink3, topology: switch}\n";
+  auto with_nv = [&](const std::string& keys) {
+    return patched_error(nv, "{technology: NVLink3, topology: switch, " + keys + "}\n");
+  };
+  auto with_scale_out = [&](const std::string& map) {
+    return patched_error(nv, nv + "  scale_out: " + map + "\n");
+  };
+  CHECK(with_nv("congestion: {bandwidth: 0.5}") ==
+        "patched.yaml:17:82: error: network.inter_package.congestion.bandwidth: expected a "
+        "congestion impact factor >= 1, got \"0.5\"");
+  CHECK(with_nv("congestion: {latncy: 2}") ==
+        "patched.yaml:17:71: error: network.inter_package.congestion.latncy: unknown key; did you "
+        "mean \"latency\"?");
+  CHECK(with_nv("leaf_size: 16") ==
+        "patched.yaml:17:69: error: network.inter_package.leaf_size: only a fat-tree has leaf "
+        "switches (topology is \"switch\")");
+  CHECK(with_nv("max_utilization: 0") ==
+        "patched.yaml:17:75: error: network.inter_package.max_utilization: expected a fraction in "
+        "(0, 1], got \"0\"");
+  CHECK(with_nv("half_bandwidth_message: 64 kB/s") ==
+        "patched.yaml:17:82: error: network.inter_package.half_bandwidth_message: expected a size "
+        "such as \"80 GiB\", got \"64 kB/s\" (a bandwidth)");
+  CHECK(with_scale_out("{latency: 5 us, topology: fat-tree}") ==
+        "patched.yaml:18:14: error: network.scale_out.bandwidth: missing required key (expected a "
+        "bandwidth such as \"900 GB/s\")");
+  CHECK(with_scale_out("{bandwidth: 25 GB/s, latency: -1 us, topology: fat-tree}") ==
+        "patched.yaml:18:44: error: network.scale_out.latency: expected a non-negative time, got "
+        "\"-1 us\"");
+  CHECK(with_scale_out("{bandwidth: 25 GB/s, latency: 5 us, topology: fat-tree, "
+                       "oversubscription: 0.5}") ==
+        "patched.yaml:18:88: error: network.scale_out.oversubscription: expected a ratio >= 1, "
+        "got \"0.5\"");
+  CHECK(with_scale_out("{bandwidth: 25 GB/s, latency: 5 us, topology: fat-tre}") ==
+        "patched.yaml:18:60: error: network.scale_out.topology: expected one of ring, mesh-2d, "
+        "torus-2d, switch or fat-tree, got \"fat-tre\"; did you mean \"fat-tree\"?");
+  CHECK(with_scale_out("{bandwidth: 25 GB/s, latency: 5 us, topology: switch, technology: HDR-x8}") ==
+        "patched.yaml:18:68: error: network.scale_out.technology: unknown key");
 }

@@ -405,3 +405,37 @@ TEST_CASE("eval input errors exit 2", "[cli][eval][config-error]") {
   CHECK(no_template.err ==
         "templates/missing.yaml: error: cannot read file: No such file or directory\n");
 }
+
+namespace pathfinder {
+
+TEST_CASE("eval --strategy times a distributed GPT iteration", "[cli]") {
+  // GPT-3 1.3B (24 layers) on 8 A100s: tensor 2 x pipeline 2 x data 2.
+  const Run r = run("eval --template templates/a100.yaml --workload "
+                    "studies/workloads/gpt3_1.3b.yaml --strategy tp2-pp2-dp2-mb1 --format json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["devices"] == 8);
+  CHECK(j["strategy"] == "tp2-pp2-dp2-mb1-1f1b");
+  CHECK(j["feasible"] == true);
+  CHECK(j["iteration_s"].get<double>() > 0.0);
+  double parts = 0.0;
+  for (const auto& [k, v] : j["breakdown"].items()) parts += v.get<double>();
+  CHECK(parts == Approx(j["iteration_s"].get<double>()));
+  const Run t = run("eval --template templates/a100.yaml --workload "
+                    "studies/workloads/gpt3_1.3b.yaml --strategy tp2-pp2-dp2-mb1");
+  CHECK(t.code == 0);
+  CHECK(t.out.find("pipeline_bubble") != std::string::npos);
+}
+
+TEST_CASE("eval with a bad strategy exits 2 with the reason", "[cli][config-error]") {
+  const Run r = run("eval --template templates/a100.yaml --workload "
+                    "studies/workloads/gpt3_1.3b.yaml --strategy tp2-pp2-dp2 --devices 16");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("16") != std::string::npos);
+  const Run l = run("eval --template templates/a100.yaml --workload "
+                    "studies/workloads/lstm_lm.yaml --devices 8");
+  CHECK(l.code == 2);
+  CHECK(l.err.find("GPT workloads") != std::string::npos);
+}
+
+}  // namespace pathfinder

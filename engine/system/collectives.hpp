@@ -1,0 +1,79 @@
+// Collective communication costs on a placed group (issue 4): alpha-beta models by algorithm.
+//
+// Sources: R. Thakur, R. Rabenseifner, W. Gropp, "Optimization of collective communication
+// operations in MPICH", IJHPCA 19(1), 2005 (ring, recursive doubling/halving, binomial tree,
+// pairwise exchange); P. Patarasuk, X. Yuan, "Bandwidth optimal all-reduce algorithms for
+// clusters of workstations", JPDC 69(2), 2009 (the ring all-reduce is bandwidth optimal).
+//
+// Notation: p members, n = `bytes`, the full buffer of one member (the all-reduce input, the
+// reduce-scatter input, the all-gather output, the all-to-all send buffer, the broadcast
+// message). Per span l of the placement (innermost first): m_l members, alpha_l latency per
+// step, B_l bandwidth per member, h_l half-bandwidth message. Every message of c bytes costs
+// alpha + (c + h)/B: the achieved bandwidth B·c/(c + h) reaches half the peak at c = h.
+//
+//   ring all-reduce        2(p-1) steps of n/p; reduce-scatter and all-gather (p-1) steps:
+//                          2(p-1)a + 2(p-1)/p·nβ on one tier. Across tiers a step costs the
+//                          mean hop latency (the ring is pipelined: its latency is the sum over
+//                          its hops) plus the slowest tier's transfer (n/p/k_l + h_l)/B_l, with
+//                          k_l = members per position below tier l (NCCL runs k_l rings, each
+//                          crossing tier l through another member's port).
+//   recursive doubling     all-reduce: log2(m_l) exchanges of n per tier, inner first
+//                          (log2 p (a + nβ) on one tier); reduce-scatter (recursive halving)
+//                          and all-gather: log2(m_l) a_l + (m_l-1)/m_l·n_l·β_l per tier, with
+//                          n_l the data left after the inner tiers (n / m_0 / … ).
+//   tree                   all-reduce: binomial reduce + broadcast, 2·Σ log2(m_l)(a_l + nβ_l);
+//                          broadcast: binomial, Σ log2(m_l)(a_l + nβ_l).
+//   torus-2d               one 2-D mesh/torus span of a x b: reduce-scatter along x, all-reduce
+//                          along y on n/a, all-gather along x (rings along each dimension).
+//   hierarchical           NCCL-style: reduce-scatter (ring) inside each inner tier, all-reduce
+//                          (ring) across the outermost on n/(m_0·…), all-gather back inside.
+//   all-to-all (pairwise)  p-1 messages of n/p; tier l's port carries those to members outside
+//                          the member's tier-l position but inside its tier-(l+1) position:
+//                          Σ c_l a_l + max_l c_l (n/p + h_l)/B_l, c_l that count.
+//   broadcast (ring)       pipelined chain: (p-1) a + n/B_ring.
+//   send/recv              a + (n + h)/B across the outermost tier (the slowest pair).
+//
+// Reduction compute: NCCL fuses the reduction into its copy kernels, so it overlaps the
+// transfer; it only binds when the device memory cannot keep up (two reads and one write per
+// byte reduced). Steps that reduce take max(transfer, c / reduction_bandwidth).
+//
+// kAuto takes the fastest algorithm that applies. An algorithm that does not apply to the
+// collective or the placement costs +infinity (kTorus2D needs one 2-D span; kHierarchical
+// applies to all-reduce, reduce-scatter and all-gather). Send/recv ignores the algorithm; so
+// does all-to-all except that only kAuto and kRing (pairwise) apply. p = 1 or n <= 0 costs 0.
+// No allocation: this runs in the inner loop of strategy search.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/system/group_placement.hpp"
+
+namespace pathfinder {
+
+enum class Collective { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kBroadcast, kSendRecv };
+enum class CollectiveAlgorithm { kAuto, kRing, kTree, kRecursiveDoubling, kTorus2D, kHierarchical };
+
+[[nodiscard]] std::string_view to_string(Collective c);
+[[nodiscard]] std::string_view to_string(CollectiveAlgorithm a);
+[[nodiscard]] std::optional<Collective> parse_collective(std::string_view s);
+[[nodiscard]] std::optional<CollectiveAlgorithm> parse_collective_algorithm(std::string_view s);
+[[nodiscard]] std::vector<std::string> valid_collectives();
+[[nodiscard]] std::vector<std::string> valid_collective_algorithms();
+
+// Seconds for every member of g to finish collective c on `bytes` bytes (see above).
+[[nodiscard]] double collective_time(const GroupPlacement& g, Collective c, double bytes,
+                                     CollectiveAlgorithm a = CollectiveAlgorithm::kAuto);
+
+// The algorithm kAuto picks (the first of ring, tree, recursive doubling, torus-2d,
+// hierarchical among equals); kRing for p = 1.
+[[nodiscard]] CollectiveAlgorithm auto_algorithm(const GroupPlacement& g, Collective c,
+                                                 double bytes);
+
+// nccl-tests' bus bandwidth of a measured or modelled time (B/s): algbw = bytes/time times
+// 2(p-1)/p for all-reduce, (p-1)/p for reduce-scatter, all-gather and all-to-all, 1 otherwise.
+[[nodiscard]] double bus_bandwidth(Collective c, int members, double bytes, double seconds);
+
+}  // namespace pathfinder

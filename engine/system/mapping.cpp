@@ -1,0 +1,156 @@
+#include "engine/system/mapping.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace pathfinder {
+namespace {
+
+ConfigError strategy_error(const std::string& message) {
+  return ConfigError(Diagnostic{SourceLoc{"strategy", 0, 0, ""}, message});
+}
+
+void validate(const SystemGraph& g, std::span<const ParallelDim> dims) {
+  long long product = 1;
+  for (const auto& d : dims) {
+    if (d.degree < 1) {
+      throw strategy_error("dimension \"" + d.name + "\": expected a degree >= 1, got " +
+                           std::to_string(d.degree));
+    }
+    product *= d.degree;
+    if (product > g.devices) break;
+  }
+  if (product != g.devices) {
+    std::string what;
+    for (const auto& d : dims) {
+      what += (what.empty() ? "" : " x ") + d.name + " " + std::to_string(d.degree);
+    }
+    throw strategy_error("the degrees (" + what + ") do not multiply to the " +
+                         std::to_string(g.devices) + " devices");
+  }
+}
+
+// Strides of each dimension for an order (a permutation of the dimension indices).
+void strides_of(std::span<const ParallelDim> dims, std::span<const int> order, std::span<int> stride) {
+  int s = 1;
+  for (const int i : order) {
+    stride[static_cast<std::size_t>(i)] = s;
+    s *= dims[static_cast<std::size_t>(i)].degree;
+  }
+}
+
+// Placements of every dimension for one order into `groups`, and their score, adding the
+// dimensions' costs in `scoring` order; stops (returns +infinity, groups incomplete) once the
+// score passes `bound`. No allocation.
+double place(const SystemGraph& g, std::span<const ParallelDim> dims, std::span<const int> order,
+             std::span<const int> scoring, std::span<int> stride, std::span<std::uint8_t> crosses,
+             std::span<GroupPlacement> groups, double bound) {
+  const std::size_t n = dims.size();
+  const std::size_t tiers = g.tiers.size();
+  strides_of(dims, order, stride);
+  // Which tiers each dimension's groups cross (bit t); then how many concurrent ones share.
+  for (std::size_t i = 0; i < n; ++i) {
+    crosses[i] = 0;
+    if (dims[i].degree <= 1) continue;
+    for (std::size_t t = 0; t < tiers; ++t) {
+      if (tier_members(g, static_cast<int>(t), dims[i].degree, stride[i]) > 1) {
+        crosses[i] = static_cast<std::uint8_t>(crosses[i] | (1u << t));
+      }
+    }
+  }
+  double score = 0.0;
+  for (const int k : scoring) {
+    const auto i = static_cast<std::size_t>(k);
+    PortSharing sharing;
+    for (std::size_t t = 0; t < tiers; ++t) {
+      if ((crosses[i] & (1u << t)) == 0) continue;
+      int sharers = 1;
+      for (std::size_t j = 0; j < n; ++j) {
+        if (j != i && (crosses[j] & (1u << t)) != 0 && dims[i].concurrent && dims[j].concurrent) {
+          ++sharers;
+        }
+      }
+      sharing.sharers[t] = sharers;
+    }
+    groups[i] = place_group(g, dims[i].degree, stride[i], sharing);
+    if (dims[i].weight > 0.0) {
+      score += collective_time(groups[i], dims[i].collective, dims[i].weight);
+      if (score > bound) return std::numeric_limits<double>::infinity();
+    }
+  }
+  return score;
+}
+
+}  // namespace
+
+Mapping map_dims(const SystemGraph& g, std::span<const ParallelDim> dims, std::span<const int> order) {
+  validate(g, dims);
+  std::vector<bool> seen(dims.size(), false);
+  bool permutation = order.size() == dims.size();
+  for (const int i : order) {
+    if (!permutation) break;
+    permutation = i >= 0 && static_cast<std::size_t>(i) < dims.size() &&
+                  !seen[static_cast<std::size_t>(i)];
+    if (permutation) seen[static_cast<std::size_t>(i)] = true;
+  }
+  PF_ASSERT(permutation);
+  Mapping m;
+  m.order.assign(order.begin(), order.end());
+  m.groups.resize(dims.size());
+  std::vector<int> stride(dims.size());
+  std::vector<std::uint8_t> crosses(dims.size());
+  m.score = place(g, dims, order, order, stride, crosses, m.groups,
+                  std::numeric_limits<double>::infinity());
+  return m;
+}
+
+Mapping best_mapping(const SystemGraph& g, std::span<const ParallelDim> dims) {
+  validate(g, dims);
+  const std::size_t n = dims.size();
+  std::vector<int> order;
+  order.reserve(n);
+  for (int i = 0; i < static_cast<int>(n); ++i) {
+    if (dims[static_cast<std::size_t>(i)].degree > 1) order.push_back(i);
+  }
+  const auto active = static_cast<std::ptrdiff_t>(order.size());
+  for (int i = 0; i < static_cast<int>(n); ++i) {
+    if (dims[static_cast<std::size_t>(i)].degree <= 1) order.push_back(i);
+  }
+  // Scratch: strides, crossings, the candidate's and the best groups.
+  std::vector<int> stride(n);
+  std::vector<std::uint8_t> crosses(n);
+  std::vector<GroupPlacement> candidate(n);
+  // Heaviest dimensions first, both as the order scored first (heaviest innermost: usually
+  // near the best, so its score bounds the search) and as the order costs are added in (an
+  // order that loses is dropped after its first dimensions).
+  std::vector<int> heavy = order;
+  std::stable_sort(heavy.begin(), heavy.begin() + active, [&](int a, int b) {
+    return dims[static_cast<std::size_t>(a)].weight > dims[static_cast<std::size_t>(b)].weight;
+  });
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const double guess = place(g, dims, heavy, heavy, stride, crosses, candidate, kInf);
+  const double prune = std::isfinite(guess) ? guess * (1.0 + 1e-9) : kInf;
+  Mapping best;
+  best.groups.resize(n);
+  best.score = kInf;
+  bool have = false;
+  do {
+    // Strictly better by more than rounding: equal scores keep the earlier order.
+    const double bound =
+        have && std::isfinite(best.score) ? best.score - 1e-12 * best.score : kInf;
+    const double score =
+        place(g, dims, order, heavy, stride, crosses, candidate, std::min(bound, prune));
+    if (!have || score < bound) {
+      best.score = score;
+      best.order = order;
+      std::swap(best.groups, candidate);
+      have = true;
+    }
+  } while (std::next_permutation(order.begin(), order.begin() + active));
+  return best;
+}
+
+}  // namespace pathfinder

@@ -1,0 +1,94 @@
+// One training iteration of a GPT over many devices (issue 4; paper §5-6).
+//
+// A strategy (tensor, pipeline, data parallelism, micro-batches, schedule, sequence
+// parallelism, recomputation, ZeRO) is evaluated without materialising replicas: one tensor-
+// parallel layer, the embedding and the head are timed once per (tp, sp, recompute,
+// micro-batch) on the device's kernels and the tensor group's collectives (memoized); pipeline
+// stages are sums of those; the pipeline schedule is simulated per chunk and micro-batch; the
+// data-parallel gradient reduction overlaps the last micro-batch's backward bucket by bucket
+// (one layer a bucket, one collective at a time on the port); the optimizer step follows. An
+// evaluation's cost does not grow with the data- or tensor-parallel degree.
+#pragma once
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "engine/dist/memory_footprint.hpp"
+#include "engine/dist/strategy.hpp"
+#include "engine/graph/workload.hpp"
+#include "engine/perf/kernel_timer.hpp"
+#include "engine/system/mapping.hpp"
+#include "engine/train/stage_times.hpp"
+
+namespace pathfinder {
+
+struct TrainingOptions {
+  // Data-parallel gradient reduction overlapped with the backward pass (PyTorch DDP buckets,
+  // Megatron --overlap-grad-reduce); off: it starts when the backward pass ends.
+  bool overlap_data_parallel = true;
+};
+
+// Where the critical device's iteration goes; the parts add up to the iteration time.
+struct TrainingBreakdown {
+  double compute = 0.0;          // forward and backward kernels, recomputation included
+  double tensor_comm = 0.0;      // tensor-parallel collectives on the compute stream
+  double pipeline_comm = 0.0;    // waiting for activations and gradients of other stages
+  double pipeline_bubble = 0.0;  // idle in the pipeline fill and drain
+  double data_comm = 0.0;        // gradient reduction (and ZeRO gathers) not hidden
+  double optimizer = 0.0;        // the update step
+  double host = 0.0;             // input transfer, host stalls, synchronisation, fixed costs
+};
+
+struct TrainingResult {
+  bool feasible = true;
+  std::string reason;                 // when infeasible: what does not fit, with the numbers
+  Strategy strategy;
+  double iteration_time = 0.0;        // s
+  TrainingBreakdown breakdown;
+  MemoryFootprint memory;             // the most loaded device
+  double memory_capacity = 0.0;       // bytes of main memory per device
+  std::int64_t micro_batches = 0;     // per pipeline
+  double stage_forward = 0.0;         // the first stage, one micro-batch, s
+  double stage_backward = 0.0;
+  double model_flops = 0.0;           // per iteration, Megatron's count (no recomputation)
+  double mfu = 0.0;                   // model FLOP/s over the devices' peak
+  double tokens_per_second = 0.0;
+  std::vector<double> device_busy;    // per pipeline stage, s
+  int critical_stage = 0;
+};
+
+class GptTraining {
+ public:
+  // `peak_flops`: one device's dense peak (MFU's denominator).
+  GptTraining(GptSpec spec, PerfMachine machine, SystemGraph system, double peak_flops,
+              TrainingOptions options = {});
+  // The strategy must be valid for the spec and the system's device count (check_strategy).
+  [[nodiscard]] TrainingResult evaluate(const Strategy& s);
+  // One tensor-parallel layer's forward, backward (recomputation included) and update on one
+  // device for the strategy's tp, sp, recompute and micro-batch (Korthikanti's Table 4 unit).
+  [[nodiscard]] const StageTimes& layer_times(const Strategy& s) {
+    return parts(s, mapping(s)).layer;
+  }
+  [[nodiscard]] const GptSpec& spec() const { return spec_; }
+  [[nodiscard]] const SystemGraph& system() const { return system_; }
+
+ private:
+  struct Parts {
+    StageTimes layer, embedding, head;
+    double layer_parameters = 0.0, embedding_parameters = 0.0, head_parameters = 0.0;
+  };
+  const Parts& parts(const Strategy& s, const Mapping& m);
+  const Mapping& mapping(const Strategy& s);
+
+  GptSpec spec_;
+  KernelTimer timer_;
+  SystemGraph system_;
+  double peak_;
+  TrainingOptions options_;
+  std::map<std::tuple<int, int, int, int, int, int>, Parts> parts_;
+  std::map<std::tuple<int, int, int>, Mapping> mappings_;
+};
+
+}  // namespace pathfinder

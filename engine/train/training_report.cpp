@@ -1,0 +1,96 @@
+#include "engine/train/training_report.hpp"
+
+#include <array>
+#include <utility>
+
+#include "engine/core/format.hpp"
+
+namespace pathfinder {
+namespace {
+
+// Breakdown parts in the order they are printed.
+std::array<std::pair<const char*, double>, 7> parts(const TrainingBreakdown& b) {
+  return {{{"compute", b.compute},
+           {"tensor_comm", b.tensor_comm},
+           {"pipeline_comm", b.pipeline_comm},
+           {"pipeline_bubble", b.pipeline_bubble},
+           {"data_comm", b.data_comm},
+           {"optimizer", b.optimizer},
+           {"host", b.host}}};
+}
+
+}  // namespace
+
+nlohmann::json to_json(const TrainingResult& r, int devices) {
+  nlohmann::json j;
+  j["strategy"] = to_string(r.strategy);
+  j["devices"] = devices;
+  j["feasible"] = r.feasible;
+  if (!r.feasible) j["infeasible_reason"] = r.reason;
+  j["iteration_s"] = r.iteration_time;
+  j["micro_batches_per_pipeline"] = r.micro_batches;
+  j["stage_forward_s"] = r.stage_forward;
+  j["stage_backward_s"] = r.stage_backward;
+  j["critical_stage"] = r.critical_stage;
+  nlohmann::json b;
+  for (const auto& [name, v] : parts(r.breakdown)) b[std::string(name) + "_s"] = v;
+  j["breakdown"] = b;
+  j["device_busy_s"] = r.device_busy;
+  j["model_flops"] = r.model_flops;
+  j["mfu"] = r.mfu;
+  j["tokens_per_s"] = r.tokens_per_second;
+  j["memory"] = {{"weights_bytes", r.memory.weights.si()},
+                 {"gradients_bytes", r.memory.gradients.si()},
+                 {"optimizer_bytes", r.memory.optimizer.si()},
+                 {"activations_bytes", r.memory.activations.si()},
+                 {"workspace_bytes", r.memory.workspace.si()},
+                 {"total_bytes", r.memory.total().si()},
+                 {"capacity_bytes", r.memory_capacity},
+                 {"stage", r.memory.stage},
+                 {"in_flight_micro_batches", r.memory.in_flight_micro_batches}};
+  return j;
+}
+
+std::string to_csv(const TrainingResult& r, int devices) {
+  std::string head = "strategy,devices,feasible,iteration_s,mfu,tokens_per_s";
+  std::string row = printf_string("%s,%d,%d,%.9g,%.6g,%.9g", to_string(r.strategy).c_str(),
+                                  devices, r.feasible ? 1 : 0, r.iteration_time, r.mfu,
+                                  r.tokens_per_second);
+  for (const auto& [name, v] : parts(r.breakdown)) {
+    head += std::string(",") + name + "_s";
+    row += printf_string(",%.9g", v);
+  }
+  head += ",memory_bytes,capacity_bytes\n";
+  row += printf_string(",%.9g,%.9g\n", r.memory.total().si(), r.memory_capacity);
+  return head + row;
+}
+
+std::string format_table(const TrainingResult& r, int devices, const std::string& title) {
+  std::string out = printf_string("%s on %d devices, %s\n\n", title.c_str(), devices,
+                                  to_string(r.strategy).c_str());
+  const auto gb = [](Bytes b) { return b.si() / 1e9; };
+  out += printf_string("memory per device (stage %d): weights %.2f GB, gradients %.2f GB, ",
+                       r.memory.stage, gb(r.memory.weights), gb(r.memory.gradients));
+  out += printf_string("optimizer %.2f GB, activations %.2f GB, workspace %.2f GB",
+                       gb(r.memory.optimizer), gb(r.memory.activations), gb(r.memory.workspace));
+  out += printf_string(" = %.2f GB of %.2f GB\n", gb(r.memory.total()), r.memory_capacity / 1e9);
+  if (!r.feasible) return out + "infeasible: " + r.reason + "\n";
+  out += printf_string("micro-batches per pipeline %lld; first stage per micro-batch: "
+                       "forward %s, backward %s\n\n",
+                       static_cast<long long>(r.micro_batches),
+                       format_seconds(r.stage_forward).c_str(),
+                       format_seconds(r.stage_backward).c_str());
+  out += printf_string("%-18s %12s %7s\n",
+                       printf_string("critical stage %d", r.critical_stage).c_str(), "time",
+                       "share");
+  for (const auto& [name, v] : parts(r.breakdown)) {
+    out += printf_string("%-18s %12s %6.1f%%\n", name, format_seconds(v).c_str(),
+                         r.iteration_time > 0 ? 100.0 * v / r.iteration_time : 0.0);
+  }
+  out += printf_string("%-18s %12s\n\n", "iteration", format_seconds(r.iteration_time).c_str());
+  out += printf_string("MFU %.1f%%, %.4g tokens/s, %.4g model PFLOP per iteration\n",
+                       100.0 * r.mfu, r.tokens_per_second, r.model_flops / 1e15);
+  return out;
+}
+
+}  // namespace pathfinder

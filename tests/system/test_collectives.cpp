@@ -1,0 +1,342 @@
+// Tests for engine/system/collectives.hpp: alpha-beta formulas on exact numbers, nccl-tests'
+// bus bandwidth on 8 A100s, and properties (monotone in bandwidth, ring limit, hierarchy).
+#include "engine/system/collectives.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <vector>
+
+#include "tests/system/system_fixtures.hpp"
+
+using namespace pathfinder;
+using pathfinder::test::shipped_system;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr Collective kAllCollectives[] = {Collective::kAllReduce, Collective::kReduceScatter,
+                                          Collective::kAllGather, Collective::kAllToAll,
+                                          Collective::kBroadcast, Collective::kSendRecv};
+constexpr CollectiveAlgorithm kAllAlgorithms[] = {
+    CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree,
+    CollectiveAlgorithm::kRecursiveDoubling, CollectiveAlgorithm::kTorus2D,
+    CollectiveAlgorithm::kHierarchical};
+
+TierSpan span(Tier tier, int members, int below, double gb_per_s, double latency_us,
+              double half_bytes = 0.0) {
+  TierSpan s;
+  s.tier = tier;
+  s.members = members;
+  s.below = below;
+  s.bandwidth = gb_per_s * 1e9;
+  s.latency = latency_us * 1e-6;
+  s.half_bandwidth_message = half_bytes;
+  return s;
+}
+
+// p members on one switch: B GB/s per member and direction, alpha us per step.
+GroupPlacement one_tier(int p, double gb_per_s, double latency_us, double half_bytes = 0.0) {
+  GroupPlacement g;
+  g.size = p;
+  g.levels = 1;
+  g.span[0] = span(Tier::kInterPackage, p, 1, gb_per_s, latency_us, half_bytes);
+  g.outermost_tier = Tier::kInterPackage;
+  return g;
+}
+
+// 4 domains of 8: NVSwitch-like 200 GB/s, 1 us inside; 25 GB/s, 5 us NICs across.
+GroupPlacement two_tiers() {
+  GroupPlacement g;
+  g.size = 32;
+  g.levels = 2;
+  g.span[0] = span(Tier::kInterPackage, 8, 1, 200, 1);
+  g.span[1] = span(Tier::kScaleOut, 4, 8, 25, 5);
+  g.outermost_tier = Tier::kScaleOut;
+  return g;
+}
+
+GroupPlacement scaled(GroupPlacement g, double bandwidth, double latency) {
+  for (auto& s : g.span) {
+    s.bandwidth *= bandwidth;
+    s.bandwidth_x *= bandwidth;
+    s.bandwidth_y *= bandwidth;
+    s.latency *= latency;
+    s.latency_x *= latency;
+    s.latency_y *= latency;
+  }
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("collective and algorithm names round-trip", "[system]") {
+  for (const auto& n : valid_collectives()) CHECK(to_string(*parse_collective(n)) == n);
+  for (const auto& n : valid_collective_algorithms()) {
+    CHECK(to_string(*parse_collective_algorithm(n)) == n);
+  }
+  CHECK(valid_collectives() == std::vector<std::string>{"all-reduce", "reduce-scatter",
+                                                        "all-gather", "all-to-all", "broadcast",
+                                                        "send-recv"});
+  CHECK_FALSE(parse_collective_algorithm("double-binary-tree").has_value());
+}
+
+TEST_CASE("one member or no bytes cost nothing", "[system][property]") {
+  GroupPlacement single;  // size 1
+  const GroupPlacement eight = one_tier(8, 100, 1);
+  for (const Collective c : kAllCollectives) {
+    for (const CollectiveAlgorithm a : kAllAlgorithms) {
+      CHECK(collective_time(single, c, 1e9, a) == 0.0);
+      CHECK(collective_time(eight, c, 0.0, a) == 0.0);
+    }
+  }
+}
+
+TEST_CASE("alpha-beta formulas on one tier", "[system][golden]") {
+  // p = 8, B = 100 GB/s (beta = 1e-11 s/B), alpha = 1 us, n = 800 MB.
+  const GroupPlacement g = one_tier(8, 100, 1);
+  const double n = 800e6;
+  auto t = [&](Collective c, CollectiveAlgorithm a) { return collective_time(g, c, n, a); };
+  using C = Collective;
+  using A = CollectiveAlgorithm;
+  // Ring all-reduce 2(p-1)a + 2(p-1)/p n beta = 14 us + 1.75 x 8 ms = 14.014 ms.
+  CHECK(t(C::kAllReduce, A::kRing) == Approx(0.014014));
+  // Reduce-scatter and all-gather (p-1)a + (p-1)/p n beta = 7 us + 7 ms.
+  CHECK(t(C::kReduceScatter, A::kRing) == Approx(0.007007));
+  CHECK(t(C::kAllGather, A::kRing) == Approx(0.007007));
+  // Recursive doubling all-reduce log2(p)(a + n beta) = 3 (1 us + 8 ms) = 24.003 ms.
+  CHECK(t(C::kAllReduce, A::kRecursiveDoubling) == Approx(0.024003));
+  // Recursive halving reduce-scatter log2(p) a + (p-1)/p n beta = 3 us + 7 ms.
+  CHECK(t(C::kReduceScatter, A::kRecursiveDoubling) == Approx(0.007003));
+  CHECK(t(C::kAllGather, A::kRecursiveDoubling) == Approx(0.007003));
+  // Binomial tree: reduce + broadcast 2 log2(p)(a + n beta) = 48.006 ms; broadcast alone half.
+  CHECK(t(C::kAllReduce, A::kTree) == Approx(0.048006));
+  CHECK(t(C::kBroadcast, A::kTree) == Approx(0.024003));
+  // Pipelined ring broadcast (p-1) a + n beta = 7 us + 8 ms; scatter + all-gather 2 x 7.003 ms.
+  CHECK(t(C::kBroadcast, A::kRing) == Approx(0.008007));
+  CHECK(t(C::kBroadcast, A::kRecursiveDoubling) == Approx(0.014006));
+  // Pairwise all-to-all (p-1) a + (p-1)/p n beta = 7 us + 7 ms; send/recv a + n beta.
+  CHECK(t(C::kAllToAll, A::kAuto) == Approx(0.007007));
+  CHECK(t(C::kAllToAll, A::kRing) == Approx(0.007007));
+  CHECK(t(C::kSendRecv, A::kAuto) == Approx(0.008001));
+  CHECK(t(C::kSendRecv, A::kTree) == Approx(0.008001));  // send/recv has one algorithm
+  // Hierarchical on one tier is the ring; torus-2d needs a 2-D span; all-to-all is pairwise only.
+  CHECK(t(C::kAllReduce, A::kHierarchical) == Approx(0.014014));
+  CHECK(t(C::kAllReduce, A::kTorus2D) == kInf);
+  CHECK(t(C::kAllToAll, A::kTree) == kInf);
+  CHECK(t(C::kReduceScatter, A::kTree) == kInf);
+  CHECK(t(C::kBroadcast, A::kHierarchical) == kInf);
+  // Auto: the fastest that applies.
+  CHECK(t(C::kAllReduce, A::kAuto) == Approx(0.014014));
+  CHECK(auto_algorithm(g, C::kAllReduce, n) == A::kRing);
+  CHECK(auto_algorithm(g, C::kAllReduce, 1e3) == A::kRecursiveDoubling);  // 3 vs 14 latencies
+  CHECK(t(C::kBroadcast, A::kAuto) == Approx(0.008007));
+}
+
+TEST_CASE("alpha-beta formulas across two tiers", "[system][golden]") {
+  // 32 members: 8 per domain on 200 GB/s, 1 us; 4 domains on 25 GB/s, 5 us.
+  const GroupPlacement g = two_tiers();
+  const double n = 3.2e9;
+  using C = Collective;
+  using A = CollectiveAlgorithm;
+  // Ring: chunk n/p = 100 MB; inside 100 MB / 200 GB/s = 0.5 ms, across 8 rings each
+  // 12.5 MB / 25 GB/s = 0.5 ms. Of the 32 hops 4 cross domains: mean latency
+  // (28 x 1 + 4 x 5) / 32 = 1.5 us. 2 x 31 x (1.5 us + 0.5 ms) = 31.093 ms.
+  CHECK(collective_time(g, C::kAllReduce, n, A::kRing) == Approx(0.031093));
+  // Hierarchical: reduce-scatter inside 7 x (1 us + 400 MB / 200 GB/s = 2 ms) = 14.007 ms, the
+  // same to all-gather; all-reduce across on 400 MB: 2 x 3 x (5 us + 100 MB / 25 GB/s = 4 ms)
+  // = 24.03 ms. Total 52.044 ms.
+  CHECK(collective_time(g, C::kAllReduce, n, A::kHierarchical) == Approx(0.052044));
+  // Recursive doubling: 3 x (1 us + 16 ms) + 2 x (5 us + 128 ms) = 304.013 ms.
+  CHECK(collective_time(g, C::kAllReduce, n, A::kRecursiveDoubling) == Approx(0.304013));
+  // Reduce-scatter by tiers: 14.007 ms inside + 3 x (5 us + 100 MB / 25 GB/s) = 12.015 ms.
+  CHECK(collective_time(g, C::kReduceScatter, n, A::kHierarchical) == Approx(0.026022));
+  // All-to-all: 100 MB to each member; 7 inside at 200 GB/s (3.5 ms), 24 across at 25 GB/s
+  // (96 ms) bind; latency 7 x 1 us + 24 x 5 us = 127 us. 96.127 ms.
+  CHECK(collective_time(g, C::kAllToAll, n) == Approx(0.096127));
+  // Send/recv across the outermost tier: 5 us + 3.2 GB / 25 GB/s = 128.005 ms.
+  CHECK(collective_time(g, C::kSendRecv, n) == Approx(0.128005));
+}
+
+TEST_CASE("message-size efficiency and the reduction bound", "[system][golden]") {
+  // A message of the half-bandwidth size reaches half the bandwidth: 64 KiB over 100 GB/s
+  // takes 2 x 65536 / 1e11 s with no latency.
+  const GroupPlacement g = one_tier(2, 100, 0, 65536);
+  CHECK(collective_time(g, Collective::kSendRecv, 65536) == Approx(2 * 65536 / 1e11));
+  // A large message almost reaches the peak: 1 GB -> efficiency 1e9 / (1e9 + 65536).
+  CHECK(1e9 / collective_time(g, Collective::kSendRecv, 1e9) == Approx(1e11 / (1 + 65536 / 1e9)));
+  // Memory that reduces 10 GB/s (slower than the 100 GB/s link) binds the reducing steps:
+  // ring all-reduce on p = 8, n = 800 MB: 7 x max(1 us + 1 ms, 100 MB / 10 GB/s = 10 ms) +
+  // 7 x 1.001 ms = 77.007 ms. All-gather does not reduce.
+  GroupPlacement slow = one_tier(8, 100, 1);
+  slow.reduction_bandwidth = 10e9;
+  CHECK(collective_time(slow, Collective::kAllReduce, 800e6, CollectiveAlgorithm::kRing) ==
+        Approx(0.077007));
+  CHECK(collective_time(slow, Collective::kAllGather, 800e6, CollectiveAlgorithm::kRing) ==
+        Approx(0.007007));
+}
+
+TEST_CASE("NCCL all-reduce bus bandwidth on 8 A100s", "[system][calibration]") {
+  // nccl-tests all_reduce_perf on one DGX/HGX A100 (NVSwitch): busbw = algbw x 2(p-1)/p reaches
+  // 230-240 GB/s for large messages, against NVLink 3's 300 GB/s per direction. The template's
+  // max_utilization 0.78 gives 234 GB/s; at 1 GiB the 14 latencies of 2 us cost 0.3%.
+  const SystemGraph sys = shipped_system("a100", 8);
+  const GroupPlacement g = place_group(sys, 8, 1);
+  std::printf("A100 x8 all-reduce (model)\n%12s %10s %10s  %s\n", "bytes", "time_us", "busbw_GBs",
+              "algorithm");
+  for (double n = 1024; n <= 4.0 * (1 << 30); n *= 4) {
+    const double t = collective_time(g, Collective::kAllReduce, n);
+    std::printf("%12.0f %10.1f %10.1f  %s\n", n, t * 1e6,
+                bus_bandwidth(Collective::kAllReduce, 8, n, t) / 1e9,
+                std::string(to_string(auto_algorithm(g, Collective::kAllReduce, n))).c_str());
+  }
+  for (const double n : {1.0 * (1 << 30), 4.0 * (1 << 30)}) {
+    const double busbw = bus_bandwidth(Collective::kAllReduce, 8, n,
+                                       collective_time(g, Collective::kAllReduce, n));
+    CHECK(busbw > 230e9);
+    CHECK(busbw < 240e9);
+    CHECK(busbw / (sys.tiers[0].bandwidth) == Approx(0.78).epsilon(0.01));
+  }
+  // Mid-size messages fall short of the peak, as the measured curves do (their knee lies
+  // between 1 and 64 MB [R]): 8 MB reaches 100-200 GB/s, 64 KB under 30 GB/s.
+  const double t8m = collective_time(g, Collective::kAllReduce, 8 << 20);
+  CHECK(bus_bandwidth(Collective::kAllReduce, 8, 8 << 20, t8m) > 100e9);
+  CHECK(bus_bandwidth(Collective::kAllReduce, 8, 8 << 20, t8m) < 200e9);
+  const double t64k = collective_time(g, Collective::kAllReduce, 65536);
+  CHECK(bus_bandwidth(Collective::kAllReduce, 8, 65536, t64k) < 30e9);
+}
+
+TEST_CASE("all-to-all across two DGX nodes moves half its bytes over the NICs", "[system]") {
+  // NCCL maintainer (nccl-tests issue 130): on 2 nodes 50% of all-to-all traffic is
+  // inter-node, so busbw ~ 2x the network bandwidth per GPU (N/(N-1)x on N nodes).
+  // Here busbw = algbw x 15/16 with algbw = 2 x 23.5 GB/s: 1.875 x.
+  const SystemGraph sys = shipped_system("a100", 16);
+  const GroupPlacement g = place_group(sys, 16, 1);
+  const double n = 1 << 30;
+  const double busbw = bus_bandwidth(Collective::kAllToAll, 16, n,
+                                     collective_time(g, Collective::kAllToAll, n));
+  CHECK(busbw / sys.tiers[1].usable_bandwidth() == Approx(1.875).epsilon(0.01));
+}
+
+TEST_CASE("ring all-reduce approaches 2 n beta as members grow", "[system][property]") {
+  // No latency: T(p) = 2(p-1)/p n beta rises with p towards 2 n beta = 20 ms (1 GB, 100 GB/s).
+  double last = 0.0;
+  for (int p = 2; p <= 1024; p *= 2) {
+    const double t = collective_time(one_tier(p, 100, 0), Collective::kAllReduce, 1e9,
+                                     CollectiveAlgorithm::kRing);
+    CHECK(t == Approx(2.0 * (p - 1) / p * 0.01));
+    CHECK(t > last);
+    CHECK(t < 0.02);
+    last = t;
+  }
+  CHECK(last / 0.02 > 0.999);
+}
+
+TEST_CASE("more bandwidth never slows, more latency never speeds", "[system][property]") {
+  std::vector<GroupPlacement> groups{one_tier(8, 100, 1, 65536), two_tiers()};
+  const SystemGraph a100 = shipped_system("a100", 1024);
+  for (const auto& [size, stride] : std::vector<std::pair<int, int>>{
+           {8, 1}, {128, 8}, {16, 4}, {1024, 1}, {64, 16}}) {
+    groups.push_back(place_group(a100, size, stride));
+  }
+  const SystemGraph wafer = shipped_system("waferscale", 128);
+  groups.push_back(place_group(wafer, 64, 1));
+  groups.push_back(place_group(wafer, 128, 1));
+  groups.push_back(place_group(wafer, 16, 4));
+  const SystemGraph mcm = shipped_system("mcm4", 32);
+  groups.push_back(place_group(mcm, 32, 1));
+  groups.push_back(place_group(mcm, 8, 2));
+  int checked = 0;
+  for (const auto& g : groups) {
+    for (const Collective c : kAllCollectives) {
+      for (const CollectiveAlgorithm a : kAllAlgorithms) {
+        for (const double n : {1e3, 1e6, 1e9}) {
+          const double t = collective_time(g, c, n, a);
+          CHECK(t >= 0.0);
+          CHECK(collective_time(scaled(g, 2.0, 1.0), c, n, a) <= t * (1 + 1e-12));
+          CHECK(collective_time(scaled(g, 1.0, 2.0), c, n, a) >= t * (1 - 1e-12));
+          CHECK(collective_time(g, c, 2 * n, a) >= t);  // more bytes never faster
+          if (a == CollectiveAlgorithm::kAuto) {
+            for (const CollectiveAlgorithm b : kAllAlgorithms) {
+              CHECK(t <= collective_time(g, c, n, b) * (1 + 1e-12));
+            }
+          }
+          ++checked;
+        }
+      }
+    }
+  }
+  CHECK(checked == 12 * 6 * 6 * 3);
+}
+
+TEST_CASE("hierarchical beats a flat ring across a slow scale-out tier at scale", "[system]") {
+  // 1024 A100s (128 DGX nodes), one all-reduce of 64 MB over all of them. The flat ring's
+  // 2 x 1023 steps each cost the mean hop latency (~2.4 us) plus a NIC transfer; the
+  // hierarchical one crosses the NICs in 2 x 127 steps on 1/8 of the data.
+  const GroupPlacement all = place_group(shipped_system("a100", 1024), 1024, 1);
+  const double n = 64e6;
+  const double flat = collective_time(all, Collective::kAllReduce, n, CollectiveAlgorithm::kRing);
+  const double hier =
+      collective_time(all, Collective::kAllReduce, n, CollectiveAlgorithm::kHierarchical);
+  CHECK(hier < 0.5 * flat);
+  CHECK(auto_algorithm(all, Collective::kAllReduce, n) == CollectiveAlgorithm::kHierarchical);
+  // Small messages: recursive doubling's 3 + 7 steps beat both.
+  CHECK(auto_algorithm(all, Collective::kAllReduce, 4096) ==
+        CollectiveAlgorithm::kRecursiveDoubling);
+  // Two nodes and a large message: the flat ring's 8 rings use all 8 NICs at once and beat
+  // the hierarchy, which runs its NVLink and NIC phases one after the other.
+  const GroupPlacement two = place_group(shipped_system("a100", 16), 16, 1);
+  CHECK(collective_time(two, Collective::kAllReduce, 1e9, CollectiveAlgorithm::kRing) <
+        collective_time(two, Collective::kAllReduce, 1e9, CollectiveAlgorithm::kHierarchical));
+}
+
+TEST_CASE("2-D torus all-reduce runs rings along each dimension", "[system][golden]") {
+  // 4 x 4 positions, 400 GB/s per device over 4 ports (100 GB/s each), 1 us per hop.
+  for (const Topology topo : {Topology::kMesh2D, Topology::kTorus2D}) {
+    SystemGraph sys;
+    sys.devices = 16;
+    TierLink l = test::simple_tier(Tier::kIntraPackage, topo, 16, 400, 1);
+    l.grid_x = 4;
+    l.grid_y = 4;
+    sys.tiers.push_back(l);
+    const GroupPlacement g = place_group(sys, 16, 1);
+    REQUIRE(g.levels == 1);
+    CHECK(g.span[0].grid_x == 4);
+    CHECK(g.span[0].grid_y == 4);
+    const double n = 1.6e9;
+    const double t = collective_time(g, Collective::kAllReduce, n, CollectiveAlgorithm::kTorus2D);
+    if (topo == Topology::kMesh2D) {
+      // A mesh line of 4 embeds its ring with dilation 2: 100 GB/s, 2 us per step.
+      // x: reduce-scatter 3 x (2 us + 1.6 GB/4 / 100 GB/s = 4 ms) = 12.006 ms, all-gather the
+      // same; y on n/4: 2 x 3 x (2 us + 1 ms) = 6.012 ms. Total 30.024 ms.
+      CHECK(t == Approx(0.030024));
+    } else {
+      // A torus line wraps: both directions, 200 GB/s, 1 us per step.
+      // x: 2 x 3 x (1 us + 2 ms) = 12.006 ms; y: 2 x 3 x (1 us + 0.5 ms) = 3.006 ms.
+      CHECK(t == Approx(0.015012));
+    }
+    // Same bandwidth as a flat ring through the block, but 12 steps instead of 30.
+    CHECK(t < collective_time(g, Collective::kAllReduce, n, CollectiveAlgorithm::kRing));
+  }
+}
+
+TEST_CASE("congestion divides bandwidth and multiplies latency", "[system]") {
+  SystemGraph calm = shipped_system("a100", 1024);
+  SystemGraph busy = calm;
+  busy.tiers[1].bandwidth_congestion = 2.0;
+  busy.tiers[1].latency_congestion = 10.0;
+  const GroupPlacement a = place_group(calm, 128, 8);  // data parallel across the NICs
+  const GroupPlacement b = place_group(busy, 128, 8);
+  CHECK(b.span[0].bandwidth == Approx(a.span[0].bandwidth / 2));
+  CHECK(b.span[0].latency == Approx(a.span[0].latency * 10));
+  // A large all-reduce is bandwidth-bound: about twice as long.
+  const double n = 4e9;
+  CHECK(collective_time(b, Collective::kAllReduce, n) /
+            collective_time(a, Collective::kAllReduce, n) ==
+        Approx(2.0).epsilon(0.05));
+  // A tiny one is latency-bound: about ten times as long.
+  CHECK(collective_time(b, Collective::kAllReduce, 8) / collective_time(a, Collective::kAllReduce, 8) ==
+        Approx(10.0).epsilon(0.4));
+}

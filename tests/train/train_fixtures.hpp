@@ -1,0 +1,36 @@
+// A100 system and training model set-up for the training tests.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "engine/system/system_graph.hpp"
+#include "engine/train/gpt_training.hpp"
+#include "tests/perf/perf_fixtures.hpp"
+
+namespace pathfinder::test {
+
+struct ShippedSystem {
+  ArchSpec spec;
+  MicroArch arch;
+};
+
+inline const ShippedSystem& shipped_system(const std::string& name) {
+  static std::map<std::string, ShippedSystem> cache;
+  auto it = cache.find(name);
+  if (it == cache.end()) {
+    ShippedSystem s{bind_template(shipped_techlib(), shipped_template(name)), {}};
+    s.arch = generate_micro_arch(s.spec, ResourceSplit::from_template(s.spec.tmpl));
+    it = cache.emplace(name, std::move(s)).first;
+  }
+  return it->second;
+}
+
+inline GptTraining training_model(const std::string& tmpl, const GptSpec& w, int devices,
+                                  TrainingOptions o = {}) {
+  const ShippedSystem& s = shipped_system(tmpl);
+  return GptTraining(w, make_perf_machine(s.spec, s.arch), make_system_graph(s.spec, s.arch, devices),
+                     s.arch.core.peak.si(), o);
+}
+
+}  // namespace pathfinder::test
