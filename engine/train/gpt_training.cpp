@@ -191,12 +191,12 @@ TrainingResult GptTraining::evaluate(const Strategy& s) {
       const int buckets = std::max(1, static_cast<int>(std::lround(layers)));
       const double bucket = chunk_params[cu] * grad_bytes / buckets;
       const double t0 = pipe.last_backward_start[cu], t1 = pipe.last_backward[cu];
+      // ZeRO reduce-scatters the gradients (each replica keeps its shard), else all-reduce.
+      const double t = collective_time(
+          dpg, s.zero >= 1 ? Collective::kReduceScatter : Collective::kAllReduce, bucket);
       for (int k = 0; k < buckets; ++k) {
         const double ready = options_.overlap_data_parallel ? t0 + (t1 - t0) * (k + 1) / buckets
                                                             : t1;
-        const double t = s.zero >= 2 || s.zero == 1
-                             ? collective_time(dpg, Collective::kReduceScatter, bucket)
-                             : collective_time(dpg, Collective::kAllReduce, bucket);
         port = std::max(port, ready) + t;
       }
     }

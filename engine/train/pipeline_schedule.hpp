@@ -39,5 +39,8 @@ struct PipelineResult {
 // Empty `forward` etc. means uniform zero. Engine bug (PF_ASSERT) on inconsistent sizes or an
 // interleaved schedule whose micro-batches are not a multiple of the stages.
 [[nodiscard]] PipelineResult simulate_pipeline(const PipelineInput& in);
+// Every task simulated, whatever the micro-batch count (the reference simulate_pipeline's
+// steady-state extension is tested against).
+[[nodiscard]] PipelineResult simulate_pipeline_exhaustively(const PipelineInput& in);
 
 }  // namespace pathfinder

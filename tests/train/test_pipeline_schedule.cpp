@@ -76,3 +76,43 @@ TEST_CASE("1F1B keeps at most p micro-batches in flight on the first stage", "[t
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("long pipelines extend the periodic steady state exactly", "[train]") {
+  // Uneven stages (heavier first and last, as with the embedding and the head) and transfers:
+  // the extrapolated result equals a full simulation for every schedule.
+  for (PipelineSchedule sched :
+       {PipelineSchedule::kGpipe, PipelineSchedule::kOneFOneB, PipelineSchedule::kInterleaved}) {
+    for (int p : {2, 3, 4}) {
+      const int v = sched == PipelineSchedule::kInterleaved ? 2 : 1;
+      PipelineInput in;
+      in.schedule = sched;
+      in.stages = p;
+      in.chunks = v;
+      for (int c = 0; c < p * v; ++c) {
+        in.forward.push_back(1.0 + 0.3 * (c == 0) + 0.1 * c);
+        in.backward.push_back(2.0 + 0.5 * (c == p * v - 1) + 0.05 * c);
+        in.send_forward.push_back(0.07);
+        in.send_backward.push_back(0.05);
+      }
+      for (int m : {5 * p, 8 * p, 20 * p}) {
+        in.micro_batches = m;
+        const PipelineResult fast = simulate_pipeline(in);
+        const PipelineResult full = simulate_pipeline_exhaustively(in);
+        INFO("schedule " << static_cast<int>(sched) << " p " << p << " m " << m);
+        CHECK(fast.makespan == Approx(full.makespan).epsilon(1e-12));
+        for (std::size_t d = 0; d < full.busy.size(); ++d) {
+          CHECK(fast.busy[d] == Approx(full.busy[d]).epsilon(1e-12));
+        }
+        for (std::size_t c = 0; c < full.last_backward.size(); ++c) {
+          CHECK(fast.last_backward[c] == Approx(full.last_backward[c]).epsilon(1e-12));
+          CHECK(fast.last_backward_start[c] ==
+                Approx(full.last_backward_start[c]).epsilon(1e-12));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace pathfinder

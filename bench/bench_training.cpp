@@ -1,0 +1,40 @@
+// Distributed iteration speed (issue 4 targets): one evaluation of GPT-3 175B on 1,024
+// A100-class devices with a fixed micro-architecture and strategy <= 20 us, and the same cost
+// within +-20% from 8 to 65,536 devices (data parallelism grows; nothing is replicated).
+#include <benchmark/benchmark.h>
+
+#include "engine/arch/generator.hpp"
+#include "engine/arch/template_loader.hpp"
+#include "engine/graph/workload_loader.hpp"
+#include "engine/system/system_graph.hpp"
+#include "engine/techlib/techlib_loader.hpp"
+#include "engine/train/gpt_training.hpp"
+
+namespace {
+
+using namespace pathfinder;
+
+const std::string kRoot = PATHFINDER_SOURCE_DIR;
+
+// GPT-3 175B with a global batch large enough for 65,536 devices (dp 512 x 1 sequence each
+// needs 512 sequences; 2,048 keeps 4 micro-batches per pipeline there).
+void BM_Gpt3Evaluation(benchmark::State& state) {
+  const int devices = static_cast<int>(state.range(0));
+  static const TechLibrary lib = load_tech_library_dir(kRoot + "/techlib");
+  const ArchSpec spec = bind_template(lib, load_template(kRoot + "/templates/a100.yaml"));
+  const MicroArch arch = generate_micro_arch(spec, ResourceSplit::from_template(spec.tmpl));
+  GptSpec w = std::get<GptSpec>(load_workload(kRoot + "/studies/workloads/gpt3_175b.yaml").spec);
+  w.global_batch = 2048;
+  GptTraining model(w, make_perf_machine(spec, arch), make_system_graph(spec, arch, devices),
+                    arch.core.peak.si());
+  Strategy s = parse_strategy("tp8-pp8-mb1-1f1b-recompute=selective");
+  s.dp = devices / 64 > 0 ? devices / 64 : 1;
+  s.pp = devices / (8 * s.dp);
+  benchmark::DoNotOptimize(model.evaluate(s));  // warm the per-shape memo, as a search would
+  for (auto _ : state) benchmark::DoNotOptimize(model.evaluate(s).iteration_time);
+  state.SetLabel(to_string(s));
+}
+BENCHMARK(BM_Gpt3Evaluation)->Arg(8)->Arg(64)->Arg(1024)->Arg(8192)->Arg(65536)
+    ->Unit(benchmark::kMicrosecond);
+
+}  // namespace
