@@ -20,6 +20,8 @@
 #include "engine/config/node.hpp"
 #include "engine/dist/strategy_check.hpp"
 #include "engine/system/system_graph.hpp"
+#include "engine/core/format.hpp"
+#include "engine/train/data_parallel.hpp"
 #include "engine/train/training_report.hpp"
 
 namespace pathfinder::cli {
@@ -43,11 +45,31 @@ std::string distributed(const ArchSpec& spec, const MicroArch& arch, const Workl
   validate_strategy(s, w.spec, devices);
   const auto* gpt = std::get_if<GptSpec>(&w.spec);
   if (gpt == nullptr) {
-    throw ConfigError(Diagnostic{strategy_source(),
-                                 "distributed evaluation is implemented for GPT workloads; a " +
-                                     std::string(to_string(kind_of(w.spec))) +
-                                     " workload runs on one device (omit --strategy and "
-                                     "--devices)"});
+    if (s.tp * s.tp2 * s.pp != 1) {
+      throw ConfigError(Diagnostic{
+          strategy_source(),
+          "kernel (RC/CR) and pipeline parallelism are implemented for GPT workloads only so "
+          "far; a " + std::string(to_string(kind_of(w.spec))) +
+              " workload takes data parallelism (dpN)"});
+    }
+    KernelTimer timer(make_perf_machine(spec, arch));
+    const DataParallelResult r =
+        evaluate_data_parallel(w, s.dp, timer, make_system_graph(spec, arch, devices));
+    const Workload replica = make_workload(w.name, replica_spec(w.spec, s.dp));
+    const std::string dp_line = printf_string(
+        "data parallel x%d: gradient all-reduce %s, exposed %s; iteration %s\n", s.dp,
+        format_seconds(r.reduction).c_str(), format_seconds(r.exposed_reduction).c_str(),
+        format_seconds(r.iteration_time).c_str());
+    if (format == "json") {
+      auto j = to_json(arch, replica, r.replica, timer);
+      j["data_parallel"] = {{"replicas", s.dp},
+                            {"reduction_s", r.reduction},
+                            {"exposed_reduction_s", r.exposed_reduction},
+                            {"iteration_s", r.iteration_time}};
+      return j.dump(2) + "\n";
+    }
+    if (format == "csv") return to_csv(replica, r.replica, timer) + "# " + dp_line;
+    return format_table(arch, replica, r.replica, timer, false) + "\n" + dp_line;
   }
   GptTraining model(*gpt, make_perf_machine(spec, arch), make_system_graph(spec, arch, devices),
                     arch.core.peak.si());
