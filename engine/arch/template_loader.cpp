@@ -43,6 +43,7 @@ CoreSpec read_core(const ConfigNode& n) {
   c.mcus_per_bundle = n.require_positive<int>("mcus_per_bundle");
   c.enabled_bundle_fraction = read_derate(n, "enabled_bundle_fraction");
   c.vector_throughput_ratio = read_derate(n, "vector_throughput_ratio");
+  c.sustained_fraction = read_derate(n, "sustained_fraction");
   n.finish();
   return c;
 }

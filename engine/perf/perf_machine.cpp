@@ -14,11 +14,12 @@ double PerfMachine::nested_capacity(int level) const {
   return total;
 }
 
-PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch) {
+PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch, PerfMode mode) {
   PerfMachine m;
   m.name = arch.name;
-  m.matrix_flops = arch.core.effective.si();
-  m.vector_flops = arch.core.peak.si() * spec.tmpl.core.vector_throughput_ratio;
+  const double sustained = mode == PerfMode::kSustained ? spec.tmpl.core.sustained_fraction : 1.0;
+  m.matrix_flops = arch.core.effective.si() * sustained;
+  m.vector_flops = arch.core.peak.si() * spec.tmpl.core.vector_throughput_ratio * sustained;
   m.bundles = arch.core.bundles;
   m.mcus_per_bundle = spec.tmpl.core.mcus_per_bundle;
   m.array_rows = spec.tmpl.core.array_rows;

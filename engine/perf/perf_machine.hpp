@@ -38,7 +38,12 @@ struct PerfMachine {
   [[nodiscard]] double nested_capacity(int level) const;
 };
 
+// Training runs at the template's sustained throughput; a single timed kernel (a benchmark
+// call) at the full burst throughput.
+enum class PerfMode { kSustained, kBurst };
+
 // From a template bound to its technologies and one generated micro-architecture.
-[[nodiscard]] PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch);
+[[nodiscard]] PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch,
+                                            PerfMode mode = PerfMode::kSustained);
 
 }  // namespace pathfinder

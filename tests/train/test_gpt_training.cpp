@@ -144,10 +144,8 @@ TEST_CASE("[calibration] Korthikanti Table 4: one 22B layer with tensor parallel
     std::printf("%-26s %8.1f %8.2f %+6.1f%% %8.1f %8.2f %+6.1f%%\n", row.name, row.fwd, f,
                 100 * ef, row.bwd, b, 100 * eb);
   }
-  // Issue 4 asks for 10%; the model is 9-16% fast on every row (not met yet, see the issue
-  // note). This bound guards against regressions until the gap is understood.
-  std::printf("worst %.1f%% (issue 4 asks for 10%%; guarded at 16%%)\n", 100 * worst);
-  CHECK(worst <= 0.16);
+  std::printf("worst %.1f%% (bound 10%%)\n", 100 * worst);
+  CHECK(worst <= 0.10);
 }
 
 }  // namespace pathfinder
