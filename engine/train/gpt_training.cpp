@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "engine/core/error.hpp"
-#include "engine/train/pipeline_schedule.hpp"
+#include "engine/train/iteration.hpp"
 
 namespace pathfinder {
 namespace {
@@ -126,113 +126,42 @@ TrainingResult GptTraining::evaluate(const Strategy& s) {
   const int v = s.schedule == PipelineSchedule::kInterleaved ? s.virtual_stages : 1;
   const int chunks = s.pp * v;
   const double layers = static_cast<double>(spec_.layers) / chunks;
-  PipelineInput in;
+  const double p = bytes_per_element(spec_.precision).si();
+  IterationInput in;
   in.schedule = s.schedule;
   in.stages = s.pp;
-  in.chunks = v;
+  in.chunks_per_stage = v;
   in.micro_batches = static_cast<int>(r.micro_batches);
-  const double p = bytes_per_element(spec_.precision).si();
   // Activations between stages, split over the tensor group (Megatron's scatter-gather).
   const double send_bytes =
       static_cast<double>(s.micro_batch * spec_.sequence * spec_.hidden) * p / s.tp;
-  const double send = s.pp > 1 ? collective_time(m.groups[2], Collective::kSendRecv, send_bytes)
-                               : 0.0;
-  std::vector<double> chunk_update(static_cast<std::size_t>(chunks), 0.0);
-  std::vector<double> chunk_params(static_cast<std::size_t>(chunks), 0.0);
-  std::vector<double> chunk_tp_comm(static_cast<std::size_t>(chunks), 0.0);
+  in.send = s.pp > 1 ? collective_time(m.groups[2], Collective::kSendRecv, send_bytes) : 0.0;
+  const auto add = [&](ChunkCosts& c, const StageTimes& t, double n, double params) {
+    c.forward += n * chained(t.forward, launch);
+    c.backward += n * chained(t.backward, launch);
+    c.update += n * chained(t.update, launch);
+    c.tensor_comm += n * (t.forward.exposed_comm + t.backward.exposed_comm);
+    c.parameters += n * params;
+  };
   for (int c = 0; c < chunks; ++c) {
-    const bool first = c == 0, last = c == chunks - 1;
-    const auto cu = static_cast<std::size_t>(c);
-    double f = layers * chained(pt.layer.forward, launch);
-    double b = layers * chained(pt.layer.backward, launch);
-    double u = layers * chained(pt.layer.update, launch);
-    double tpc = layers * (pt.layer.forward.exposed_comm + pt.layer.backward.exposed_comm);
-    chunk_params[cu] = layers * pt.layer_parameters;
-    if (first) {
-      f += chained(pt.embedding.forward, launch);
-      b += chained(pt.embedding.backward, launch);
-      u += chained(pt.embedding.update, launch);
-      tpc += pt.embedding.forward.exposed_comm + pt.embedding.backward.exposed_comm;
-      chunk_params[cu] += pt.embedding_parameters;
-    }
-    if (last) {
-      f += chained(pt.head.forward, launch);
-      b += chained(pt.head.backward, launch);
-      u += chained(pt.head.update, launch);
-      tpc += pt.head.forward.exposed_comm + pt.head.backward.exposed_comm;
-      chunk_params[cu] += pt.head_parameters;
-    }
-    in.forward.push_back(f + launch);
-    in.backward.push_back(b + launch);
-    in.send_forward.push_back(send);
-    in.send_backward.push_back(send);
-    chunk_update[cu] = u;
-    chunk_tp_comm[cu] = tpc;
+    ChunkCosts cc;
+    add(cc, pt.layer, layers, pt.layer_parameters);
+    if (c == 0) add(cc, pt.embedding, 1.0, pt.embedding_parameters);
+    if (c == chunks - 1) add(cc, pt.head, 1.0, pt.head_parameters);
+    cc.forward += launch;
+    cc.backward += launch;
+    cc.buckets = std::max(1, static_cast<int>(std::lround(layers)));
+    in.chunks.push_back(cc);
   }
-  r.stage_forward = in.forward.front();
-  r.stage_backward = in.backward.front();
-  const PipelineResult pipe = simulate_pipeline(in);
-  r.device_busy = pipe.busy;
-
-  // Per device: gradient reduction of its chunks' buckets (one layer each) on the data-parallel
-  // port as they become ready, then the optimizer step and (ZeRO) the parameter all-gather.
-  const GroupPlacement& dpg = m.groups[1];
-  const double grad_bytes = p;  // gradients in the training precision
-  double finish = 0.0;
-  for (int d = 0; d < s.pp; ++d) {
-    double port = 0.0, end = 0.0, update = 0.0, gather = 0.0, params = 0.0;
-    for (int local = v - 1; local >= 0; --local) {  // the last chunk's backward finishes first
-      const int c = local * s.pp + d;
-      const auto cu = static_cast<std::size_t>(c);
-      end = std::max(end, pipe.last_backward[cu]);
-      update += chunk_update[cu];
-      params += chunk_params[cu];
-      if (s.dp == 1) continue;
-      const int buckets = std::max(1, static_cast<int>(std::lround(layers)));
-      const double bucket = chunk_params[cu] * grad_bytes / buckets;
-      const double t0 = pipe.last_backward_start[cu], t1 = pipe.last_backward[cu];
-      // ZeRO reduce-scatters the gradients (each replica keeps its shard), else all-reduce.
-      const double t = collective_time(
-          dpg, s.zero >= 1 ? Collective::kReduceScatter : Collective::kAllReduce, bucket);
-      for (int k = 0; k < buckets; ++k) {
-        const double ready = options_.overlap_data_parallel ? t0 + (t1 - t0) * (k + 1) / buckets
-                                                            : t1;
-        port = std::max(port, ready) + t;
-      }
-    }
-    if (s.dp > 1 && s.zero >= 1) {
-      // The optimizer updates 1/dp of the parameters, then every replica gathers them back.
-      update /= s.dp;
-      gather = collective_time(dpg, Collective::kAllGather, params * p);
-    }
-    const double reduced = std::max(end, port);
-    const double total = reduced + update + gather;
-    if (total > finish) {
-      finish = total;
-      r.critical_stage = d;
-      TrainingBreakdown& bd = r.breakdown;
-      const auto du = static_cast<std::size_t>(d);
-      double tpc = 0.0;
-      for (int local = 0; local < v; ++local) {
-        tpc += chunk_tp_comm[static_cast<std::size_t>(local * s.pp + d)];
-      }
-      bd.tensor_comm = tpc * static_cast<double>(r.micro_batches);
-      bd.compute = pipe.busy[du] - bd.tensor_comm;
-      bd.data_comm = reduced - end + gather;
-      bd.optimizer = update;
-      // Idle inside the pipeline: waiting on neighbours' transfers or in fill and drain.
-      const double idle = end - pipe.busy[du];
-      bd.pipeline_comm =
-          s.pp > 1 ? std::min(idle, 2.0 * send * static_cast<double>(r.micro_batches)) : 0.0;
-      bd.pipeline_bubble = idle - bd.pipeline_comm;
-    }
-  }
-  // Host: the first micro-batch's inputs cross the host link; the iteration synchronises once.
-  const double h2d = host.host_to_device.si();
-  const double input = h2d > 0.0 ? 8.0 * static_cast<double>(s.micro_batch * spec_.sequence) / h2d
-                                 : 0.0;
-  r.breakdown.host = input + host.synchronize.si() + host.iteration.si();
-  r.iteration_time = finish + r.breakdown.host;
+  in.data_group = &m.groups[1];
+  in.dp = s.dp;
+  in.zero = s.zero;
+  in.overlap_data_parallel = options_.overlap_data_parallel;
+  in.gradient_bytes = p;
+  in.parameter_bytes = p;
+  in.input_bytes = 8.0 * static_cast<double>(s.micro_batch * spec_.sequence);  // ids + labels
+  in.host = host;
+  assemble_iteration(in, r);
   r.mfu = r.model_flops / (r.iteration_time * system_.devices * peak_);
   r.tokens_per_second =
       static_cast<double>(spec_.global_batch * spec_.sequence) / r.iteration_time;

@@ -1,0 +1,81 @@
+#include "engine/train/iteration.hpp"
+
+#include <algorithm>
+
+#include "engine/system/collectives.hpp"
+
+namespace pathfinder {
+
+void assemble_iteration(const IterationInput& in, TrainingResult& r) {
+  const int P = in.stages, v = in.chunks_per_stage;
+  PipelineInput pi;
+  pi.schedule = in.schedule;
+  pi.stages = P;
+  pi.chunks = v;
+  pi.micro_batches = in.micro_batches;
+  for (const ChunkCosts& c : in.chunks) {
+    pi.forward.push_back(c.forward);
+    pi.backward.push_back(c.backward);
+    pi.send_forward.push_back(P > 1 ? in.send : 0.0);
+    pi.send_backward.push_back(P > 1 ? in.send : 0.0);
+  }
+  r.stage_forward = pi.forward.front();
+  r.stage_backward = pi.backward.front();
+  const PipelineResult pipe = simulate_pipeline(pi);
+  r.device_busy = pipe.busy;
+  const double micro = static_cast<double>(in.micro_batches);
+  const bool reduce = in.data_group != nullptr && in.dp > 1;
+
+  // Per device: its chunks' buckets reduced on the data-parallel port as they become ready
+  // (ZeRO reduce-scatters, else all-reduce), then the optimizer step over its share and (ZeRO)
+  // the gather of the updated parameters.
+  double finish = 0.0;
+  for (int d = 0; d < P; ++d) {
+    double port = 0.0, end = 0.0, update = 0.0, gather = 0.0, params = 0.0, tpc = 0.0;
+    for (int local = v - 1; local >= 0; --local) {  // the last chunk's backward finishes first
+      const auto cu = static_cast<std::size_t>(local * P + d);
+      const ChunkCosts& c = in.chunks[cu];
+      end = std::max(end, pipe.last_backward[cu]);
+      update += c.update;
+      params += c.parameters;
+      tpc += c.tensor_comm;
+      if (!reduce) continue;
+      const int buckets = std::max(1, c.buckets);
+      const double t = collective_time(
+          *in.data_group, in.zero >= 1 ? Collective::kReduceScatter : Collective::kAllReduce,
+          c.parameters * in.gradient_bytes / buckets);
+      const double t0 = pipe.last_backward_start[cu], t1 = pipe.last_backward[cu];
+      for (int k = 0; k < buckets; ++k) {
+        const double ready = in.overlap_data_parallel ? t0 + (t1 - t0) * (k + 1) / buckets : t1;
+        port = std::max(port, ready) + t;
+      }
+    }
+    if (reduce && in.zero >= 1) {
+      update /= in.dp;
+      gather = collective_time(*in.data_group, Collective::kAllGather,
+                               params * in.parameter_bytes);
+    }
+    const double reduced = std::max(end, port);
+    const double total = reduced + update + gather;
+    if (total <= finish) continue;
+    finish = total;
+    r.critical_stage = d;
+    TrainingBreakdown& b = r.breakdown;
+    const auto du = static_cast<std::size_t>(d);
+    b.tensor_comm = tpc * micro;
+    b.compute = pipe.busy[du] - b.tensor_comm;
+    b.data_comm = reduced - end + gather;
+    b.optimizer = update;
+    // Idle inside the pipeline: waiting on neighbours' transfers, or in the fill and drain.
+    const double idle = end - pipe.busy[du];
+    b.pipeline_comm = P > 1 ? std::min(idle, 2.0 * in.send * micro) : 0.0;
+    b.pipeline_bubble = idle - b.pipeline_comm;
+  }
+  // Host: the first micro-batch's inputs cross the host link; the iteration synchronises once.
+  const double h2d = in.host.host_to_device.si();
+  r.breakdown.host = (h2d > 0.0 ? in.input_bytes / h2d : 0.0) + in.host.synchronize.si() +
+                     in.host.iteration.si();
+  r.iteration_time = finish + r.breakdown.host;
+}
+
+}  // namespace pathfinder

@@ -1,0 +1,46 @@
+// The iteration of a pipelined, data-parallel model from its per-chunk costs (issue 4): the
+// pipeline schedule is simulated, each device's gradient buckets are reduced on its data-
+// parallel port as the last micro-batch's backward produces them, the optimizer step and the
+// ZeRO parameter gather follow, then the host's fixed costs. Shared by every workload.
+#pragma once
+
+#include <vector>
+
+#include "engine/arch/arch_template.hpp"
+#include "engine/system/group_placement.hpp"
+#include "engine/train/pipeline_schedule.hpp"
+#include "engine/train/training_result.hpp"
+
+namespace pathfinder {
+
+// One chunk of the model (a pipeline stage, or one of its interleaved chunks) on one device.
+struct ChunkCosts {
+  double forward = 0.0;      // per micro-batch (or time step), communication included
+  double backward = 0.0;
+  double update = 0.0;       // the optimizer step over the chunk's parameters
+  double parameters = 0.0;   // elements this device holds
+  double tensor_comm = 0.0;  // blocking kernel-group communication per micro-batch, both passes
+  int buckets = 1;           // gradient buckets, ready evenly during the last backward
+};
+
+struct IterationInput {
+  PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  int stages = 1;
+  int chunks_per_stage = 1;
+  int micro_batches = 1;
+  std::vector<ChunkCosts> chunks;   // stages · chunks_per_stage; chunk c on device c mod stages
+  double send = 0.0;                // activations or gradients between stages, each way
+  const GroupPlacement* data_group = nullptr;  // null or dp = 1: no reduction
+  int dp = 1;
+  int zero = 0;
+  bool overlap_data_parallel = true;
+  double gradient_bytes = 2.0;      // per parameter
+  double parameter_bytes = 2.0;     // per parameter, as gathered back under ZeRO
+  double input_bytes = 0.0;         // host to device before the first micro-batch
+  HostSpec host;
+};
+
+// Fills iteration_time, breakdown, device_busy, critical_stage, stage_forward/backward.
+void assemble_iteration(const IterationInput& in, TrainingResult& r);
+
+}  // namespace pathfinder
