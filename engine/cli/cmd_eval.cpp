@@ -20,8 +20,7 @@
 #include "engine/config/node.hpp"
 #include "engine/dist/strategy_check.hpp"
 #include "engine/system/system_graph.hpp"
-#include "engine/core/format.hpp"
-#include "engine/train/data_parallel.hpp"
+#include "engine/train/lstm_training.hpp"
 #include "engine/train/training_report.hpp"
 
 namespace pathfinder::cli {
@@ -44,32 +43,18 @@ std::string distributed(const ArchSpec& spec, const MicroArch& arch, const Workl
   if (devices == 0) devices = s.devices();
   validate_strategy(s, w.spec, devices);
   const auto* gpt = std::get_if<GptSpec>(&w.spec);
+  if (const auto* lstm = std::get_if<LstmSpec>(&w.spec)) {
+    LstmTraining model(*lstm, make_perf_machine(spec, arch),
+                       make_system_graph(spec, arch, devices), arch.core.peak.si());
+    const TrainingResult r = model.evaluate(s);
+    if (format == "json") return to_json(r, devices).dump(2) + "\n";
+    if (format == "csv") return to_csv(r, devices);
+    return format_table(r, devices, w.name + " on " + arch.name);
+  }
   if (gpt == nullptr) {
-    if (s.tp * s.tp2 * s.pp != 1) {
-      throw ConfigError(Diagnostic{
-          strategy_source(),
-          "kernel (RC/CR) and pipeline parallelism are implemented for GPT workloads only so "
-          "far; a " + std::string(to_string(kind_of(w.spec))) +
-              " workload takes data parallelism (dpN)"});
-    }
-    KernelTimer timer(make_perf_machine(spec, arch));
-    const DataParallelResult r =
-        evaluate_data_parallel(w, s.dp, timer, make_system_graph(spec, arch, devices));
-    const Workload replica = make_workload(w.name, replica_spec(w.spec, s.dp));
-    const std::string dp_line = printf_string(
-        "data parallel x%d: gradient all-reduce %s, exposed %s; iteration %s\n", s.dp,
-        format_seconds(r.reduction).c_str(), format_seconds(r.exposed_reduction).c_str(),
-        format_seconds(r.iteration_time).c_str());
-    if (format == "json") {
-      auto j = to_json(arch, replica, r.replica, timer);
-      j["data_parallel"] = {{"replicas", s.dp},
-                            {"reduction_s", r.reduction},
-                            {"exposed_reduction_s", r.exposed_reduction},
-                            {"iteration_s", r.iteration_time}};
-      return j.dump(2) + "\n";
-    }
-    if (format == "csv") return to_csv(replica, r.replica, timer) + "# " + dp_line;
-    return format_table(arch, replica, r.replica, timer, false) + "\n" + dp_line;
+    throw ConfigError(Diagnostic{strategy_source(),
+                                 "a distributed GEMM (the paper's RC/CR kernel parallelism of one "
+                                 "GEMM) is not evaluated yet; GPT and LSTM workloads are"});
   }
   GptTraining model(*gpt, make_perf_machine(spec, arch), make_system_graph(spec, arch, devices),
                     arch.core.peak.si());

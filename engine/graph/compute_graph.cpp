@@ -29,8 +29,9 @@ constexpr enum_table::Table<CommKind, 4> kCommKinds{{
     {CommKind::kAllGather, "all-gather"},
     {CommKind::kSendRecv, "send-recv"},
 }};
-constexpr enum_table::Table<CommGroup, 3> kCommGroups{{
+constexpr enum_table::Table<CommGroup, 4> kCommGroups{{
     {CommGroup::kTensor, "tensor"},
+    {CommGroup::kTensorColumns, "tensor-columns"},
     {CommGroup::kPipeline, "pipeline"},
     {CommGroup::kData, "data"},
 }};

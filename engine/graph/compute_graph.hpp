@@ -36,7 +36,9 @@ enum class DataType { kFp32, kFp16, kBf16, kFp8 };
 
 // Communication a partitioned graph needs (issue 4): what moves, among which parallel group.
 enum class CommKind { kAllReduce, kReduceScatter, kAllGather, kSendRecv };
-enum class CommGroup { kTensor, kPipeline, kData };
+// kTensor is the (first) kernel-parallel group: Megatron's tensor group, the DeepFlow LSTM's
+// kp1; kTensorColumns is the second dimension of a 2-D kernel-parallel grid (the LSTM's RC kp2).
+enum class CommGroup { kTensor, kTensorColumns, kPipeline, kData };
 struct Communication {
   CommKind kind = CommKind::kAllReduce;
   CommGroup group = CommGroup::kTensor;

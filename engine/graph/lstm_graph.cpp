@@ -17,6 +17,64 @@
 // B·D gradient and the B·D table-gradient rows, write the B·D rows back, B·D adds (the reference
 // counts 2·B·D accesses and no FLOPs).
 // Parameters: V·D + (2D+1)·4D·L + (D+1)·V (the reference's tot_param without projection).
+//
+// Kernel parallelism (LstmPartition; reference perf.py getDistGEMM_{f,b}_kp{1,2}, getC{f,b}_kp*,
+// getSoftmax_{f,b}_kp*, getEmbedding_{f,b}_kp*, getDataParallelReduction). The graph is one
+// device's. Below, a GEMM is C[m×n] = A[m×k]·W[k×n] (cell: m B, k 2D, n 4D; softmax: m B, k D,
+// n V), shapes are our (m, n, k), p bytes per element, and byte counts are
+// Communication::bytes, the buffer each member holds (all-gather: gathered; reduce-scatter:
+// input; send-recv: what moves). A collective over a group of one device is left out.
+//   CR (column-row, outer product; group kp1 = CommGroup::kTensor; kp2 must be 1):
+//     forward   GEMM (m, n, k/kp1), then reduce-scatter of C: m·n·p
+//     backward  all-gather of the output gradient: m·n·p; data gradient (m, k/kp1, n), the
+//               device's k/kp1 columns of dA; weight gradient (k/kp1, n, m), its W slice.
+//               (The reference shards the inner dimension instead, (m, n/kp1, k) and
+//               (k, m/kp1, n): the same FLOPs, but partial sums no collective would finish.)
+//   RC (row-column, inner product; kp1 = kTensor, kp2 = kTensorColumns):
+//     forward   GEMM (m/kp1, n/kp2, k), then all-gather over kp2 of the m/kp1 × n output:
+//               (m/kp1)·n·p; nothing over kp1
+//     backward  data gradient (m/kp1, k/kp2, n) after all-gathers over kp2 of the gradient
+//               rows, (m/kp1)·n·p, and of Wᵀ's columns, k·n·p/2; weight gradient
+//               (k/kp1, n/kp2, m) after all-gathers over kp1 of Aᵀ's rows, k·m·p/2, and of the
+//               gradient columns, m·(n/kp2)·p. The two halved buffers are the reference's "half
+//               cost" (it halves the whole collective time; halving the buffer halves the
+//               bandwidth term but not the latency term).
+//     once per iteration, before the update: the weight-gradient slices (k/kp1 × n/kp2) are
+//               all-gathered over kp1 into the k × n/kp2 slice the device holds, k·(n/kp2)·p,
+//               in Phase::kUpdate (the reference's getDataParallelReduction "gather col(w)").
+//   Gate transfer (cell only): the gate pointwise work needs the four gate slices of a hidden
+//     unit together; after the forward GEMM's collective and again after the backward
+//     pointwise (returning the gate gradients to the GEMM's layout) a send-recv of
+//     4·(B/kp1)·(4D/kp2)·p over the kp link (CR: kTensor; RC: kTensorColumns). The reference
+//     gates RC's transfer on kp_softmax_dim2 > 1; here it is on the cell's own kp2 > 1 (with
+//     kp2 = 1 every device holds whole gate rows). Its RC backward moves B·(4D/kp2)·4·p; here
+//     the device's B/kp1 rows, as forward. Its extra memory round trip is the cost model's.
+//   Pointwise work is divided as the outputs are: the device holds 1/(kp1·kp2) of each GEMM
+//     output (CR: m × n/kp1; RC: m/kp1 × n/kp2), so cell forward and backward pointwise,
+//     softmax forward and backward and the cell weight-gradient sum (over the k/kp1 × n/kp2
+//     slice the GEMM made) are the unpartitioned counts / (kp1·kp2). (The reference's
+//     partitioned cell backward uses B·4D where its unpartitioned one uses B·D; we divide
+//     ours. Its RC weight-gradient sum covers 2D·4D/kp2.)
+//   Softmax row sums: the row normalisation spans devices; after the softmax forward an
+//     all-gather of one partial sum per row held per member: CR B·kp1·p over kp1, RC
+//     (B/kp1)·kp2·p over kp2 (the reference: B·p for CR, the same for RC).
+//   Embedding (the reference's layouts): CR splits the table by vocabulary rows, V/kp1 × D: the
+//     device reads the B ids and gathers the rows it owns, B/kp1 of D expected, then an
+//     all-gather over kp1 of B·D·p; backward an all-gather of the B×D gradient, B·D·p, and a
+//     scatter-add into the owned rows (B·D/kp1). RC splits it by columns, V × D/kp2
+//     (replicated over kp1): forward B/kp1 ids and rows of D/kp2, no communication (as the
+//     reference); backward an all-gather over kp1 of the B × D/kp2 gradient, B·(D/kp2)·p, and
+//     a scatter-add of all B rows of D/kp2 into the replica.
+//   Parameters per device: CR k/kp1 × n weights and n/kp1 biases, RC k × n/kp2 and n/kp2;
+//     the table V·D/kp1 (CR) or V·D/kp2 (RC). Updates run over them.
+// Divisibility (PF_ASSERT): CR kp1 | D and kp1 | V; RC kp1 | B, kp1 | D, kp2 | D, kp2 | V.
+//
+// Pipeline stages (first_layer, layers, embedding, softmax) as GptPartition: layer ids and
+// names are global (offset by first_layer). Without the embedding the bottom layer's forward
+// starts from no dependency; without the softmax the top layer's backward has no gradient
+// dependency and only waits for the stage's forward (the stored gates), as the unpartitioned
+// graph's backward waits for the whole forward.
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,7 +85,11 @@
 namespace pathfinder {
 namespace {
 
-std::string at(int layer, int step, const char* what) {
+using Deps = std::vector<KernelId>;
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+std::string at(int layer, int step, const std::string& what) {
   std::string s = "t" + std::to_string(step) + ".";
   if (layer >= 0) s += "l" + std::to_string(layer) + ".";
   return s + what;
@@ -39,136 +101,343 @@ Kernel in_step(Kernel k, int layer, int step) {
   return k;
 }
 
-}  // namespace
+// One distributed GEMM C[m×n] = A[m×k]·W[k×n]; its kernels are named base.fwd, base.dgrad,
+// base.wgrad.
+struct DistGemm {
+  std::string base;
+  int layer;  // global layer id, -1 outside the layers
+  std::int64_t m, n, k;
+  ParamId weight;
+};
 
-ComputeGraph build_lstm_graph(const LstmSpec& spec) {
-  PF_ASSERT(spec.batch > 0 && spec.sequence > 0 && spec.hidden > 0 && spec.vocabulary > 0 &&
-            spec.layers > 0);
-  const std::int64_t Bi = spec.batch, Di = spec.hidden, Vi = spec.vocabulary;
-  const int S = static_cast<int>(spec.sequence);
-  const int L = static_cast<int>(spec.layers);
-  const double B = static_cast<double>(Bi), D = static_cast<double>(Di),
-               V = static_cast<double>(Vi);
-  const DataType dt = spec.precision;
-  const Bytes p = bytes_per_element(dt);
+class LstmBuilder {
+ public:
+  LstmBuilder(const LstmSpec& s, const LstmPartition& part)
+      : s_(s),
+        part_(part),
+        cr_(part.split == LstmSplit::kColumnRow),
+        rc_(part.split == LstmSplit::kRowColumn),
+        kp1_(part.kp1),
+        kp2_(part.kp2),
+        devices_(static_cast<double>(part.kp1) * static_cast<double>(part.kp2)),
+        wdiv_(part.split == LstmSplit::kColumnRow ? part.kp1 : part.kp2),
+        B_(d(s.batch)),
+        D_(d(s.hidden)),
+        V_(d(s.vocabulary)),
+        p_(bytes_per_element(s.precision)),
+        dt_(s.precision) {}
+
+  ComputeGraph build();
+
+ private:
+  [[nodiscard]] int size_of(CommGroup g) const { return g == CommGroup::kTensor ? kp1_ : kp2_; }
+  // A communication step over `g` after `after`; none (nullopt) for a group of one device.
+  // Outside the steps (step -1) `what` is the whole name.
+  std::optional<KernelId> collective(int layer, int step, const std::string& what, Phase ph,
+                                     CommKind kind, CommGroup g, Bytes bytes, const Deps& after) {
+    if (size_of(g) == 1) return std::nullopt;
+    return b_.add(in_step(comm_kernel(step >= 0 ? at(layer, step, what) : what, ph, dt_,
+                                      Communication{kind, g, bytes, false}, after),
+                          layer, step));
+  }
+  // As collective, but the dependencies of what follows: the step, or `after` if there is none.
+  Deps comm(int layer, int step, const std::string& what, Phase ph, CommKind kind, CommGroup g,
+            Bytes bytes, Deps after) {
+    const auto id = collective(layer, step, what, ph, kind, g, bytes, after);
+    return id ? Deps{*id} : after;
+  }
+  // Bring the four gate slices of the device's hidden units together (see the file comment).
+  Deps gate_transfer(int layer, int step, const std::string& what, Phase ph, Deps after) {
+    if (!cr_ && !rc_) return after;
+    return comm(layer, step, what, ph, CommKind::kSendRecv,
+                cr_ ? CommGroup::kTensor : CommGroup::kTensorColumns,
+                4.0 * B_ * 4.0 * D_ * p_ / devices_, std::move(after));
+  }
+  KernelId stream(int layer, int step, const std::string& what, KernelKind kind, Phase ph,
+                  double work, Bytes read, Bytes written, Deps deps) {
+    return b_.add(in_step(stream_kernel(at(layer, step, what), kind, ph, dt_, flops(work), read,
+                                        written, std::move(deps)),
+                          layer, step));
+  }
+  // The forward GEMM and its collective; returns what the consumer depends on.
+  Deps gemm_fwd(const DistGemm& g, int step, Deps deps);
+  // Data and weight gradients from the output gradient `grad`, with their collectives; the
+  // weight gradient also waits for `wgrad_extra`. Returns {data gradient, weight gradient}.
+  std::pair<KernelId, KernelId> gemm_bwd(const DistGemm& g, int step, const Deps& grad,
+                                         const Deps& wgrad_extra);
+  // RC's once-per-iteration gather of the weight-gradient slices; returns the update's deps.
+  Deps wgrad_gather(const DistGemm& g, const std::string& name, Deps after) {
+    if (!rc_) return after;
+    return comm(g.layer, -1, name, Phase::kUpdate, CommKind::kAllGather, CommGroup::kTensor,
+                d(g.k) * d(g.n / kp2_) * p_, std::move(after));
+  }
+
+  const LstmSpec& s_;
+  LstmPartition part_;
+  bool cr_, rc_;
+  int kp1_, kp2_;
+  double devices_;  // kp1·kp2: the share of every GEMM output and pointwise stream
+  int wdiv_;        // weights split: CR kp1 (rows), RC kp2 (columns)
+  double B_, D_, V_;
+  Bytes p_;
+  DataType dt_;
+  ComputeGraphBuilder b_;
+};
+
+Deps LstmBuilder::gemm_fwd(const DistGemm& g, int t, Deps deps) {
+  GemmShape shape{1, g.m, g.n, g.k};
+  if (cr_) shape.k = g.k / kp1_;
+  if (rc_) {
+    shape.m = g.m / kp1_;
+    shape.n = g.n / kp2_;
+  }
+  Kernel k = gemm_kernel(at(g.layer, t, g.base + ".fwd"), KernelKind::kGemm, Phase::kForward,
+                         dt_, shape, std::move(deps));
+  k.weight = g.weight;
+  Deps out{b_.add(in_step(std::move(k), g.layer, t))};
+  if (cr_) {
+    return comm(g.layer, t, g.base + ".fwd.reduce_scatter", Phase::kForward,
+                CommKind::kReduceScatter, CommGroup::kTensor, d(g.m) * d(g.n) * p_,
+                std::move(out));
+  }
+  if (rc_) {
+    return comm(g.layer, t, g.base + ".fwd.gather", Phase::kForward, CommKind::kAllGather,
+                CommGroup::kTensorColumns, d(g.m / kp1_) * d(g.n) * p_, std::move(out));
+  }
+  return out;
+}
+
+std::pair<KernelId, KernelId> LstmBuilder::gemm_bwd(const DistGemm& g, int t, const Deps& grad,
+                                                    const Deps& wgrad_extra) {
+  GemmShape dshape{1, g.m, g.k, g.n};  // dA[m×k] = dC[m×n]·Wᵀ[n×k]
+  GemmShape wshape{1, g.k, g.n, g.m};  // dW[k×n] = Aᵀ[k×m]·dC[m×n]
+  Deps ddeps, wdeps;
+  const auto add_to = [](Deps& deps, std::optional<KernelId> id) {
+    if (id) deps.push_back(*id);
+  };
+  if (cr_) {
+    dshape.n = g.k / kp1_;
+    wshape.m = g.k / kp1_;
+    ddeps = comm(g.layer, t, g.base + ".grad.gather", Phase::kBackwardData,
+                 CommKind::kAllGather, CommGroup::kTensor, d(g.m) * d(g.n) * p_, grad);
+    wdeps = ddeps;
+  } else if (rc_) {
+    dshape.m = g.m / kp1_;
+    dshape.n = g.k / kp2_;
+    wshape.m = g.k / kp1_;
+    wshape.n = g.n / kp2_;
+    add_to(ddeps, collective(g.layer, t, g.base + ".dgrad.gather_grad_rows",
+                             Phase::kBackwardData, CommKind::kAllGather,
+                             CommGroup::kTensorColumns, d(g.m / kp1_) * d(g.n) * p_, grad));
+    add_to(ddeps, collective(g.layer, t, g.base + ".dgrad.gather_weight", Phase::kBackwardData,
+                             CommKind::kAllGather, CommGroup::kTensorColumns,
+                             0.5 * d(g.k) * d(g.n) * p_, grad));
+  }
+  if (ddeps.empty()) ddeps = grad;
+  Kernel dg = gemm_kernel(at(g.layer, t, g.base + ".dgrad"), KernelKind::kGemm,
+                          Phase::kBackwardData, dt_, dshape, std::move(ddeps));
+  dg.weight = g.weight;
+  const KernelId dgid = b_.add(in_step(std::move(dg), g.layer, t));
+  if (rc_) {
+    add_to(wdeps, collective(g.layer, t, g.base + ".wgrad.gather_input", Phase::kBackwardWeight,
+                             CommKind::kAllGather, CommGroup::kTensor,
+                             0.5 * d(g.k) * d(g.m) * p_, grad));
+    add_to(wdeps, collective(g.layer, t, g.base + ".wgrad.gather_grad_columns",
+                             Phase::kBackwardWeight, CommKind::kAllGather, CommGroup::kTensor,
+                             d(g.m) * d(g.n / kp2_) * p_, grad));
+  }
+  if (wdeps.empty()) wdeps = grad;
+  wdeps.insert(wdeps.end(), wgrad_extra.begin(), wgrad_extra.end());
+  Kernel wg = gemm_kernel(at(g.layer, t, g.base + ".wgrad"), KernelKind::kGemm,
+                          Phase::kBackwardWeight, dt_, wshape, std::move(wdeps));
+  wg.weight = g.weight;
+  return {dgid, b_.add(in_step(std::move(wg), g.layer, t))};
+}
+
+ComputeGraph LstmBuilder::build() {
+  const std::int64_t Bi = s_.batch, Di = s_.hidden, Vi = s_.vocabulary;
+  const int S = static_cast<int>(s_.sequence);
+  const int first = part_.first_layer;
+  const int L = part_.layers >= 0 ? part_.layers : static_cast<int>(s_.layers) - first;
+  const double B = B_, D = D_, V = V_, g = devices_;
+  const Bytes p = p_;
   const Bytes id_bytes = bytes(4);  // int32 token ids
 
-  ComputeGraphBuilder b;
-  const ParamId emb_w = b.add_parameter({"embedding.weight", -1, Vi * Di});
-  std::vector<ParamId> cell_w;
-  std::vector<ParamId> cell_bias;
-  for (int l = 0; l < L; ++l) {
+  std::optional<ParamId> emb_w, sm_w;
+  if (part_.embedding) emb_w = b_.add_parameter({"embedding.weight", -1, Vi * Di / wdiv_});
+  std::vector<DistGemm> cell;
+  std::vector<std::int64_t> layer_elements;
+  for (int i = 0; i < L; ++i) {
+    const int l = first + i;
     const std::string n = "lstm" + std::to_string(l);
-    cell_w.push_back(b.add_parameter({n + ".weight", l, 2 * Di * 4 * Di}));
-    cell_bias.push_back(b.add_parameter({n + ".bias", l, 4 * Di}));
+    const ParamId w = b_.add_parameter({n + ".weight", l, 2 * Di * 4 * Di / wdiv_});
+    const ParamId bias = b_.add_parameter({n + ".bias", l, 4 * Di / wdiv_});
+    cell.push_back(DistGemm{"cell", l, Bi, 4 * Di, 2 * Di, w});
+    layer_elements.push_back(b_.parameter(w).elements + b_.parameter(bias).elements);
   }
-  const ParamId sm_w = b.add_parameter({"softmax.weight", -1, Di * Vi});
-  (void)b.add_parameter({"softmax.bias", -1, Vi});
+  std::int64_t sm_elements = 0;
+  if (part_.softmax) {
+    sm_w = b_.add_parameter({"softmax.weight", -1, Di * Vi / wdiv_});
+    const ParamId bias = b_.add_parameter({"softmax.bias", -1, Vi / wdiv_});
+    sm_elements = b_.parameter(*sm_w).elements + b_.parameter(bias).elements;
+  }
+  const DistGemm sm{"softmax.gemm", -1, Bi, Vi, Di, sm_w.value_or(0)};
 
   // Forward, step by step; within a step, layer by layer.
-  std::vector<std::vector<KernelId>> cell(L, std::vector<KernelId>(S));  // cell pointwise ids
-  std::vector<KernelId> sm_fwd(S);                                      // softmax ids
+  std::vector<std::vector<KernelId>> cell_out(static_cast<std::size_t>(L),
+                                              std::vector<KernelId>(static_cast<std::size_t>(S)));
+  std::vector<KernelId> sm_fwd(static_cast<std::size_t>(S));  // softmax ids
   for (int t = 0; t < S; ++t) {
-    Kernel emb = stream_kernel(at(-1, t, "embedding.fwd"), KernelKind::kEmbedding,
-                               Phase::kForward, dt, flops(0), B * id_bytes + B * D * p,
-                               B * D * p, {});
-    emb.weight = emb_w;
-    KernelId below = b.add(in_step(std::move(emb), -1, t));
-    for (int l = 0; l < L; ++l) {
-      std::vector<KernelId> deps{below};
-      if (t > 0) deps.push_back(cell[l][t - 1]);  // h(t-1) and c(t-1)
-      Kernel g = gemm_kernel(at(l, t, "cell.fwd"), KernelKind::kGemm, Phase::kForward, dt,
-                             GemmShape{1, Bi, 4 * Di, 2 * Di}, std::move(deps));
-      g.weight = cell_w[l];
-      const KernelId gid = b.add(in_step(std::move(g), l, t));
-      const double gates = B * 4.0 * D;
-      cell[l][t] = b.add(in_step(
-          stream_kernel(at(l, t, "cell.pointwise.fwd"), KernelKind::kLstmCell, Phase::kForward,
-                        dt, flops(5.0 * gates), 8.0 * gates * p, 5.0 * gates * p, {gid}),
-          l, t));
-      below = cell[l][t];
+    const auto tu = static_cast<std::size_t>(t);
+    Deps below;
+    if (part_.embedding) {
+      // CR: B ids, the owned B/kp1 rows; RC: B/kp1 ids, rows of D/kp2; see the file comment.
+      const double ids = rc_ ? B / kp1_ : B;
+      Kernel emb = stream_kernel(at(-1, t, "embedding.fwd"), KernelKind::kEmbedding,
+                                 Phase::kForward, dt_, flops(0), ids * id_bytes + B * D * p / g,
+                                 B * D * p / g, {});
+      emb.weight = *emb_w;
+      below = {b_.add(in_step(std::move(emb), -1, t))};
+      if (cr_) {
+        below = comm(-1, t, "embedding.gather.fwd", Phase::kForward, CommKind::kAllGather,
+                     CommGroup::kTensor, B * D * p, std::move(below));
+      }
     }
-    Kernel g = gemm_kernel(at(-1, t, "softmax.gemm.fwd"), KernelKind::kGemm, Phase::kForward, dt,
-                           GemmShape{1, Bi, Vi, Di}, {below});
-    g.weight = sm_w;
-    const KernelId gid = b.add(in_step(std::move(g), -1, t));
-    sm_fwd[t] = b.add(in_step(stream_kernel(at(-1, t, "softmax.fwd"), KernelKind::kSoftmax,
-                                            Phase::kForward, dt, flops(B * (3.0 * V - 1.0)),
-                                            4.0 * B * V * p, 3.0 * B * V * p, {gid}),
-                              -1, t));
+    for (int i = 0; i < L; ++i) {
+      const auto iu = static_cast<std::size_t>(i);
+      const int l = first + i;
+      Deps deps = below;
+      if (t > 0) deps.push_back(cell_out[iu][tu - 1]);  // h(t-1) and c(t-1)
+      Deps gates = gemm_fwd(cell[iu], t, std::move(deps));
+      gates = gate_transfer(l, t, "cell.gates.fwd", Phase::kForward, std::move(gates));
+      const double e = B * 4.0 * D / g;  // gate elements on this device
+      cell_out[iu][tu] = stream(l, t, "cell.pointwise.fwd", KernelKind::kLstmCell,
+                                Phase::kForward, 5.0 * e, 8.0 * e * p, 5.0 * e * p,
+                                std::move(gates));
+      below = {cell_out[iu][tu]};
+    }
+    if (part_.softmax) {
+      const Deps logits = gemm_fwd(sm, t, below);
+      const KernelId pw =
+          stream(-1, t, "softmax.fwd", KernelKind::kSoftmax, Phase::kForward,
+                 B * (3.0 * V - 1.0) / g, 4.0 * B * V * p / g, 3.0 * B * V * p / g, logits);
+      // One partial sum per row held, from each member of the group that splits the columns.
+      const double rows = rc_ ? B / kp1_ : B;
+      const CommGroup cols = cr_ ? CommGroup::kTensor : CommGroup::kTensorColumns;
+      sm_fwd[tu] = comm(-1, t, "softmax.rowsum.fwd", Phase::kForward, CommKind::kAllGather,
+                        cols, rows * size_of(cols) * p, {pw})
+                       .front();
+    }
   }
   // Every cell and embedding precedes the last step's softmax; the backward pass starts when
   // the forward pass has finished (the reference's simulator does the same).
-  const KernelId last_forward = b.next_id() - 1;
+  const KernelId last_forward = b_.next_id() - 1;
 
   // Backward, last step first; within a step, top layer first.
-  std::vector<KernelId> next_dgrad(L, 0);  // cell data gradient of step t+1 (valid if t < S-1)
-  std::vector<KernelId> next_acc(L, 0);    // weight-gradient sum of step t+1
+  std::vector<KernelId> next_dgrad(static_cast<std::size_t>(L), 0);  // cell data gradient, t+1
+  std::vector<KernelId> next_acc(static_cast<std::size_t>(L), 0);    // weight-gradient sum, t+1
   KernelId next_sm_wgrad = 0, next_emb = 0;
   for (int t = S - 1; t >= 0; --t) {
+    const auto tu = static_cast<std::size_t>(t);
     const bool last = (t == S - 1);
-    std::vector<KernelId> sdeps{sm_fwd[t]};
-    if (!last) sdeps.push_back(last_forward);
-    const KernelId sm_b = b.add(in_step(
-        stream_kernel(at(-1, t, "softmax.bwd"), KernelKind::kSoftmax, Phase::kBackwardData, dt,
-                      flops(5.0 * B * V), 7.0 * B * V * p, 4.0 * B * V * p, std::move(sdeps)),
-        -1, t));
-    Kernel dg = gemm_kernel(at(-1, t, "softmax.gemm.dgrad"), KernelKind::kGemm,
-                            Phase::kBackwardData, dt, GemmShape{1, Bi, Di, Vi}, {sm_b});
-    dg.weight = sm_w;
-    KernelId above = b.add(in_step(std::move(dg), -1, t));
-    std::vector<KernelId> wdeps{sm_b};
-    if (!last) wdeps.push_back(next_sm_wgrad);  // accumulates into the same gradient
-    Kernel wg = gemm_kernel(at(-1, t, "softmax.gemm.wgrad"), KernelKind::kGemm,
-                            Phase::kBackwardWeight, dt, GemmShape{1, Di, Vi, Bi}, std::move(wdeps));
-    wg.weight = sm_w;
-    next_sm_wgrad = b.add(in_step(std::move(wg), -1, t));
-
-    for (int l = L - 1; l >= 0; --l) {
-      std::vector<KernelId> deps{above};
-      if (!last) deps.push_back(next_dgrad[l]);  // gradient of h(t) and c(t) from step t+1
-      const KernelId pw = b.add(in_step(
-          stream_kernel(at(l, t, "cell.pointwise.bwd"), KernelKind::kLstmCell,
-                        Phase::kBackwardData, dt, flops(5.0 * B * D), 8.0 * B * D * p,
-                        5.0 * B * D * p, std::move(deps)),
-          l, t));
-      Kernel cdg = gemm_kernel(at(l, t, "cell.dgrad"), KernelKind::kGemm, Phase::kBackwardData,
-                               dt, GemmShape{1, Bi, 2 * Di, 4 * Di}, {pw});
-      cdg.weight = cell_w[l];
-      next_dgrad[l] = b.add(in_step(std::move(cdg), l, t));
-      Kernel cwg = gemm_kernel(at(l, t, "cell.wgrad"), KernelKind::kGemm, Phase::kBackwardWeight,
-                               dt, GemmShape{1, 2 * Di, 4 * Di, Bi}, {pw});
-      cwg.weight = cell_w[l];
-      const KernelId wgid = b.add(in_step(std::move(cwg), l, t));
-      std::vector<KernelId> adeps{wgid};
-      if (!last) adeps.push_back(next_acc[l]);
-      const double w = 2.0 * D * 4.0 * D;
-      Kernel acc = stream_kernel(at(l, t, "cell.wgrad.accumulate"), KernelKind::kElementwise,
-                                 Phase::kBackwardWeight, dt, flops(w), 2.0 * w * p, w * p,
-                                 std::move(adeps));
-      acc.weight = cell_w[l];
-      next_acc[l] = b.add(in_step(std::move(acc), l, t));
-      above = next_dgrad[l];
+    Deps above{last_forward};  // without the softmax: no gradient from above on this stage
+    if (part_.softmax) {
+      Deps sdeps{sm_fwd[tu]};
+      if (!last) sdeps.push_back(last_forward);
+      const KernelId sm_b =
+          stream(-1, t, "softmax.bwd", KernelKind::kSoftmax, Phase::kBackwardData,
+                 5.0 * B * V / g, 7.0 * B * V * p / g, 4.0 * B * V * p / g, std::move(sdeps));
+      Deps extra;
+      if (!last) extra.push_back(next_sm_wgrad);  // accumulates into the same gradient
+      const auto [dg, wg] = gemm_bwd(sm, t, {sm_b}, extra);
+      above = {dg};
+      next_sm_wgrad = wg;
     }
-    std::vector<KernelId> edeps{above};
-    if (!last) edeps.push_back(next_emb);  // scatter-adds into the same table gradient
-    Kernel eb = stream_kernel(at(-1, t, "embedding.bwd"), KernelKind::kEmbedding,
-                              Phase::kBackwardWeight, dt, flops(B * D),
-                              B * id_bytes + 2.0 * B * D * p, B * D * p, std::move(edeps));
-    eb.weight = emb_w;
-    next_emb = b.add(in_step(std::move(eb), -1, t));
+    for (int i = L - 1; i >= 0; --i) {
+      const auto iu = static_cast<std::size_t>(i);
+      const int l = first + i;
+      Deps deps = above;
+      if (!last) deps.push_back(next_dgrad[iu]);  // gradient of h(t) and c(t) from step t+1
+      const KernelId pw = stream(l, t, "cell.pointwise.bwd", KernelKind::kLstmCell,
+                                 Phase::kBackwardData, 5.0 * B * D / g, 8.0 * B * D * p / g,
+                                 5.0 * B * D * p / g, std::move(deps));
+      const Deps grad = gate_transfer(l, t, "cell.gates.bwd", Phase::kBackwardData, {pw});
+      const auto [dg, wg] = gemm_bwd(cell[iu], t, grad, {});
+      next_dgrad[iu] = dg;
+      Deps adeps{wg};
+      if (!last) adeps.push_back(next_acc[iu]);
+      const double w = 2.0 * D * 4.0 * D / g;  // the weight-gradient slice the GEMM made
+      Kernel acc = stream_kernel(at(l, t, "cell.wgrad.accumulate"), KernelKind::kElementwise,
+                                 Phase::kBackwardWeight, dt_, flops(w), 2.0 * w * p, w * p,
+                                 std::move(adeps));
+      acc.weight = cell[iu].weight;
+      next_acc[iu] = b_.add(in_step(std::move(acc), l, t));
+      above = {dg};
+    }
+    if (part_.embedding) {
+      // CR: gather the whole gradient, scatter-add the owned rows (B·D/kp1); RC: gather the
+      // B × D/kp2 gradient over kp1, scatter-add all B rows (B·D/kp2).
+      Deps edeps = above;
+      if (cr_) {
+        edeps = comm(-1, t, "embedding.gather.bwd", Phase::kBackwardWeight,
+                     CommKind::kAllGather, CommGroup::kTensor, B * D * p, std::move(edeps));
+      } else if (rc_) {
+        edeps = comm(-1, t, "embedding.gather.bwd", Phase::kBackwardWeight,
+                     CommKind::kAllGather, CommGroup::kTensor, B * D * p / kp2_,
+                     std::move(edeps));
+      }
+      if (!last) edeps.push_back(next_emb);  // scatter-adds into the same table gradient
+      const double rows = rc_ ? B * D / kp2_ : B * D / g;  // elements scatter-added
+      Kernel eb = stream_kernel(at(-1, t, "embedding.bwd"), KernelKind::kEmbedding,
+                                Phase::kBackwardWeight, dt_, flops(rows),
+                                B * id_bytes + 2.0 * rows * p, rows * p, std::move(edeps));
+      eb.weight = *emb_w;
+      next_emb = b_.add(in_step(std::move(eb), -1, t));
+    }
   }
 
   // One optimizer step per parameter group once every gradient is complete.
-  (void)b.add(update_kernel("embedding.update", spec.optimizer, dt, Vi * Di, -1, {next_emb}));
-  for (int l = 0; l < L; ++l) {
-    const std::int64_t n = b.parameter(cell_w[l]).elements + b.parameter(cell_bias[l]).elements;
-    (void)b.add(update_kernel("l" + std::to_string(l) + ".update", spec.optimizer, dt, n, l,
-                              {next_acc[l]}));
+  if (part_.embedding) {
+    (void)b_.add(update_kernel("embedding.update", s_.optimizer, dt_,
+                               b_.parameter(*emb_w).elements, -1, {next_emb}));
   }
-  (void)b.add(update_kernel("softmax.update", spec.optimizer, dt, (Di + 1) * Vi, -1,
-                            {next_sm_wgrad}));
-  return std::move(b).build();
+  for (int i = 0; i < L; ++i) {
+    const auto iu = static_cast<std::size_t>(i);
+    const int l = first + i;
+    const std::string n = "l" + std::to_string(l);
+    Deps deps = wgrad_gather(cell[iu], n + ".wgrad.gather", {next_acc[iu]});
+    (void)b_.add(update_kernel(n + ".update", s_.optimizer, dt_, layer_elements[iu], l,
+                               std::move(deps)));
+  }
+  if (part_.softmax) {
+    Deps deps = wgrad_gather(sm, "softmax.wgrad.gather", {next_sm_wgrad});
+    (void)b_.add(update_kernel("softmax.update", s_.optimizer, dt_, sm_elements, -1,
+                               std::move(deps)));
+  }
+  return std::move(b_).build();
+}
+
+}  // namespace
+
+ComputeGraph build_lstm_graph(const LstmSpec& spec, const LstmPartition& part) {
+  PF_ASSERT(spec.batch > 0 && spec.sequence > 0 && spec.hidden > 0 && spec.vocabulary > 0 &&
+            spec.layers > 0);
+  PF_ASSERT(part.kp1 > 0 && part.kp2 > 0);
+  switch (part.split) {
+    case LstmSplit::kNone: PF_ASSERT(part.kp1 == 1 && part.kp2 == 1); break;
+    case LstmSplit::kColumnRow:
+      PF_ASSERT(part.kp2 == 1 && spec.hidden % part.kp1 == 0 &&
+                spec.vocabulary % part.kp1 == 0);
+      break;
+    case LstmSplit::kRowColumn:
+      PF_ASSERT(spec.batch % part.kp1 == 0 && spec.hidden % part.kp1 == 0 &&
+                spec.hidden % part.kp2 == 0 && spec.vocabulary % part.kp2 == 0);
+      break;
+  }
+  const std::int64_t layers = part.layers >= 0 ? part.layers : spec.layers - part.first_layer;
+  PF_ASSERT(part.first_layer >= 0 && layers >= 0 && part.first_layer + layers <= spec.layers);
+  PF_ASSERT(layers > 0 || part.embedding || part.softmax);
+  return LstmBuilder(spec, part).build();
 }
 
 }  // namespace pathfinder

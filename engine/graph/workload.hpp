@@ -85,6 +85,26 @@ struct GptPartition {
   bool head = true;       // final layernorm, logits and loss (last stage)
 };
 
+// What one device of a kernel-parallel group holds of the LSTM LM (DeepFlow paper §5;
+// deepflow-reference.md §3.8). Every GEMM C[m×n] = A[m×k]·W[k×n] of the graph (cell and softmax,
+// forward and backward) is distributed the same way:
+//   kRowColumn (RC, inner product) on a kp1 × kp2 grid: A's rows m split kp1 ways, W's columns
+//     n kp2 ways; each device holds a k × n/kp2 weight slice (replicated over kp1)
+//   kColumnRow (CR, outer product) over kp1 devices: the inner dimension k split kp1 ways; each
+//     device holds a k/kp1 × n weight slice; kp2 must be 1
+// The graph then carries the group's communication (CommGroup::kTensor for kp1,
+// kTensorColumns for kp2; a group of one device communicates nothing). first_layer, layers,
+// embedding and softmax select one pipeline stage's part, as GptPartition does.
+enum class LstmSplit { kNone, kRowColumn, kColumnRow };
+struct LstmPartition {
+  LstmSplit split = LstmSplit::kNone;
+  int kp1 = 1, kp2 = 1;   // RC: rows of m split kp1 ways, columns of n kp2 ways; CR: k kp1 ways
+  int first_layer = 0;
+  int layers = -1;        // -1: all from first_layer
+  bool embedding = true;  // the embedding (first pipeline stage)
+  bool softmax = true;    // the softmax / output layer (last pipeline stage)
+};
+
 using WorkloadSpec = std::variant<GemmSpec, LstmSpec, GptSpec>;
 [[nodiscard]] WorkloadKind kind_of(const WorkloadSpec& spec);
 
@@ -110,7 +130,7 @@ struct Workload {
 
 // Graph builders; specs must be valid (positive sizes, heads dividing hidden), else PF_ASSERT.
 [[nodiscard]] ComputeGraph build_gemm_graph(const GemmSpec& spec);
-[[nodiscard]] ComputeGraph build_lstm_graph(const LstmSpec& spec);
+[[nodiscard]] ComputeGraph build_lstm_graph(const LstmSpec& spec, const LstmPartition& part = {});
 [[nodiscard]] ComputeGraph build_gpt_graph(const GptSpec& spec, const GptPartition& part = {});
 [[nodiscard]] ComputeGraph build_graph(const WorkloadSpec& spec);
 [[nodiscard]] WorkloadStats workload_stats(const WorkloadSpec& spec, const ComputeGraph& g);

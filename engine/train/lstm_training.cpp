@@ -1,0 +1,156 @@
+#include "engine/train/lstm_training.hpp"
+
+#include <algorithm>
+#include <array>
+#include <string>
+#include <vector>
+
+#include "engine/core/error.hpp"
+#include "engine/dist/memory_footprint.hpp"
+#include "engine/system/collectives.hpp"
+#include "engine/train/iteration.hpp"
+#include "engine/train/stage_times.hpp"
+
+namespace pathfinder {
+namespace {
+
+Collective collective_of(CommKind k) {
+  switch (k) {
+    case CommKind::kAllReduce: return Collective::kAllReduce;
+    case CommKind::kReduceScatter: return Collective::kReduceScatter;
+    case CommKind::kAllGather: return Collective::kAllGather;
+    case CommKind::kSendRecv: return Collective::kSendRecv;
+  }
+  return Collective::kAllReduce;
+}
+
+// Dimension order in the mapping: kp1, kp2, dp, pp.
+class KernelGroupComm final : public CommTimes {
+ public:
+  explicit KernelGroupComm(const Mapping& m) : m_(m) {}
+  [[nodiscard]] double time(const Communication& c) const override {
+    const std::size_t g = c.group == CommGroup::kTensor          ? 0
+                          : c.group == CommGroup::kTensorColumns ? 1
+                          : c.group == CommGroup::kData          ? 2
+                                                                 : 3;
+    return collective_time(m_.groups[g], collective_of(c.kind), c.bytes.si());
+  }
+
+ private:
+  const Mapping& m_;
+};
+
+struct StageRange {
+  int first_layer = 0;
+  int layers = 0;
+  bool embedding = false;
+  bool softmax = false;
+};
+
+// The reference's layer placement (deepflow-reference.md §3.8).
+std::vector<StageRange> stage_ranges(int layers, int lp) {
+  std::vector<StageRange> out;
+  if (lp > 2) {
+    const int per = layers / (lp - 2);
+    out.push_back({0, 0, true, false});
+    for (int i = 0; i < lp - 2; ++i) out.push_back({i * per, per, false, false});
+    out.push_back({0, 0, false, true});
+  } else {
+    const int per = layers / lp;
+    for (int i = 0; i < lp; ++i) out.push_back({i * per, per, i == 0, i == lp - 1});
+  }
+  return out;
+}
+
+}  // namespace
+
+LstmTraining::LstmTraining(LstmSpec spec, PerfMachine machine, SystemGraph system,
+                           double peak_flops, TrainingOptions options)
+    : spec_(spec),
+      timer_(std::move(machine)),
+      system_(std::move(system)),
+      peak_(peak_flops),
+      options_(options) {
+  const Workload w = make_workload("lstm", spec_);
+  model_flops_ = w.stats.flops_per_iteration.si();
+}
+
+TrainingResult LstmTraining::evaluate(const Strategy& s) {
+  PF_ASSERT(s.devices() == system_.devices && spec_.batch % s.dp == 0);
+  TrainingResult r;
+  r.strategy = s;
+  r.model_flops = model_flops_;
+  r.micro_batches = 1;
+  r.memory = lstm_memory_footprint(spec_, s);
+  r.memory_capacity = timer_.machine().main_memory.capacity;
+  if (r.memory.total().si() > r.memory_capacity) {
+    r.feasible = false;
+    r.reason = "needs " + std::to_string(r.memory.total().si() / 1e9) + " GB per device (stage " +
+               std::to_string(r.memory.stage) + "), has " +
+               std::to_string(r.memory_capacity / 1e9) + " GB";
+    return r;
+  }
+  const bool cr = s.split == KernelSplit::kColumnRow;
+  const int kp1 = s.tp, kp2 = cr ? 1 : s.tp2;
+  LstmSpec replica = spec_;
+  replica.batch = spec_.batch / s.dp;
+  const double p = bytes_per_element(spec_.precision).si();
+  const double B = static_cast<double>(replica.batch), D = static_cast<double>(spec_.hidden);
+  const double S = static_cast<double>(spec_.sequence);
+
+  // Bytes per iteration in each dimension weigh the mapping's orders (paper §5.2).
+  const double gates = S * static_cast<double>(spec_.layers) * B * 4.0 * D * p;
+  const double V = static_cast<double>(spec_.vocabulary);
+  const double grads = (2.0 * V * D + 8.0 * D * D * static_cast<double>(spec_.layers)) * p /
+                       (kp1 * kp2 * s.pp);
+  const std::array<ParallelDim, 4> dims{
+      ParallelDim{"kp1", kp1, gates / kp2, Collective::kAllGather, true},
+      ParallelDim{"kp2", kp2, gates / kp1, Collective::kAllGather, true},
+      ParallelDim{"dp", s.dp, grads, Collective::kAllReduce, true},
+      ParallelDim{"pp", s.pp, 2.0 * S * B * D * p / (kp1 * kp2), Collective::kSendRecv, true}};
+  const Mapping m = best_mapping(system_, dims);
+  const KernelGroupComm comm(m);
+  const double launch = timer_.machine().host.launch_latency.si();
+
+  IterationInput in;
+  in.schedule = PipelineSchedule::kGpipe;  // all steps forward, then all steps backward
+  in.stages = s.pp;
+  in.micro_batches = static_cast<int>(spec_.sequence);
+  for (const StageRange& st : stage_ranges(static_cast<int>(spec_.layers), s.pp)) {
+    LstmPartition part;
+    part.split = cr ? LstmSplit::kColumnRow
+                    : (kp1 * kp2 > 1 ? LstmSplit::kRowColumn : LstmSplit::kNone);
+    part.kp1 = kp1;
+    part.kp2 = kp2;
+    part.first_layer = st.first_layer;
+    part.layers = st.layers;
+    part.embedding = st.embedding;
+    part.softmax = st.softmax;
+    const ComputeGraph g = build_lstm_graph(replica, part);
+    const StageTimes t = stage_times(g, timer_, comm);
+    ChunkCosts c;
+    c.forward = t.forward.span / S;
+    c.backward = t.backward.span / S;
+    c.update = std::max(0.0, t.update.span - launch);
+    c.parameters = static_cast<double>(g.parameter_count());
+    c.tensor_comm = (t.forward.exposed_comm + t.backward.exposed_comm) / S;
+    c.buckets = 1;  // the reference reduces each weight once, after the last backward step
+    in.chunks.push_back(c);
+  }
+  in.send = s.pp > 1 ? collective_time(m.groups[3], Collective::kSendRecv, B * D * p / (kp1 * kp2))
+                     : 0.0;
+  in.data_group = &m.groups[2];
+  in.dp = s.dp;
+  in.zero = s.zero;
+  in.overlap_data_parallel = options_.overlap_data_parallel;
+  in.gradient_bytes = p;
+  in.parameter_bytes = p;
+  in.input_bytes = 8.0 * B * S;  // token ids and labels
+  in.host = timer_.machine().host;
+  assemble_iteration(in, r);
+  r.mfu = r.model_flops / (r.iteration_time * system_.devices * peak_);
+  r.tokens_per_second = static_cast<double>(spec_.batch) * S / r.iteration_time;
+  return r;
+}
+
+}  // namespace pathfinder

@@ -1,0 +1,37 @@
+// One training iteration of the paper's LSTM language model over many devices (issue 4;
+// paper §5, deepflow-reference.md §3.8-3.9): kernel parallelism RC (kp1 x kp2) or CR (kp1)
+// inside every distributed GEMM, data parallelism over the batch, and layer (pipeline)
+// parallelism as the reference places it: with lp > 2 the embedding and the softmax get a
+// device each and the layers share the other lp - 2; with lp <= 2 the layers share lp devices.
+// Layer pipelining runs over the unrolled time steps (a wavefront): each stage's per-step
+// forward and backward times are simulated as a GPipe pipeline of S "micro-batches".
+#pragma once
+
+#include <map>
+#include <tuple>
+
+#include "engine/graph/workload.hpp"
+#include "engine/perf/kernel_timer.hpp"
+#include "engine/system/mapping.hpp"
+#include "engine/train/gpt_training.hpp"
+#include "engine/train/training_result.hpp"
+
+namespace pathfinder {
+
+class LstmTraining {
+ public:
+  LstmTraining(LstmSpec spec, PerfMachine machine, SystemGraph system, double peak_flops,
+               TrainingOptions options = {});
+  // The strategy must be valid for the spec and the device count (check_strategy).
+  [[nodiscard]] TrainingResult evaluate(const Strategy& s);
+
+ private:
+  LstmSpec spec_;
+  KernelTimer timer_;
+  SystemGraph system_;
+  double peak_;
+  TrainingOptions options_;
+  double model_flops_ = 0.0;
+};
+
+}  // namespace pathfinder
