@@ -5,20 +5,11 @@
 #include <cmath>
 
 #include "engine/core/error.hpp"
+#include "engine/train/comm_collective.hpp"
 #include "engine/train/iteration.hpp"
 
 namespace pathfinder {
 namespace {
-
-Collective collective_of(CommKind k) {
-  switch (k) {
-    case CommKind::kAllReduce: return Collective::kAllReduce;
-    case CommKind::kReduceScatter: return Collective::kReduceScatter;
-    case CommKind::kAllGather: return Collective::kAllGather;
-    case CommKind::kSendRecv: return Collective::kSendRecv;
-  }
-  return Collective::kAllReduce;
-}
 
 // The tensor group's collectives on its placement.
 class GroupComm final : public CommTimes {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/core/error.hpp"
+#include "engine/train/comm_collective.hpp"
 #include "engine/dist/memory_footprint.hpp"
 #include "engine/system/collectives.hpp"
 #include "engine/train/iteration.hpp"
@@ -13,16 +14,6 @@
 
 namespace pathfinder {
 namespace {
-
-Collective collective_of(CommKind k) {
-  switch (k) {
-    case CommKind::kAllReduce: return Collective::kAllReduce;
-    case CommKind::kReduceScatter: return Collective::kReduceScatter;
-    case CommKind::kAllGather: return Collective::kAllGather;
-    case CommKind::kSendRecv: return Collective::kSendRecv;
-  }
-  return Collective::kAllReduce;
-}
 
 // Dimension order in the mapping: kp1, kp2, dp, pp.
 class KernelGroupComm final : public CommTimes {
