@@ -38,14 +38,15 @@ Strategy strategy_from(const std::string& text, int devices) {
 }
 
 std::string distributed(const ArchSpec& spec, const MicroArch& arch, const Workload& w,
-                        const std::string& text, int devices, const std::string& format) {
+                        const std::string& text, int devices, const std::string& format,
+                        const TrainingOptions& options) {
   const Strategy s = strategy_from(text, devices);
   if (devices == 0) devices = s.devices();
   validate_strategy(s, w.spec, devices);
   const auto* gpt = std::get_if<GptSpec>(&w.spec);
   if (const auto* lstm = std::get_if<LstmSpec>(&w.spec)) {
     LstmTraining model(*lstm, make_perf_machine(spec, arch),
-                       make_system_graph(spec, arch, devices), arch.core.peak.si());
+                       make_system_graph(spec, arch, devices), arch.core.peak.si(), options);
     const TrainingResult r = model.evaluate(s);
     if (format == "json") return to_json(r, devices).dump(2) + "\n";
     if (format == "csv") return to_csv(r, devices);
@@ -57,7 +58,7 @@ std::string distributed(const ArchSpec& spec, const MicroArch& arch, const Workl
                                  "GEMM) is not evaluated yet; GPT and LSTM workloads are"});
   }
   GptTraining model(*gpt, make_perf_machine(spec, arch), make_system_graph(spec, arch, devices),
-                    arch.core.peak.si());
+                    arch.core.peak.si(), options);
   const TrainingResult r = model.evaluate(s);
   if (format == "json") return to_json(r, devices).dump(2) + "\n";
   if (format == "csv") return to_csv(r, devices);
@@ -72,6 +73,7 @@ void add_eval_command(CLI::App& app, int& exit_code) {
     bool all_kernels = false;
     int devices = 0;
     std::string strategy;
+    TrainingOptions training;
     MachineOptions machine;
   };
   auto opt = std::make_shared<Options>();
@@ -89,6 +91,11 @@ void add_eval_command(CLI::App& app, int& exit_code) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--strategy", opt->strategy,
                   "Parallelism, e.g. tp8-pp8-dp16-mb1-1f1b-recompute=selective, or a YAML file");
+  cmd->add_option("--tp-overlap", opt->training.tensor_comm_overlap,
+                  "Fraction of tensor-parallel communication hidden behind compute (default 0)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_flag("!--no-dp-overlap", opt->training.overlap_data_parallel,
+                "Start the data-parallel gradient reduction after the backward pass");
   cmd->callback([opt, &exit_code] {
     const LoadedTemplate in = load_template_for(opt->template_path, opt->machine);
     const ArchSpec spec = bind_template(in.lib, in.tmpl);
@@ -96,7 +103,7 @@ void add_eval_command(CLI::App& app, int& exit_code) {
     const Workload w = load_workload(opt->workload_path);
     std::string out;
     if (arch.feasible && (!opt->strategy.empty() || opt->devices > 0)) {
-      out = distributed(spec, arch, w, opt->strategy, opt->devices, opt->format);
+      out = distributed(spec, arch, w, opt->strategy, opt->devices, opt->format, opt->training);
     } else if (!arch.feasible) {
       if (opt->format == "json") out = infeasible_json(arch, w).dump(2) + "\n";
       else if (opt->format == "csv") out = infeasible_csv(arch);

@@ -83,7 +83,7 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, const Mapping& m
     p.head = head;
     const ComputeGraph g = build_gpt_graph(w, p);
     params = static_cast<double>(g.parameter_count());
-    return stage_times(g, timer_, comm);
+    return stage_times(g, timer_, comm, options_.tensor_comm_overlap);
   };
   Parts parts;
   parts.layer = part(1, false, false, parts.layer_parameters);

@@ -29,6 +29,9 @@ struct TrainingOptions {
   // Data-parallel gradient reduction overlapped with the backward pass (PyTorch DDP buckets,
   // Megatron --overlap-grad-reduce); off: it starts when the backward pass ends.
   bool overlap_data_parallel = true;
+  // Fraction of tensor-parallel collectives hidden behind the GEMMs they feed (decomposed,
+  // asynchronous tensor parallelism); Megatron-LM as measured by Korthikanti et al.: 0.
+  double tensor_comm_overlap = 0.0;
 };
 
 class GptTraining {

@@ -118,7 +118,7 @@ TrainingResult LstmTraining::evaluate(const Strategy& s) {
     part.embedding = st.embedding;
     part.softmax = st.softmax;
     const ComputeGraph g = build_lstm_graph(replica, part);
-    const StageTimes t = stage_times(g, timer_, comm);
+    const StageTimes t = stage_times(g, timer_, comm, options_.tensor_comm_overlap);
     ChunkCosts c;
     c.forward = t.forward.span / S;
     c.backward = t.backward.span / S;

@@ -19,7 +19,8 @@ int pass_of(Phase p) {
 
 }  // namespace
 
-StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTimes& comm) {
+StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTimes& comm,
+                       double comm_overlap) {
   const HostSpec& host = timer.machine().host;
   const double dispatch = host.training_dispatch.si(), launch = host.launch_latency.si();
   StageTimes out;
@@ -46,7 +47,11 @@ StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTime
       pt.span = std::max(pt.span, end[i]);
       continue;
     }
-    const double t = k.comm ? comm.time(*k.comm) : timer.time(k).device;
+    double t = k.comm ? comm.time(*k.comm) : timer.time(k).device;
+    if (k.comm && comm_overlap > 0.0) {
+      pt.hidden_comm += comm_overlap * t;
+      t *= 1.0 - comm_overlap;
+    }
     // Collectives are enqueued by the same host thread but cost it little (a NCCL call) next to
     // a framework operator; only compute kernels pace the host.
     const double host_ready = issue[pu] + launch;

@@ -33,7 +33,9 @@ struct StageTimes {
   PassTimes update;    // the optimizer step
 };
 
+// `comm_overlap`: the fraction of each blocking collective hidden behind compute by
+// decomposition (asynchronous tensor parallelism, collective matmul); 0 = fully exposed.
 [[nodiscard]] StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer,
-                                     const CommTimes& comm);
+                                     const CommTimes& comm, double comm_overlap = 0.0);
 
 }  // namespace pathfinder

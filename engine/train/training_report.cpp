@@ -2,6 +2,7 @@
 
 #include <array>
 #include <utility>
+#include <vector>
 
 #include "engine/core/format.hpp"
 
@@ -36,6 +37,11 @@ nlohmann::json to_json(const TrainingResult& r, int devices) {
   for (const auto& [name, v] : parts(r.breakdown)) b[std::string(name) + "_s"] = v;
   j["breakdown"] = b;
   j["device_busy_s"] = r.device_busy;
+  std::vector<double> utilization;
+  for (double busy : r.device_busy) {
+    utilization.push_back(r.iteration_time > 0.0 ? busy / r.iteration_time : 0.0);
+  }
+  j["stage_utilization"] = utilization;
   j["model_flops"] = r.model_flops;
   j["mfu"] = r.mfu;
   j["tokens_per_s"] = r.tokens_per_second;
@@ -88,6 +94,11 @@ std::string format_table(const TrainingResult& r, int devices, const std::string
                          r.iteration_time > 0 ? 100.0 * v / r.iteration_time : 0.0);
   }
   out += printf_string("%-18s %12s\n\n", "iteration", format_seconds(r.iteration_time).c_str());
+  out += "stage utilization:";
+  for (double b : r.device_busy) {
+    out += printf_string(" %.0f%%", r.iteration_time > 0.0 ? 100.0 * b / r.iteration_time : 0.0);
+  }
+  out += "\n";
   out += printf_string("MFU %.1f%%, %.4g tokens/s, %.4g model PFLOP per iteration\n",
                        100.0 * r.mfu, r.tokens_per_second, r.model_flops / 1e15);
   return out;

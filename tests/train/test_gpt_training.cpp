@@ -214,3 +214,26 @@ TEST_CASE("a strategy that does not fit is reported with its numbers", "[train]"
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("tensor-parallel communication hidden as configured", "[train]") {
+  // Korthikanti's 22B layer: fully exposed all-reduces (0), half hidden, all hidden.
+  const GptSpec w{48, 6144, 64, 4 * 6144, 2048, 51200, 4, 64, DataType::kFp16, Optimizer::kAdam};
+  const Strategy s = parse_strategy("tp8-dp8-mb4-recompute=selective");
+  std::vector<double> tc, it;
+  for (double f : {0.0, 0.5, 1.0}) {
+    TrainingOptions o;
+    o.tensor_comm_overlap = f;
+    GptTraining m = test::training_model("a100", w, 64, o);
+    const TrainingResult r = m.evaluate(s);
+    REQUIRE(r.feasible);
+    tc.push_back(r.breakdown.tensor_comm);
+    it.push_back(r.iteration_time);
+  }
+  CHECK(tc[1] == Approx(tc[0] / 2));
+  CHECK(tc[2] == 0.0);
+  CHECK(it[0] - it[2] == Approx(tc[0]).epsilon(0.02));
+}
+
+}  // namespace pathfinder
