@@ -20,6 +20,7 @@
 #include "engine/config/node.hpp"
 #include "engine/dist/strategy_check.hpp"
 #include "engine/system/system_graph.hpp"
+#include "engine/train/distributed_gemm.hpp"
 #include "engine/train/lstm_training.hpp"
 #include "engine/train/training_report.hpp"
 
@@ -52,10 +53,12 @@ std::string distributed(const ArchSpec& spec, const MicroArch& arch, const Workl
     if (format == "csv") return to_csv(r, devices);
     return format_table(r, devices, w.name + " on " + arch.name);
   }
-  if (gpt == nullptr) {
-    throw ConfigError(Diagnostic{strategy_source(),
-                                 "a distributed GEMM (the paper's RC/CR kernel parallelism of one "
-                                 "GEMM) is not evaluated yet; GPT and LSTM workloads are"});
+  if (const auto* gemm = std::get_if<GemmSpec>(&w.spec)) {
+    KernelTimer timer(make_perf_machine(spec, arch));
+    const DistributedGemmResult r =
+        evaluate_distributed_gemm(*gemm, s, timer, make_system_graph(spec, arch, devices));
+    if (format == "json") return to_json(r, s).dump(2) + "\n";
+    return format_table(r, s);
   }
   GptTraining model(*gpt, make_perf_machine(spec, arch), make_system_graph(spec, arch, devices),
                     arch.core.peak.si(), options);

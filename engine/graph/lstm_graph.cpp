@@ -115,12 +115,12 @@ class LstmBuilder {
   LstmBuilder(const LstmSpec& s, const LstmPartition& part)
       : s_(s),
         part_(part),
-        cr_(part.split == LstmSplit::kColumnRow),
-        rc_(part.split == LstmSplit::kRowColumn),
+        cr_(part.split == GemmSplit::kColumnRow),
+        rc_(part.split == GemmSplit::kRowColumn),
         kp1_(part.kp1),
         kp2_(part.kp2),
         devices_(static_cast<double>(part.kp1) * static_cast<double>(part.kp2)),
-        wdiv_(part.split == LstmSplit::kColumnRow ? part.kp1 : part.kp2),
+        wdiv_(part.split == GemmSplit::kColumnRow ? part.kp1 : part.kp2),
         B_(d(s.batch)),
         D_(d(s.hidden)),
         V_(d(s.vocabulary)),
@@ -424,12 +424,12 @@ ComputeGraph build_lstm_graph(const LstmSpec& spec, const LstmPartition& part) {
             spec.layers > 0);
   PF_ASSERT(part.kp1 > 0 && part.kp2 > 0);
   switch (part.split) {
-    case LstmSplit::kNone: PF_ASSERT(part.kp1 == 1 && part.kp2 == 1); break;
-    case LstmSplit::kColumnRow:
+    case GemmSplit::kNone: PF_ASSERT(part.kp1 == 1 && part.kp2 == 1); break;
+    case GemmSplit::kColumnRow:
       PF_ASSERT(part.kp2 == 1 && spec.hidden % part.kp1 == 0 &&
                 spec.vocabulary % part.kp1 == 0);
       break;
-    case LstmSplit::kRowColumn:
+    case GemmSplit::kRowColumn:
       PF_ASSERT(spec.batch % part.kp1 == 0 && spec.hidden % part.kp1 == 0 &&
                 spec.hidden % part.kp2 == 0 && spec.vocabulary % part.kp2 == 0);
       break;

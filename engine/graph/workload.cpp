@@ -90,11 +90,31 @@ Kernel update_kernel(std::string name, Optimizer o, DataType precision, std::int
   return k;
 }
 
-ComputeGraph build_gemm_graph(const GemmSpec& spec) {
-  PF_ASSERT(spec.m > 0 && spec.n > 0 && spec.k > 0);
+ComputeGraph build_gemm_graph(const GemmSpec& spec, const GemmPartition& part) {
+  PF_ASSERT(spec.m > 0 && spec.n > 0 && spec.k > 0 && part.kp1 > 0 && part.kp2 > 0);
+  const bool rc = part.split == GemmSplit::kRowColumn, cr = part.split == GemmSplit::kColumnRow;
+  PF_ASSERT(rc || (part.kp2 == 1 && (cr || part.kp1 == 1)));
+  PF_ASSERT(!rc || (spec.m % part.kp1 == 0 && spec.n % part.kp2 == 0));
+  PF_ASSERT(!cr || spec.k % part.kp1 == 0);
+  const GemmShape local{1, rc ? spec.m / part.kp1 : spec.m, rc ? spec.n / part.kp2 : spec.n,
+                        cr ? spec.k / part.kp1 : spec.k};
   ComputeGraphBuilder b;
-  (void)b.add(gemm_kernel("gemm", KernelKind::kGemm, Phase::kForward, spec.precision,
-                          GemmShape{1, spec.m, spec.n, spec.k}, {}));
+  const KernelId g = b.add(gemm_kernel("gemm", KernelKind::kGemm, Phase::kForward,
+                                       spec.precision, local, {}));
+  const Bytes p = bytes_per_element(spec.precision);
+  const double m = static_cast<double>(spec.m), n = static_cast<double>(spec.n);
+  if (rc && part.kp2 > 1) {
+    (void)b.add(comm_kernel("gemm.gather", Phase::kForward, spec.precision,
+                            Communication{CommKind::kAllGather, CommGroup::kTensorColumns,
+                                          m / part.kp1 * n * p, false},
+                            {g}));
+  }
+  if (cr && part.kp1 > 1) {
+    (void)b.add(comm_kernel("gemm.reduce_scatter", Phase::kForward, spec.precision,
+                            Communication{CommKind::kReduceScatter, CommGroup::kTensor, m * n * p,
+                                          false},
+                            {g}));
+  }
   return std::move(b).build();
 }
 

@@ -95,9 +95,16 @@ struct GptPartition {
 // The graph then carries the group's communication (CommGroup::kTensor for kp1,
 // kTensorColumns for kp2; a group of one device communicates nothing). first_layer, layers,
 // embedding and softmax select one pipeline stage's part, as GptPartition does.
-enum class LstmSplit { kNone, kRowColumn, kColumnRow };
+// The paper's kernel parallelism of a distributed GEMM C[m×n] = A[m×k]·B[k×n]: RC (row-column,
+// inner product) on a kp1 × kp2 grid splits m and n; CR (column-row, outer product) splits k
+// kp1 ways and reduce-scatters C (deepflow-reference.md §3.8).
+enum class GemmSplit { kNone, kRowColumn, kColumnRow };
+struct GemmPartition {
+  GemmSplit split = GemmSplit::kNone;
+  int kp1 = 1, kp2 = 1;
+};
 struct LstmPartition {
-  LstmSplit split = LstmSplit::kNone;
+  GemmSplit split = GemmSplit::kNone;
   int kp1 = 1, kp2 = 1;   // RC: rows of m split kp1 ways, columns of n kp2 ways; CR: k kp1 ways
   int first_layer = 0;
   int layers = -1;        // -1: all from first_layer
@@ -129,7 +136,9 @@ struct Workload {
 };
 
 // Graph builders; specs must be valid (positive sizes, heads dividing hidden), else PF_ASSERT.
-[[nodiscard]] ComputeGraph build_gemm_graph(const GemmSpec& spec);
+// One device's share of the GEMM: the local product, then RC's all-gather of its (m/kp1 × n)
+// row block over the kp2 group or CR's reduce-scatter of the m × n partial sums over kp1.
+[[nodiscard]] ComputeGraph build_gemm_graph(const GemmSpec& spec, const GemmPartition& part = {});
 [[nodiscard]] ComputeGraph build_lstm_graph(const LstmSpec& spec, const LstmPartition& part = {});
 [[nodiscard]] ComputeGraph build_gpt_graph(const GptSpec& spec, const GptPartition& part = {});
 [[nodiscard]] ComputeGraph build_graph(const WorkloadSpec& spec);

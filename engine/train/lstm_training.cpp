@@ -109,8 +109,8 @@ TrainingResult LstmTraining::evaluate(const Strategy& s) {
   in.micro_batches = static_cast<int>(spec_.sequence);
   for (const StageRange& st : stage_ranges(static_cast<int>(spec_.layers), s.pp)) {
     LstmPartition part;
-    part.split = cr ? LstmSplit::kColumnRow
-                    : (kp1 * kp2 > 1 ? LstmSplit::kRowColumn : LstmSplit::kNone);
+    part.split = cr ? GemmSplit::kColumnRow
+                    : (kp1 * kp2 > 1 ? GemmSplit::kRowColumn : GemmSplit::kNone);
     part.kp1 = kp1;
     part.kp2 = kp2;
     part.first_layer = st.first_layer;

@@ -432,11 +432,13 @@ TEST_CASE("eval with a bad strategy exits 2 with the reason", "[cli][config-erro
                     "studies/workloads/gpt3_1.3b.yaml --strategy tp2-pp2-dp2 --devices 16");
   CHECK(r.code == 2);
   CHECK(r.err.find("16") != std::string::npos);
-  // A distributed GEMM is parsed and checked, but not evaluated yet.
+  // A GEMM distributed by CR over 4 devices: each multiplies 8192 x 8192 x 2048 locally.
   const Run g = run("eval --template templates/a100.yaml --workload "
-                    "studies/workloads/gemm.yaml --strategy CR-4-d1-p1");
-  CHECK(g.code == 2);
-  CHECK(g.err.find("not evaluated yet") != std::string::npos);
+                    "studies/workloads/gemm.yaml --strategy CR-4-d1-p1 --format json");
+  REQUIRE(g.code == 0);
+  const auto gj = nlohmann::json::parse(g.out);
+  CHECK(gj["local_gemm"]["k"] == 2048);
+  CHECK(gj["communication_s"].get<double>() > 0.0);
 }
 
 }  // namespace pathfinder

@@ -20,14 +20,14 @@ LstmSpec medium() { return LstmSpec{64, 5, 32, 96, 2, DataType::kFp16, Optimizer
 
 LstmPartition rc(int kp1, int kp2) {
   LstmPartition p;
-  p.split = LstmSplit::kRowColumn;
+  p.split = GemmSplit::kRowColumn;
   p.kp1 = kp1;
   p.kp2 = kp2;
   return p;
 }
 LstmPartition cr(int kp1) {
   LstmPartition p;
-  p.split = LstmSplit::kColumnRow;
+  p.split = GemmSplit::kColumnRow;
   p.kp1 = kp1;
   return p;
 }

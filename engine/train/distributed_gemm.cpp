@@ -1,0 +1,70 @@
+#include "engine/train/distributed_gemm.hpp"
+
+#include <array>
+
+#include "engine/core/format.hpp"
+#include "engine/system/mapping.hpp"
+#include "engine/train/comm_collective.hpp"
+#include "engine/train/stage_times.hpp"
+
+namespace pathfinder {
+namespace {
+
+class KernelGroups final : public CommTimes {
+ public:
+  explicit KernelGroups(const Mapping& m) : m_(m) {}
+  [[nodiscard]] double time(const Communication& c) const override {
+    const std::size_t g = c.group == CommGroup::kTensorColumns ? 1 : 0;
+    return collective_time(m_.groups[g], collective_of(c.kind), c.bytes.si());
+  }
+
+ private:
+  const Mapping& m_;
+};
+
+}  // namespace
+
+DistributedGemmResult evaluate_distributed_gemm(const GemmSpec& spec, const Strategy& s,
+                                                KernelTimer& timer, const SystemGraph& system) {
+  GemmPartition part;
+  part.split = s.split == KernelSplit::kColumnRow  ? GemmSplit::kColumnRow
+               : s.split == KernelSplit::kRowColumn ? GemmSplit::kRowColumn
+                                                    : GemmSplit::kNone;
+  part.kp1 = s.tp;
+  part.kp2 = part.split == GemmSplit::kRowColumn ? s.tp2 : 1;
+  const ComputeGraph g = build_gemm_graph(spec, part);
+  const double p = bytes_per_element(spec.precision).si();
+  const double mn = static_cast<double>(spec.m) * static_cast<double>(spec.n) * p;
+  // Only one dimension communicates: kp1 in CR (reduce-scatter), kp2 in RC (all-gather).
+  const bool rc = part.split == GemmSplit::kRowColumn;
+  const std::array<ParallelDim, 2> dims{
+      ParallelDim{"kp1", part.kp1, rc ? 0.0 : mn, Collective::kReduceScatter, !rc},
+      ParallelDim{"kp2", part.kp2, mn / part.kp1, Collective::kAllGather, rc}};
+  const Mapping m = best_mapping(system, dims);
+  const StageTimes t = stage_times(g, timer, KernelGroups(m));
+  DistributedGemmResult r;
+  r.local = *g.kernels().front().gemm;
+  r.local_time = timer.time(g.kernels().front());
+  r.communication = t.forward.exposed_comm;
+  r.time = t.forward.span;
+  return r;
+}
+
+nlohmann::json to_json(const DistributedGemmResult& r, const Strategy& s) {
+  return {{"strategy", to_string(s)},
+          {"local_gemm", {{"m", r.local.m}, {"n", r.local.n}, {"k", r.local.k}}},
+          {"local_s", r.local_time.device},
+          {"local_intensity_flop_per_byte", r.local_time.intensity()},
+          {"communication_s", r.communication},
+          {"time_s", r.time}};
+}
+
+std::string format_table(const DistributedGemmResult& r, const Strategy& s) {
+  return printf_string("%s: local GEMM %lldx%lldx%lld %s (%.1f FLOP/B), collective %s, total %s\n",
+                       to_string(s).c_str(), static_cast<long long>(r.local.m),
+                       static_cast<long long>(r.local.n), static_cast<long long>(r.local.k),
+                       format_seconds(r.local_time.device).c_str(), r.local_time.intensity(),
+                       format_seconds(r.communication).c_str(), format_seconds(r.time).c_str());
+}
+
+}  // namespace pathfinder

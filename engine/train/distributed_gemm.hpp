@@ -1,0 +1,31 @@
+// One GEMM distributed by the paper's kernel parallelism (RC / CR) over a kernel group (the
+// paper's Fig. 1 unit): the local product on each device, then the group's collective.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "engine/dist/strategy.hpp"
+#include "engine/graph/workload.hpp"
+#include "engine/perf/kernel_timer.hpp"
+#include "engine/system/system_graph.hpp"
+
+namespace pathfinder {
+
+struct DistributedGemmResult {
+  GemmShape local;          // each device's product
+  KernelTime local_time;    // its roofline timing (intensity: FLOP per main-memory byte)
+  double communication = 0.0;  // the collective after it
+  double time = 0.0;        // launch, product and collective
+};
+
+// The strategy's split and kp1 x kp2 must match the device count (check_strategy).
+[[nodiscard]] DistributedGemmResult evaluate_distributed_gemm(const GemmSpec& spec,
+                                                              const Strategy& s,
+                                                              KernelTimer& timer,
+                                                              const SystemGraph& system);
+
+[[nodiscard]] nlohmann::json to_json(const DistributedGemmResult& r, const Strategy& s);
+[[nodiscard]] std::string format_table(const DistributedGemmResult& r, const Strategy& s);
+
+}  // namespace pathfinder

@@ -1,0 +1,36 @@
+// The paper's distributed GEMM (RC / CR kernel parallelism) on 8 A100s.
+#include <catch2/catch.hpp>
+
+#include "engine/system/collectives.hpp"
+#include "engine/train/distributed_gemm.hpp"
+#include "tests/train/train_fixtures.hpp"
+
+namespace pathfinder {
+
+TEST_CASE("RC and CR split a 8192^3 GEMM and add their collective", "[train]") {
+  const test::ShippedSystem& s = test::shipped_system("a100");
+  KernelTimer timer(make_perf_machine(s.spec, s.arch));
+  const SystemGraph g = make_system_graph(s.spec, s.arch, 8);
+  const GemmSpec w{8192, 8192, 8192, DataType::kFp16};
+  // RC 2 x 4: each device multiplies (4096 x 2048) = A[4096 x 8192] B[8192 x 2048], then the
+  // kp2 = 4 row group all-gathers its 4096 x 8192 fp16 block (64 MiB).
+  const DistributedGemmResult rc =
+      evaluate_distributed_gemm(w, parse_strategy("RC-2-4-d1-p1"), timer, g);
+  CHECK(rc.local == GemmShape{1, 4096, 2048, 8192});
+  const GroupPlacement four = place_group(g, 4, 1);
+  CHECK(rc.communication ==
+        Approx(collective_time(four, Collective::kAllGather, 4096.0 * 8192 * 2)));
+  // Launch latency, the product, the gather.
+  CHECK(rc.time == Approx(5e-6 + rc.local_time.device + rc.communication));
+  // CR 8: each device multiplies with k / 8 = 1024, then reduce-scatters the 8192^2 partial sums.
+  const DistributedGemmResult cr =
+      evaluate_distributed_gemm(w, parse_strategy("CR-8-d1-p1"), timer, g);
+  CHECK(cr.local == GemmShape{1, 8192, 8192, 1024});
+  const GroupPlacement eight = place_group(g, 8, 1);
+  CHECK(cr.communication ==
+        Approx(collective_time(eight, Collective::kReduceScatter, 8192.0 * 8192 * 2)));
+  // The outer product's local GEMM keeps all of m x n: lower intensity than RC's.
+  CHECK(cr.local_time.intensity() < rc.local_time.intensity());
+}
+
+}  // namespace pathfinder
