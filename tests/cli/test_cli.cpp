@@ -441,4 +441,18 @@ TEST_CASE("eval with a bad strategy exits 2 with the reason", "[cli][config-erro
   CHECK(gj["communication_s"].get<double>() > 0.0);
 }
 
+TEST_CASE("eval reads a strategy from YAML and reports its errors with the location",
+          "[cli][config-error]") {
+  const Run r = run("eval --template templates/a100.yaml --workload "
+                    "studies/workloads/gpt3_1.3b.yaml --strategy "
+                    "tests/data/strategies/tp2_pp2_dp2.yaml --format json");
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["strategy"] == "tp2-pp2-dp2-mb1-1f1b-recompute=selective");
+  const Run bad = run("eval --template templates/a100.yaml --workload "
+                      "studies/workloads/gpt3_1.3b.yaml --strategy "
+                      "tests/data/strategies/bad_schedule.yaml");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("bad_schedule.yaml:4:11: error: schedule") != std::string::npos);
+}
+
 }  // namespace pathfinder
