@@ -1,0 +1,156 @@
+#include "engine/explore/design_evaluator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <variant>
+
+#include "engine/arch/generator.hpp"
+#include "engine/dist/strategy_enumeration.hpp"
+#include "engine/perf/perf_machine.hpp"
+#include "engine/system/system_graph.hpp"
+#include "engine/train/distributed_gemm.hpp"
+#include "engine/train/gpt_training.hpp"
+#include "engine/train/lstm_training.hpp"
+
+namespace pathfinder {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+ResourceSplit split_of(const Eigen::VectorXd& x) {
+  ResourceSplit r(static_cast<int>(x.size() / 3));
+  r.values() = x;
+  return r;
+}
+
+TrainingResult infeasible(const Strategy& s, std::string reason) {
+  TrainingResult r;
+  r.strategy = s;
+  r.feasible = false;
+  r.reason = std::move(reason);
+  return r;
+}
+
+// One model of the workload on one micro-architecture, reused across strategies.
+class Model {
+ public:
+  Model(const ArchSpec& spec, const MicroArch& a, const WorkloadSpec& w, int devices)
+      : machine_(make_perf_machine(spec, a)),
+        system_(make_system_graph(spec, a, devices)),
+        peak_(a.core.peak.si()) {
+    if (const auto* g = std::get_if<GptSpec>(&w)) {
+      gpt_.emplace(*g, machine_, system_, peak_);
+    } else if (const auto* l = std::get_if<LstmSpec>(&w)) {
+      lstm_.emplace(*l, machine_, system_, peak_);
+    } else {
+      gemm_ = std::get<GemmSpec>(w);
+    }
+  }
+  TrainingResult evaluate(const Strategy& s) {
+    if (gpt_) return gpt_->evaluate(s);
+    if (lstm_) return lstm_->evaluate(s);
+    KernelTimer timer(machine_);
+    const DistributedGemmResult g = evaluate_distributed_gemm(gemm_, s, timer, system_);
+    TrainingResult r;
+    r.strategy = s;
+    r.iteration_time = g.time;
+    r.breakdown.compute = g.local_time.device;
+    r.breakdown.tensor_comm = g.communication;
+    r.breakdown.host = g.time - g.local_time.device - g.communication;
+    r.model_flops = 2.0 * static_cast<double>(gemm_.m) * static_cast<double>(gemm_.n) *
+                    static_cast<double>(gemm_.k);
+    r.mfu = r.model_flops / (r.iteration_time * system_.devices * peak_);
+    return r;
+  }
+
+ private:
+  PerfMachine machine_;
+  SystemGraph system_;
+  double peak_;
+  std::optional<GptTraining> gpt_;
+  std::optional<LstmTraining> lstm_;
+  GemmSpec gemm_{};
+};
+
+}  // namespace
+
+SplitSpace template_split_space(const ArchTemplate& t) {
+  const int h = static_cast<int>(t.split.size());
+  Eigen::VectorXd lo = Eigen::VectorXd::Zero(3 * h), hi = Eigen::VectorXd::Ones(3 * h);
+  std::vector<std::string> names;
+  for (int i = 0; i < h; ++i) {
+    const ComponentShare& c = t.split[static_cast<std::size_t>(i)];
+    names.push_back(c.name);
+    if (c.perimeter <= 0.0) hi[2 * h + i] = 0.0;  // no die edge for this component
+    if (c.area <= 0.0 && c.power <= 0.0) hi[i] = hi[h + i] = 0.0;  // not built
+  }
+  return SplitSpace(h, lo, hi, names);
+}
+
+DesignEvaluator::DesignEvaluator(ArchSpec spec, WorkloadSpec workload, int devices)
+    : spec_(std::move(spec)), workload_(std::move(workload)), devices_(devices) {}
+
+TrainingResult DesignEvaluator::evaluate(const Eigen::VectorXd& split, const Strategy& s) const {
+  const MicroArch a = generate_micro_arch(spec_, split_of(split));
+  if (!a.feasible) return infeasible(s, a.infeasible_reason);
+  Model m(spec_, a, workload_, devices_);
+  return m.evaluate(s);
+}
+
+double DesignEvaluator::time(const Eigen::VectorXd& split, const Strategy& s) const {
+  const TrainingResult r = evaluate(split, s);
+  return r.feasible && r.iteration_time > 0.0 ? r.iteration_time : kInf;
+}
+
+std::vector<RankedStrategy> rank_strategies(const DesignEvaluator& e,
+                                            const Eigen::VectorXd& split,
+                                            std::size_t* evaluated) {
+  const std::vector<Strategy> all = enumerate_strategies(e.workload(), e.devices());
+  std::vector<RankedStrategy> out;
+  out.reserve(all.size());
+  const MicroArch a = generate_micro_arch(e.spec(), split_of(split));
+  if (!a.feasible) {
+    for (const Strategy& s : all) out.push_back({s, infeasible(s, a.infeasible_reason)});
+  } else {
+    Model m(e.spec(), a, e.workload(), e.devices());
+    for (const Strategy& s : all) out.push_back({s, m.evaluate(s)});
+  }
+  if (evaluated != nullptr) *evaluated = out.size();
+  std::stable_sort(out.begin(), out.end(), [](const RankedStrategy& x, const RankedStrategy& y) {
+    if (x.result.feasible != y.result.feasible) return x.result.feasible;
+    return x.result.feasible && x.result.iteration_time < y.result.iteration_time;
+  });
+  return out;
+}
+
+Sensitivities sensitivities(const DesignEvaluator& e, const SplitSpace& space,
+                            const Eigen::VectorXd& split, const Strategy& s, double step) {
+  const int h = space.components();
+  const Budget& b = e.spec().tmpl.budget;
+  const std::array<double, 3> budget{b.chip_area.in(units::square_millimeters),
+                                     b.power.in(units::watts),
+                                     b.perimeter.in(units::millimeters)};
+  Sensitivities out;
+  for (int i = 0; i < h; ++i) out.components.push_back({space.names()[static_cast<std::size_t>(i)]});
+  for (int k : space.free_coordinates()) {
+    // One more unit of this component's budget share: forward and backward differences of the
+    // time (the budget grows, nothing is taken from the others), one-sided at an infeasibility.
+    Eigen::VectorXd up = split, down = split;
+    up[k] = std::min(split[k] + step, space.upper()[k]);
+    down[k] = std::max(split[k] - step, space.lower()[k]);
+    const double fu = e.time(up, s), fd = e.time(down, s), f0 = e.time(split, s);
+    double d = 0.0;
+    if (std::isfinite(fu) && std::isfinite(fd) && up[k] > down[k]) d = (fu - fd) / (up[k] - down[k]);
+    else if (std::isfinite(fu) && std::isfinite(f0) && up[k] > split[k]) d = (fu - f0) / (up[k] - split[k]);
+    else if (std::isfinite(fd) && std::isfinite(f0) && split[k] > down[k]) d = (f0 - fd) / (split[k] - down[k]);
+    const int budget_index = k / h;
+    Sensitivity& c = out.components[static_cast<std::size_t>(k % h)];
+    const double per_unit = d / budget[static_cast<std::size_t>(budget_index)];
+    (budget_index == 0 ? c.per_mm2 : budget_index == 1 ? c.per_watt : c.per_mm) = per_unit;
+  }
+  for (int bi = 0; bi < 3; ++bi) out.binds[static_cast<std::size_t>(bi)] = split.segment(bi * h, h).sum() >= 1.0 - 1e-9;
+  return out;
+}
+
+}  // namespace pathfinder

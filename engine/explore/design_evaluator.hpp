@@ -1,0 +1,69 @@
+// The objective every search of issue 5 minimizes: one training iteration of a workload under a
+// parallelism strategy on the micro-architecture a resource split generates (paper §7). An
+// infeasible design (the generator's verdict) or a strategy that does not fit in memory is +inf,
+// never an exception. Thread-safe: each call builds its own micro-architecture and timer, so
+// finite differences and restarts evaluate in parallel.
+#pragma once
+
+#include <Eigen/Core>
+#include <string>
+#include <vector>
+
+#include "engine/arch/arch_spec.hpp"
+#include "engine/dist/strategy.hpp"
+#include "engine/graph/workload.hpp"
+#include "engine/search/split_space.hpp"
+#include "engine/train/training_result.hpp"
+
+namespace pathfinder {
+
+// The template's split as a search space: area and power of every component free in [0, 1];
+// perimeter free for the components the template gives die edge (memory, networks), fixed at 0
+// for the others.
+[[nodiscard]] SplitSpace template_split_space(const ArchTemplate& t);
+
+class DesignEvaluator {
+ public:
+  DesignEvaluator(ArchSpec spec, WorkloadSpec workload, int devices);
+  // Full result at a split (a point in the template's split layout).
+  [[nodiscard]] TrainingResult evaluate(const Eigen::VectorXd& split, const Strategy& s) const;
+  // Iteration time in seconds, +inf when infeasible.
+  [[nodiscard]] double time(const Eigen::VectorXd& split, const Strategy& s) const;
+  [[nodiscard]] const ArchSpec& spec() const { return spec_; }
+  [[nodiscard]] const WorkloadSpec& workload() const { return workload_; }
+  [[nodiscard]] int devices() const { return devices_; }
+
+ private:
+  ArchSpec spec_;
+  WorkloadSpec workload_;
+  int devices_;
+};
+
+struct RankedStrategy {
+  Strategy strategy;
+  TrainingResult result;
+};
+
+// Every valid strategy for the workload on the evaluator's devices (dist/strategy_enumeration),
+// timed on the design at `split`; feasible ones by iteration time (ties: enumeration order),
+// then the infeasible ones. `evaluated` receives how many were timed.
+[[nodiscard]] std::vector<RankedStrategy> rank_strategies(const DesignEvaluator& e,
+                                                          const Eigen::VectorXd& split,
+                                                          std::size_t* evaluated = nullptr);
+
+// d(iteration time)/d(resource) at a split for each component: seconds per extra mm² of die,
+// per W and per mm of perimeter (central differences of the split fractions, divided by the
+// budgets), and which budgets bind (their fractions sum to 1).
+struct Sensitivity {
+  std::string component;
+  double per_mm2 = 0.0, per_watt = 0.0, per_mm = 0.0;
+};
+struct Sensitivities {
+  std::vector<Sensitivity> components;
+  std::array<bool, 3> binds{};  // area, power, perimeter
+};
+[[nodiscard]] Sensitivities sensitivities(const DesignEvaluator& e, const SplitSpace& space,
+                                          const Eigen::VectorXd& split, const Strategy& s,
+                                          double step = 0.01);
+
+}  // namespace pathfinder

@@ -1,0 +1,98 @@
+// The search objective: a split's micro-architecture timed on a workload and strategy.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "engine/dist/strategy_enumeration.hpp"
+#include "engine/explore/design_evaluator.hpp"
+#include "engine/graph/workload_loader.hpp"
+#include "tests/train/train_fixtures.hpp"
+
+namespace pathfinder {
+namespace {
+
+DesignEvaluator gpt13b_on(int devices) {
+  const test::ShippedSystem& s = test::shipped_system("a100");
+  return DesignEvaluator(s.spec, load_workload(test::source_path("studies/workloads/gpt3_13b.yaml")).spec,
+                         devices);
+}
+
+Eigen::VectorXd template_point(const ArchSpec& spec) {
+  return ResourceSplit::from_template(spec.tmpl).values();
+}
+
+}  // namespace
+
+TEST_CASE("the template's split space frees area and power, and perimeter where used",
+          "[explore]") {
+  const ArchTemplate& t = test::shipped_system("a100").spec.tmpl;
+  const SplitSpace space = template_split_space(t);
+  // core, RF, L1, L2, main_memory, intra_package, inter_package; a100.yaml has no intra-package
+  // network, so its shares are fixed at 0.
+  REQUIRE(space.components() == 7);
+  CHECK(space.names()[0] == "core");
+  const int h = space.components();
+  CHECK(space.names()[5] == "intra_package");
+  CHECK(space.upper()[5] == 0.0);
+  CHECK(space.upper()[h + 5] == 0.0);
+  CHECK(space.upper()[2 * h + 0] == 0.0);  // the core has no perimeter share
+  CHECK(space.upper()[2 * h + 4] == 1.0);  // main memory has (0.35 in a100.yaml)
+  // The template's own split is a point of the space.
+  CHECK(space.contains(template_point(test::shipped_system("a100").spec)));
+}
+
+TEST_CASE("the objective at the template split is the training model's time", "[explore]") {
+  const DesignEvaluator e = gpt13b_on(8);
+  const Strategy s = parse_strategy("tp8-mb1-recompute=selective");
+  const TrainingResult r = e.evaluate(template_point(e.spec()), s);
+  REQUIRE(r.feasible);
+  const GptSpec w = std::get<GptSpec>(e.workload());
+  GptTraining direct = test::training_model("a100", w, 8);
+  CHECK(r.iteration_time == Approx(direct.evaluate(s).iteration_time));
+  CHECK(e.time(template_point(e.spec()), s) == Approx(r.iteration_time));
+}
+
+TEST_CASE("an infeasible design is +inf, not an exception", "[explore]") {
+  const DesignEvaluator e = gpt13b_on(8);
+  Eigen::VectorXd x = template_point(e.spec());
+  x[0] = 0.0;  // no core area: no MCUs
+  CHECK(std::isinf(e.time(x, parse_strategy("tp8-mb1"))));
+  CHECK_FALSE(e.evaluate(x, parse_strategy("tp8-mb1")).feasible);
+}
+
+TEST_CASE("strategies are ranked by iteration time, infeasible ones last", "[explore]") {
+  const DesignEvaluator e = gpt13b_on(8);
+  std::size_t n = 0;
+  const std::vector<RankedStrategy> ranked = rank_strategies(e, template_point(e.spec()), &n);
+  REQUIRE(n == enumerate_strategies(e.workload(), 8).size());
+  REQUIRE(ranked.front().result.feasible);
+  bool seen_infeasible = false;
+  for (std::size_t i = 1; i < ranked.size(); ++i) {
+    if (!ranked[i].result.feasible) {
+      seen_infeasible = true;
+      continue;
+    }
+    CHECK_FALSE(seen_infeasible);
+    CHECK(ranked[i].result.iteration_time >= ranked[i - 1].result.iteration_time);
+  }
+  std::printf("\nGPT-3 13B on 8 A100s: %zu strategies, best %s at %.3f s\n", n,
+              to_string(ranked.front().strategy).c_str(), ranked.front().result.iteration_time);
+}
+
+TEST_CASE("sensitivities: more core power speeds a compute-bound iteration", "[explore]") {
+  const DesignEvaluator e = gpt13b_on(8);
+  const SplitSpace space = template_split_space(e.spec().tmpl);
+  const Strategy s = parse_strategy("tp8-mb1-recompute=selective");
+  const Sensitivities d = sensitivities(e, space, template_point(e.spec()), s);
+  REQUIRE(d.components.size() == 7);
+  // The A100 core is power-bound (its frequency follows the power share): one more watt for
+  // the core lowers the iteration time.
+  CHECK(d.components[0].per_watt < 0.0);
+  std::printf("\nd(iteration)/d(resource) at the A100 split, GPT-3 13B tp8:\n");
+  for (const Sensitivity& c : d.components) {
+    std::printf("  %-14s %+.3e s/mm2 %+.3e s/W %+.3e s/mm\n", c.component.c_str(), c.per_mm2,
+                c.per_watt, c.per_mm);
+  }
+}
+
+}  // namespace pathfinder
