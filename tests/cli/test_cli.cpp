@@ -456,3 +456,22 @@ TEST_CASE("eval reads a strategy from YAML and reports its errors with the locat
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("search runs a study and writes its split and CSV", "[cli]") {
+  const fs::path out = scratch() / "small";
+  const Run r = run("search tests/data/studies/small_search.yaml --threads 1 --out '" +
+                    out.string() + "'");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("iteration: template split") != std::string::npos);
+  CHECK(slurp(out.string() + ".yaml").find("split:") != std::string::npos);
+  CHECK(slurp(out.string() + ".csv").find("strategy,iteration_s") == 0);
+  const Run bad = run("search tests/data/studies/bad_strategy.yaml");
+  CHECK(bad.code == 2);
+  const Run opt = run("search tests/data/studies/small_search.yaml --optimizer cobila");
+  CHECK(opt.code == 2);
+  CHECK(opt.err.find("did you mean \"cobyla\"") != std::string::npos);
+}
+
+}  // namespace pathfinder

@@ -1,0 +1,91 @@
+// pathfinder search STUDY.yaml [--optimizer pgd|cobyla|slsqp|direct|isres] [--starts S]
+//                              [--steps T] [--threads N] [--out PREFIX] [--techlib DIR]
+// Searches how a template's area, power and perimeter budgets are split (and, with
+// `strategy: search`, the parallelism) for the study's workload; prints the best split, its
+// iteration time against the template's own split, the sensitivities, and writes PREFIX.yaml
+// (a `split:` block) and PREFIX.csv (one row per strategy searched). Progress goes to stderr
+// when it is a terminal.
+#include <oneapi/tbb/global_control.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "engine/arch/template_loader.hpp"
+#include "engine/cli/commands.hpp"
+#include "engine/cli/load.hpp"
+#include "engine/explore/search_study.hpp"
+#include "engine/graph/workload_loader.hpp"
+
+namespace pathfinder::cli {
+namespace {
+
+// Written whole to a temporary name, then renamed: never half a file.
+void write_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    f << text;
+    if (!f) throw std::runtime_error("cannot write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot write " + path);
+}
+
+}  // namespace
+
+void add_search_command(CLI::App& app, int& exit_code) {
+  struct Options {
+    std::string study, optimizer, out, techlib;
+    int starts = 0, steps = 0, threads = 0;
+  };
+  auto opt = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "search", "Search the budget split (and the parallelism) of a study for its workload");
+  cmd->add_option("study", opt->study, "Search study YAML")->required();
+  cmd->add_option("--optimizer", opt->optimizer, "pgd, cobyla, slsqp, direct or isres");
+  cmd->add_option("--starts", opt->starts, "Restarts (S)")->check(CLI::PositiveNumber);
+  cmd->add_option("--steps", opt->steps, "Steps per restart (T)")->check(CLI::PositiveNumber);
+  cmd->add_option("--threads", opt->threads, "Worker threads (default: all cores)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--out", opt->out, "Write PREFIX.yaml and PREFIX.csv");
+  cmd->add_option("--techlib", opt->techlib, "Technology library directory");
+  cmd->callback([opt, &exit_code] {
+    SearchStudy study = load_search_study(opt->study);
+    if (!opt->optimizer.empty()) {
+      study.options.algorithm = search_algorithm_from(opt->optimizer, SourceLoc{"--optimizer", 0, 0, ""});
+    }
+    if (opt->starts > 0) study.options.restarts = opt->starts;
+    if (opt->steps > 0) study.options.steps = opt->steps;
+    std::optional<oneapi::tbb::global_control> threads;
+    if (opt->threads > 0) {
+      threads.emplace(oneapi::tbb::global_control::max_allowed_parallelism,
+                      static_cast<std::size_t>(opt->threads));
+    }
+    const TechLibrary lib = load_techlib_for(study.template_path, opt->techlib);
+    const ArchSpec spec = bind_template(lib, load_template(study.template_path));
+    const DesignEvaluator e(spec, load_workload(study.workload_path).spec, study.devices);
+    ProgressCallback progress;
+    if (isatty(fileno(stderr)) != 0) {
+      progress = [](const SearchProgress& p) {
+        std::fprintf(stderr, "\rstep %ld/%ld  best %.6g s   ", p.step, p.total, p.best_f);
+        std::fflush(stderr);
+      };
+    }
+    const StudyOutcome o = run_search_study(study, e, progress);
+    if (progress) std::fputs("\n", stderr);
+    std::fputs((study.name + " (" + spec.tmpl.name + ", " + std::to_string(study.devices) +
+                " devices)\n" + format_outcome(o, e))
+                   .c_str(),
+               stdout);
+    if (!opt->out.empty()) {
+      write_atomically(opt->out + ".yaml", outcome_yaml(o, e));
+      write_atomically(opt->out + ".csv", outcome_csv(o));
+    }
+    exit_code = 0;
+  });
+}
+
+}  // namespace pathfinder::cli

@@ -1,0 +1,154 @@
+#include "engine/explore/search_study.hpp"
+
+#include <filesystem>
+
+#include "engine/config/node.hpp"
+#include "engine/core/format.hpp"
+
+namespace pathfinder {
+namespace {
+
+std::string beside(const std::string& study, const std::string& relative) {
+  return (std::filesystem::path(study).parent_path() / relative).lexically_normal().string();
+}
+
+// A strategy string's problems, located at the study's `strategy:` value.
+Strategy located_strategy(const ConfigNode& root) {
+  try {
+    return parse_strategy(root.require<std::string>("strategy"));
+  } catch (const ConfigError& e) {
+    throw root.error_at("strategy", e.diagnostics().front().message);
+  }
+}
+
+SearchOptions read_options(const ConfigNode& n) {
+  SearchOptions o;
+  if (n.has("optimizer")) {
+    o.algorithm = search_algorithm_from(n.require<std::string>("optimizer"), n.loc_of("optimizer"));
+  }
+  o.restarts = n.get_or<int>("restarts", o.restarts);
+  o.steps = n.get_or<int>("steps", o.steps);
+  o.learning_rate = n.get_or<double>("learning_rate", o.learning_rate);
+  o.momentum = n.get_or<double>("momentum", o.momentum);
+  o.fd_step = n.get_or<double>("fd_step", o.fd_step);
+  o.seed = static_cast<std::uint64_t>(n.get_or<std::int64_t>("seed", 1));
+  n.finish();
+  return o;
+}
+
+}  // namespace
+
+SearchStudy load_search_study(const std::string& path) {
+  const ConfigNode root = ConfigNode::load_file(path);
+  SearchStudy s;
+  s.file = path;
+  s.name = root.require<std::string>("name");
+  (void)root.optional<std::string>("question");
+  s.template_path = beside(path, root.require<std::string>("template"));
+  s.workload_path = beside(path, root.require<std::string>("workload"));
+  s.devices = root.require_positive<int>("devices");
+  if (root.get_or<std::string>("strategy", "search") != "search") s.strategy = located_strategy(root);
+  s.shortlist = root.optional_positive<int>("shortlist").value_or(3);
+  if (auto n = root.optional_child("search")) s.options = read_options(*n);
+  root.finish();
+  s.options.validate();
+  return s;
+}
+
+StudyOutcome run_search_study(const SearchStudy& study, const DesignEvaluator& e,
+                              const ProgressCallback& progress) {
+  StudyOutcome o;
+  o.template_split = ResourceSplit::from_template(e.spec().tmpl).values();
+  const SplitSpace space = template_split_space(e.spec().tmpl);
+  std::vector<Strategy> candidates;
+  if (study.strategy) {
+    candidates.push_back(*study.strategy);
+    o.at_template = e.evaluate(o.template_split, *study.strategy);
+    o.strategies_ranked = 1;
+  } else {
+    const std::vector<RankedStrategy> ranked =
+        rank_strategies(e, o.template_split, &o.strategies_ranked);
+    for (const RankedStrategy& r : ranked) {
+      if (!r.result.feasible || static_cast<int>(candidates.size()) >= study.shortlist) break;
+      candidates.push_back(r.strategy);
+    }
+    if (!ranked.empty()) o.at_template = ranked.front().result;
+  }
+  // Each candidate's split search starts from the template's split (restart 0).
+  for (const Strategy& s : candidates) {
+    SearchOptions opt = study.options;
+    opt.initial = o.template_split;
+    const Objective f = [&e, s](const Eigen::VectorXd& x) { return e.time(x, s); };
+    o.tried.push_back({s, minimize(f, space, opt, progress)});
+  }
+  const StrategyOutcome* win = nullptr;
+  for (const StrategyOutcome& t : o.tried) {
+    if (t.search.feasible() && (win == nullptr || t.search.f < win->search.f)) win = &t;
+  }
+  if (win == nullptr) return o;
+  o.strategy = win->strategy;
+  o.search = win->search;
+  o.best = e.evaluate(win->search.x, win->strategy);
+  o.sensitivities = sensitivities(e, space, win->search.x, win->strategy);
+  return o;
+}
+
+std::string format_outcome(const StudyOutcome& o, const DesignEvaluator& e) {
+  const ArchTemplate& t = e.spec().tmpl;
+  std::string out;
+  if (!o.search.feasible()) {
+    return "no feasible design: " + (o.at_template.reason.empty() ? std::string("every search failed")
+                                                                  : o.at_template.reason) + "\n";
+  }
+  const double t0 = o.at_template.iteration_time, t1 = o.best.iteration_time;
+  out += printf_string("strategy %s (%zu ranked, %zu split-searched)\n",
+                       to_string(o.strategy).c_str(), o.strategies_ranked, o.tried.size());
+  out += printf_string("iteration: template split %s -> searched split %s (%.2fx), MFU %.1f%%\n\n",
+                       format_seconds(t0).c_str(), format_seconds(t1).c_str(),
+                       t1 > 0 && o.at_template.feasible ? t0 / t1 : 0.0, 100.0 * o.best.mfu);
+  out += printf_string("%-14s %15s %15s %15s %11s %11s %11s\n", "component", "area", "power",
+                       "perimeter", "s per mm2", "s per W", "s per mm");
+  const int h = static_cast<int>(t.split.size());
+  for (int i = 0; i < h; ++i) {
+    const auto frac = [&](int b) {
+      return printf_string("%.3f->%.3f", o.template_split[b * h + i], o.search.x[b * h + i]);
+    };
+    const Sensitivity& s = o.sensitivities.components[static_cast<std::size_t>(i)];
+    out += printf_string("%-14s %15s %15s %15s %+11.3g %+11.3g %+11.3g\n",
+                         t.split[static_cast<std::size_t>(i)].name.c_str(), frac(0).c_str(),
+                         frac(1).c_str(), frac(2).c_str(), s.per_mm2, s.per_watt, s.per_mm);
+  }
+  const auto& b = o.sensitivities.binds;
+  out += printf_string("\nbinding budgets: area %s, power %s, perimeter %s\n", b[0] ? "yes" : "no",
+                       b[1] ? "yes" : "no", b[2] ? "yes" : "no");
+  for (const StrategyOutcome& s : o.tried) {
+    out += to_string(s.strategy) + ": " + s.search.brief_report() + "\n";
+  }
+  return out;
+}
+
+std::string outcome_yaml(const StudyOutcome& o, const DesignEvaluator& e) {
+  const ArchTemplate& t = e.spec().tmpl;
+  const int h = static_cast<int>(t.split.size());
+  std::string out = printf_string("# searched split for %s; strategy %s; iteration %.6g s "
+                                  "(template split %.6g s)\nsplit:\n",
+                                  t.name.c_str(), to_string(o.strategy).c_str(),
+                                  o.best.iteration_time, o.at_template.iteration_time);
+  for (int i = 0; o.search.feasible() && i < h; ++i) {
+    out += printf_string("  %s: {area: %.5f, power: %.5f, perimeter: %.5f}\n",
+                         t.split[static_cast<std::size_t>(i)].name.c_str(), o.search.x[i],
+                         o.search.x[h + i], o.search.x[2 * h + i]);
+  }
+  return out;
+}
+
+std::string outcome_csv(const StudyOutcome& o) {
+  std::string out = "strategy,iteration_s,best_restart,evaluations,steps\n";
+  for (const StrategyOutcome& s : o.tried) {
+    out += printf_string("%s,%.9g,%d,%ld,%ld\n", to_string(s.strategy).c_str(), s.search.f,
+                         s.search.best_restart, s.search.evaluations, s.search.steps);
+  }
+  return out;
+}
+
+}  // namespace pathfinder

@@ -1,0 +1,63 @@
+// A search study file (issue 5): which template, workload and devices, a fixed strategy or a
+// strategy search, and the optimizer's options. Paths are relative to the study file.
+//
+//   name: gpt3-13b-on-64-a100
+//   template: ../templates/a100.yaml
+//   workload: workloads/gpt3_13b.yaml
+//   devices: 64
+//   strategy: tp8-pp2-dp4-mb1        # or "search": rank every strategy, optimize the best few
+//   shortlist: 3                      # with "search": how many strategies get a split search
+//   search: {optimizer: pgd, restarts: 10, steps: 100, learning_rate: 1, seed: 1}
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/dist/strategy.hpp"
+#include "engine/explore/design_evaluator.hpp"
+#include "engine/search/search.hpp"
+#include "engine/techlib/tech_library.hpp"
+
+namespace pathfinder {
+
+struct SearchStudy {
+  std::string name;
+  std::string file;
+  std::string template_path;  // resolved against the study's folder
+  std::string workload_path;
+  int devices = 1;
+  std::optional<Strategy> strategy;  // none: search the strategies too
+  int shortlist = 3;
+  SearchOptions options;
+};
+
+// Strict: unknown keys, wrong types, a bad strategy or bad options are ConfigErrors with
+// file:line:col.
+[[nodiscard]] SearchStudy load_search_study(const std::string& path);
+
+struct StrategyOutcome {
+  Strategy strategy;
+  SearchResult search;
+};
+
+struct StudyOutcome {
+  Eigen::VectorXd template_split;
+  TrainingResult at_template;   // the best strategy on the template's own split
+  Strategy strategy;            // the winner
+  SearchResult search;          // its split search
+  TrainingResult best;          // at the searched split
+  Sensitivities sensitivities;  // at the searched split
+  std::vector<StrategyOutcome> tried;
+  std::size_t strategies_ranked = 0;
+};
+
+[[nodiscard]] StudyOutcome run_search_study(const SearchStudy& study, const DesignEvaluator& e,
+                                            const ProgressCallback& progress = {});
+
+// Human table, and the YAML a template's `split:` can take (with the results as comments).
+[[nodiscard]] std::string format_outcome(const StudyOutcome& o, const DesignEvaluator& e);
+[[nodiscard]] std::string outcome_yaml(const StudyOutcome& o, const DesignEvaluator& e);
+[[nodiscard]] std::string outcome_csv(const StudyOutcome& o);
+
+}  // namespace pathfinder

@@ -1,0 +1,46 @@
+// Search studies: the file, the run, and its outputs.
+#include <catch2/catch.hpp>
+
+#include "engine/explore/search_study.hpp"
+#include "engine/graph/workload_loader.hpp"
+#include "tests/train/train_fixtures.hpp"
+
+namespace pathfinder {
+
+TEST_CASE("a search study file resolves paths beside it and checks every value",
+          "[explore][config-error]") {
+  const SearchStudy s = load_search_study(test::source_path("tests/data/studies/small_search.yaml"));
+  CHECK(s.name == "small");
+  CHECK(s.template_path == test::source_path("templates/a100.yaml"));
+  CHECK_FALSE(s.strategy.has_value());  // "search"
+  CHECK(s.shortlist == 2);
+  CHECK(s.options.restarts == 2);
+  CHECK(s.options.steps == 4);
+  const std::string bad = test::source_path("tests/data/studies/bad_strategy.yaml");
+  CHECK(test::error_of([&] { (void)load_search_study(bad); })
+            .find(bad + ":5:11: error: strategy: ") == 0);
+  CHECK(test::error_of([&] { (void)load_search_study(bad); }).find("did you mean \"selective\"") !=
+        std::string::npos);
+  const std::string unk = test::source_path("tests/data/studies/unknown_key.yaml");
+  CHECK(test::error_of([&] { (void)load_search_study(unk); }).find("restrats") !=
+        std::string::npos);
+}
+
+TEST_CASE("a search study ranks strategies and never ends worse than the template split",
+          "[explore]") {
+  const SearchStudy s = load_search_study(test::source_path("tests/data/studies/small_search.yaml"));
+  const ArchSpec spec = test::shipped_system("a100").spec;
+  const DesignEvaluator e(spec, load_workload(s.workload_path).spec, s.devices);
+  const StudyOutcome o = run_search_study(s, e);
+  REQUIRE(o.search.feasible());
+  CHECK(o.tried.size() == 2);
+  CHECK(o.strategies_ranked > 2);
+  // Restart 0 starts at the template's split and PGD only accepts improving steps.
+  CHECK(o.best.iteration_time <= o.at_template.iteration_time * (1.0 + 1e-12));
+  CHECK(o.best.iteration_time == Approx(o.search.f));
+  const std::string yaml = outcome_yaml(o, e);
+  CHECK(yaml.find("split:\n  core: {area: ") != std::string::npos);
+  CHECK(outcome_csv(o).find("strategy,iteration_s") == 0);
+}
+
+}  // namespace pathfinder
