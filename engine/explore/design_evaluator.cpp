@@ -5,6 +5,10 @@
 #include <limits>
 #include <variant>
 
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/enumerable_thread_specific.h>
+#include <oneapi/tbb/parallel_for.h>
+
 #include "engine/arch/generator.hpp"
 #include "engine/dist/strategy_enumeration.hpp"
 #include "engine/perf/perf_machine.hpp"
@@ -113,8 +117,19 @@ std::vector<RankedStrategy> rank_strategies(const DesignEvaluator& e,
   if (!a.feasible) {
     for (const Strategy& s : all) out.push_back({s, infeasible(s, a.infeasible_reason)});
   } else {
-    Model m(e.spec(), a, e.workload(), e.devices());
-    for (const Strategy& s : all) out.push_back({s, m.evaluate(s)});
+    // One model per worker thread (its memo is not shared); each strategy's result lands in
+    // its own slot, so the ranking is the same for any thread count.
+    out.resize(all.size());
+    oneapi::tbb::enumerable_thread_specific<std::optional<Model>> models;
+    oneapi::tbb::parallel_for(
+        oneapi::tbb::blocked_range<std::size_t>(0, all.size(), 256),
+        [&](const oneapi::tbb::blocked_range<std::size_t>& range) {
+          std::optional<Model>& m = models.local();
+          if (!m) m.emplace(e.spec(), a, e.workload(), e.devices());
+          for (std::size_t i = range.begin(); i != range.end(); ++i) {
+            out[i] = {all[i], m->evaluate(all[i])};
+          }
+        });
   }
   if (evaluated != nullptr) *evaluated = out.size();
   std::stable_sort(out.begin(), out.end(), [](const RankedStrategy& x, const RankedStrategy& y) {
