@@ -173,11 +173,14 @@ void check_lstm(const Strategy& s, const LstmSpec& w, Sink& k) {
       }
     }
   }
+  // The same divisibility the partitioned graph needs (engine/graph/lstm_graph.cpp).
   if (s.split == KernelSplit::kRowColumn) {
-    multiple(k, "4 x hidden", 4 * w.hidden, "kp2", s.tp2, " (RC splits the gate columns)");
+    multiple(k, "hidden", w.hidden, "kp1", s.tp, " (RC splits the weight-gradient rows)");
+    multiple(k, "hidden", w.hidden, "kp2", s.tp2, " (RC splits the gate columns)");
     multiple(k, "vocabulary", w.vocabulary, "kp2", s.tp2, " (RC splits the softmax columns)");
   } else if (s.split == KernelSplit::kColumnRow) {
     multiple(k, "hidden", w.hidden, "kp1", s.tp, " (CR splits the inner dimension)");
+    multiple(k, "vocabulary", w.vocabulary, "kp1", s.tp, " (CR splits the embedding rows)");
   }
   if (s.pp > 2) {
     const I64 stages = s.pp - 2;

@@ -39,14 +39,15 @@ TrainingResult infeasible(const Strategy& s, std::string reason) {
 // One model of the workload on one micro-architecture, reused across strategies.
 class Model {
  public:
-  Model(const ArchSpec& spec, const MicroArch& a, const WorkloadSpec& w, int devices)
+  Model(const ArchSpec& spec, const MicroArch& a, const WorkloadSpec& w, int devices,
+        const TrainingOptions& o)
       : machine_(make_perf_machine(spec, a)),
         system_(make_system_graph(spec, a, devices)),
         peak_(a.core.peak.si()) {
     if (const auto* g = std::get_if<GptSpec>(&w)) {
-      gpt_.emplace(*g, machine_, system_, peak_);
+      gpt_.emplace(*g, machine_, system_, peak_, o);
     } else if (const auto* l = std::get_if<LstmSpec>(&w)) {
-      lstm_.emplace(*l, machine_, system_, peak_);
+      lstm_.emplace(*l, machine_, system_, peak_, o);
     } else {
       gemm_ = std::get<GemmSpec>(w);
     }
@@ -92,13 +93,17 @@ SplitSpace template_split_space(const ArchTemplate& t) {
   return SplitSpace(h, lo, hi, names);
 }
 
-DesignEvaluator::DesignEvaluator(ArchSpec spec, WorkloadSpec workload, int devices)
-    : spec_(std::move(spec)), workload_(std::move(workload)), devices_(devices) {}
+DesignEvaluator::DesignEvaluator(ArchSpec spec, WorkloadSpec workload, int devices,
+                                 TrainingOptions options)
+    : spec_(std::move(spec)),
+      workload_(std::move(workload)),
+      devices_(devices),
+      options_(options) {}
 
 TrainingResult DesignEvaluator::evaluate(const Eigen::VectorXd& split, const Strategy& s) const {
   const MicroArch a = generate_micro_arch(spec_, split_of(split));
   if (!a.feasible) return infeasible(s, a.infeasible_reason);
-  Model m(spec_, a, workload_, devices_);
+  Model m(spec_, a, workload_, devices_, options_);
   return m.evaluate(s);
 }
 
@@ -125,7 +130,7 @@ std::vector<RankedStrategy> rank_strategies(const DesignEvaluator& e,
         oneapi::tbb::blocked_range<std::size_t>(0, all.size(), 256),
         [&](const oneapi::tbb::blocked_range<std::size_t>& range) {
           std::optional<Model>& m = models.local();
-          if (!m) m.emplace(e.spec(), a, e.workload(), e.devices());
+          if (!m) m.emplace(e.spec(), a, e.workload(), e.devices(), e.options());
           for (std::size_t i = range.begin(); i != range.end(); ++i) {
             out[i] = {all[i], m->evaluate(all[i])};
           }

@@ -13,6 +13,7 @@
 #include "engine/dist/strategy.hpp"
 #include "engine/graph/workload.hpp"
 #include "engine/search/split_space.hpp"
+#include "engine/train/gpt_training.hpp"
 #include "engine/train/training_result.hpp"
 
 namespace pathfinder {
@@ -24,7 +25,8 @@ namespace pathfinder {
 
 class DesignEvaluator {
  public:
-  DesignEvaluator(ArchSpec spec, WorkloadSpec workload, int devices);
+  DesignEvaluator(ArchSpec spec, WorkloadSpec workload, int devices,
+                  TrainingOptions options = {});
   // Full result at a split (a point in the template's split layout).
   [[nodiscard]] TrainingResult evaluate(const Eigen::VectorXd& split, const Strategy& s) const;
   // Iteration time in seconds, +inf when infeasible.
@@ -32,11 +34,13 @@ class DesignEvaluator {
   [[nodiscard]] const ArchSpec& spec() const { return spec_; }
   [[nodiscard]] const WorkloadSpec& workload() const { return workload_; }
   [[nodiscard]] int devices() const { return devices_; }
+  [[nodiscard]] const TrainingOptions& options() const { return options_; }
 
  private:
   ArchSpec spec_;
   WorkloadSpec workload_;
   int devices_;
+  TrainingOptions options_;
 };
 
 struct RankedStrategy {

@@ -100,7 +100,7 @@ TrainingResult GptTraining::evaluate(const Strategy& s) {
   r.memory_capacity = timer_.machine().main_memory.capacity;
   r.model_flops = megatron_flops(spec_);
   r.micro_batches = spec_.global_batch / (static_cast<std::int64_t>(s.dp) * s.micro_batch);
-  if (r.memory.total().si() > r.memory_capacity) {
+  if (options_.check_memory && r.memory.total().si() > r.memory_capacity) {
     r.feasible = false;
     r.reason = "needs " + std::to_string(r.memory.total().si() / 1e9) + " GB per device (stage " +
                std::to_string(r.memory.stage) + "), has " +

@@ -32,6 +32,10 @@ struct TrainingOptions {
   // Fraction of tensor-parallel collectives hidden behind the GEMMs they feed (decomposed,
   // asynchronous tensor parallelism); Megatron-LM as measured by Korthikanti et al.: 0.
   double tensor_comm_overlap = 0.0;
+  // Report a strategy that does not fit in main memory as infeasible (default). Off: time it
+  // anyway, as the DeepFlow reference does (it only prints the overflow) -- for reproducing
+  // the paper's comparisons, never for recommendations.
+  bool check_memory = true;
 };
 
 class GptTraining {

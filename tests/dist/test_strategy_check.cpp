@@ -113,15 +113,18 @@ TEST_CASE("LSTM rules: DeepFlow's kernel splits and stages", "[dist][config-erro
   const WorkloadSpec lm = shipped_workload("lstm_lm");
   CHECK(problems("RC-3-3-d7-p4", lm, 252) ==
         Lines{"batch = 16384 is not a multiple of dp = 7",
-              "4 x hidden = 65536 is not a multiple of kp2 = 3 (RC splits the gate columns)",
+              "hidden = 16384 is not a multiple of kp1 = 3 (RC splits the weight-gradient rows)",
+              "hidden = 16384 is not a multiple of kp2 = 3 (RC splits the gate columns)",
               "vocabulary = 800000 is not a multiple of kp2 = 3 (RC splits the softmax columns)"});
   CHECK(problems("RC-3-1-d1-p1", lm, 3) ==
-        Lines{"batch / dp = 16384 is not a multiple of kp1 = 3 (RC splits the rows)"});
+        Lines{"batch / dp = 16384 is not a multiple of kp1 = 3 (RC splits the rows)",
+              "hidden = 16384 is not a multiple of kp1 = 3 (RC splits the weight-gradient rows)"});
   CHECK(problems("RC-4-1-d1-p1-mb6", lm, 4) ==
         Lines{"batch / dp = 16384 is not a multiple of mb = 6",
               "mb = 6 is not a multiple of kp1 = 4 (RC splits the rows)"});
   CHECK(problems("CR-3-d1-p1", lm, 3) ==
-        Lines{"hidden = 16384 is not a multiple of kp1 = 3 (CR splits the inner dimension)"});
+        Lines{"hidden = 16384 is not a multiple of kp1 = 3 (CR splits the inner dimension)",
+              "vocabulary = 800000 is not a multiple of kp1 = 3 (CR splits the embedding rows)"});
   // pp 5: the embedding and softmax take a stage each, 3 stages for 2 layers.
   CHECK(problems("RC-1-1-d1-p5", lm, 5) ==
         Lines{"layers = 2 is not a multiple of pp - 2 = 3 (with pp > 2 the embedding and the "
