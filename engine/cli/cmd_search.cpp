@@ -14,6 +14,8 @@
 #include <optional>
 #include <string>
 
+#include "engine/arch/generator.hpp"
+#include "engine/arch/micro_arch_report.hpp"
 #include "engine/arch/template_loader.hpp"
 #include "engine/cli/commands.hpp"
 #include "engine/cli/load.hpp"
@@ -76,10 +78,14 @@ void add_search_command(CLI::App& app, int& exit_code) {
     }
     const StudyOutcome o = run_search_study(study, e, progress);
     if (progress) std::fputs("\n", stderr);
-    std::fputs((study.name + " (" + spec.tmpl.name + ", " + std::to_string(study.devices) +
-                " devices)\n" + format_outcome(o, e))
-                   .c_str(),
-               stdout);
+    std::string text = study.name + " (" + spec.tmpl.name + ", " + std::to_string(study.devices) +
+                       " devices)\n" + format_outcome(o, e);
+    if (o.search.feasible()) {  // the micro-architecture the searched split builds
+      ResourceSplit split(static_cast<int>(spec.tmpl.split.size()));
+      split.values() = o.search.x;
+      text += "\n" + format_table(generate_micro_arch(spec, split));
+    }
+    std::fputs(text.c_str(), stdout);
     if (!opt->out.empty()) {
       write_atomically(opt->out + ".yaml", outcome_yaml(o, e));
       write_atomically(opt->out + ".csv", outcome_csv(o));

@@ -1,6 +1,8 @@
 #include "engine/explore/search_study.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <limits>
 
 #include "engine/config/node.hpp"
 #include "engine/core/format.hpp"
@@ -74,22 +76,31 @@ StudyOutcome run_search_study(const SearchStudy& study, const DesignEvaluator& e
     }
     if (!ranked.empty()) o.at_template = ranked.front().result;
   }
-  // Each candidate's split search starts from the template's split (restart 0).
+  // Joint search: at every hardware point the best of the shortlisted strategies (one
+  // strategy when the study fixes it), so the split and the parallelism are chosen together.
+  // Restart 0 starts at the template's split.
+  SearchOptions opt = study.options;
+  opt.initial = o.template_split;
+  const Objective f = [&e, &candidates](const Eigen::VectorXd& x) {
+    double best = std::numeric_limits<double>::infinity();
+    for (const Strategy& s : candidates) best = std::min(best, e.time(x, s));
+    return best;
+  };
+  if (candidates.empty()) return o;
+  o.search = minimize(f, space, opt, progress);
+  if (!o.search.feasible()) return o;
+  // The strategy that wins at the searched split.
+  double best = std::numeric_limits<double>::infinity();
   for (const Strategy& s : candidates) {
-    SearchOptions opt = study.options;
-    opt.initial = o.template_split;
-    const Objective f = [&e, s](const Eigen::VectorXd& x) { return e.time(x, s); };
-    o.tried.push_back({s, minimize(f, space, opt, progress)});
+    const TrainingResult r = e.evaluate(o.search.x, s);
+    o.tried.push_back({s, r});
+    if (r.feasible && r.iteration_time < best) {
+      best = r.iteration_time;
+      o.strategy = s;
+      o.best = r;
+    }
   }
-  const StrategyOutcome* win = nullptr;
-  for (const StrategyOutcome& t : o.tried) {
-    if (t.search.feasible() && (win == nullptr || t.search.f < win->search.f)) win = &t;
-  }
-  if (win == nullptr) return o;
-  o.strategy = win->strategy;
-  o.search = win->search;
-  o.best = e.evaluate(win->search.x, win->strategy);
-  o.sensitivities = sensitivities(e, space, win->search.x, win->strategy);
+  o.sensitivities = sensitivities(e, space, o.search.x, o.strategy);
   return o;
 }
 
@@ -101,7 +112,7 @@ std::string format_outcome(const StudyOutcome& o, const DesignEvaluator& e) {
                                                                   : o.at_template.reason) + "\n";
   }
   const double t0 = o.at_template.iteration_time, t1 = o.best.iteration_time;
-  out += printf_string("strategy %s (%zu ranked, %zu split-searched)\n",
+  out += printf_string("strategy %s (%zu ranked, best %zu searched jointly with the split)\n",
                        to_string(o.strategy).c_str(), o.strategies_ranked, o.tried.size());
   out += printf_string("iteration: template split %s -> searched split %s (%.2fx), MFU %.1f%%\n\n",
                        format_seconds(t0).c_str(), format_seconds(t1).c_str(),
@@ -121,8 +132,11 @@ std::string format_outcome(const StudyOutcome& o, const DesignEvaluator& e) {
   const auto& b = o.sensitivities.binds;
   out += printf_string("\nbinding budgets: area %s, power %s, perimeter %s\n", b[0] ? "yes" : "no",
                        b[1] ? "yes" : "no", b[2] ? "yes" : "no");
+  out += o.search.brief_report() + "\n";
   for (const StrategyOutcome& s : o.tried) {
-    out += to_string(s.strategy) + ": " + s.search.brief_report() + "\n";
+    out += printf_string("  at the searched split: %-48s %s\n", to_string(s.strategy).c_str(),
+                         s.result.feasible ? format_seconds(s.result.iteration_time).c_str()
+                                           : ("infeasible: " + s.result.reason).c_str());
   }
   return out;
 }
@@ -143,10 +157,10 @@ std::string outcome_yaml(const StudyOutcome& o, const DesignEvaluator& e) {
 }
 
 std::string outcome_csv(const StudyOutcome& o) {
-  std::string out = "strategy,iteration_s,best_restart,evaluations,steps\n";
+  std::string out = "strategy,feasible,iteration_s,mfu\n";
   for (const StrategyOutcome& s : o.tried) {
-    out += printf_string("%s,%.9g,%d,%ld,%ld\n", to_string(s.strategy).c_str(), s.search.f,
-                         s.search.best_restart, s.search.evaluations, s.search.steps);
+    out += printf_string("%s,%d,%.9g,%.6g\n", to_string(s.strategy).c_str(),
+                         s.result.feasible ? 1 : 0, s.result.iteration_time, s.result.mfu);
   }
   return out;
 }

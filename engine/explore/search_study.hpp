@@ -5,8 +5,9 @@
 //   template: ../templates/a100.yaml
 //   workload: workloads/gpt3_13b.yaml
 //   devices: 64
-//   strategy: tp8-pp2-dp4-mb1        # or "search": rank every strategy, optimize the best few
-//   shortlist: 3                      # with "search": how many strategies get a split search
+//   strategy: tp8-pp2-dp4-mb1        # or "search": rank every strategy on the template's split,
+//   shortlist: 3                      # keep the best few; the split search takes the best of
+//                                     # them at every point (joint search)
 //   search: {optimizer: pgd, restarts: 10, steps: 100, learning_rate: 1, seed: 1}
 #pragma once
 
@@ -38,14 +39,14 @@ struct SearchStudy {
 
 struct StrategyOutcome {
   Strategy strategy;
-  SearchResult search;
+  TrainingResult result;  // at the searched split
 };
 
 struct StudyOutcome {
   Eigen::VectorXd template_split;
   TrainingResult at_template;   // the best strategy on the template's own split
-  Strategy strategy;            // the winner
-  SearchResult search;          // its split search
+  Strategy strategy;            // the winner at the searched split
+  SearchResult search;          // the joint split search (best of the shortlist per point)
   TrainingResult best;          // at the searched split
   Sensitivities sensitivities;  // at the searched split
   std::vector<StrategyOutcome> tried;

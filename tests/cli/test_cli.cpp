@@ -466,7 +466,7 @@ TEST_CASE("search runs a study and writes its split and CSV", "[cli]") {
   REQUIRE(r.code == 0);
   CHECK(r.out.find("iteration: template split") != std::string::npos);
   CHECK(slurp(out.string() + ".yaml").find("split:") != std::string::npos);
-  CHECK(slurp(out.string() + ".csv").find("strategy,iteration_s") == 0);
+  CHECK(slurp(out.string() + ".csv").find("strategy,feasible,iteration_s") == 0);
   const Run bad = run("search tests/data/studies/bad_strategy.yaml");
   CHECK(bad.code == 2);
   const Run opt = run("search tests/data/studies/small_search.yaml --optimizer cobila");

@@ -1,6 +1,8 @@
 // Search studies: the file, the run, and its outputs.
 #include <catch2/catch.hpp>
 
+#include <oneapi/tbb/global_control.h>
+
 #include "engine/explore/search_study.hpp"
 #include "engine/graph/workload_loader.hpp"
 #include "tests/train/train_fixtures.hpp"
@@ -40,7 +42,21 @@ TEST_CASE("a search study ranks strategies and never ends worse than the templat
   CHECK(o.best.iteration_time == Approx(o.search.f));
   const std::string yaml = outcome_yaml(o, e);
   CHECK(yaml.find("split:\n  core: {area: ") != std::string::npos);
-  CHECK(outcome_csv(o).find("strategy,iteration_s") == 0);
+  CHECK(outcome_csv(o).find("strategy,feasible,iteration_s") == 0);
+}
+
+TEST_CASE("a search study gives the same answer with 1 and 2 threads", "[explore]") {
+  const SearchStudy s = load_search_study(test::source_path("tests/data/studies/small_search.yaml"));
+  const ArchSpec spec = test::shipped_system("a100").spec;
+  const DesignEvaluator e(spec, load_workload(s.workload_path).spec, s.devices);
+  const auto run_with = [&](std::size_t threads) {
+    oneapi::tbb::global_control c(oneapi::tbb::global_control::max_allowed_parallelism, threads);
+    return run_search_study(s, e);
+  };
+  const StudyOutcome one = run_with(1), two = run_with(2);
+  CHECK(one.search.f == two.search.f);  // bit for bit
+  CHECK(one.search.x == two.search.x);
+  CHECK(to_string(one.strategy) == to_string(two.strategy));
 }
 
 }  // namespace pathfinder
