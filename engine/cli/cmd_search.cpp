@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -27,6 +28,8 @@ namespace {
 
 // Written whole to a temporary name, then renamed: never half a file.
 void write_atomically(const std::string& path, const std::string& text) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary);
