@@ -71,7 +71,10 @@ void add_search_command(CLI::App& app, int& exit_code) {
     }
     const TechLibrary lib = load_techlib_for(study.template_path, opt->techlib);
     const ArchSpec spec = bind_template(lib, load_template(study.template_path));
-    const DesignEvaluator e(spec, load_workload(study.workload_path).spec, study.devices);
+    TrainingOptions training;
+    training.check_memory = study.check_memory;
+    const DesignEvaluator e(spec, load_workload(study.workload_path).spec, study.devices,
+                            training);
     ProgressCallback progress;
     if (isatty(fileno(stderr)) != 0) {
       progress = [](const SearchProgress& p) {

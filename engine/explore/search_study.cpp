@@ -51,6 +51,7 @@ SearchStudy load_search_study(const std::string& path) {
   s.devices = root.require_positive<int>("devices");
   if (root.get_or<std::string>("strategy", "search") != "search") s.strategy = located_strategy(root);
   s.shortlist = root.optional_positive<int>("shortlist").value_or(3);
+  s.check_memory = root.get_or<bool>("check_memory", true);
   if (auto n = root.optional_child("search")) s.options = read_options(*n);
   root.finish();
   s.options.validate();
