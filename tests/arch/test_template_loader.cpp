@@ -202,6 +202,15 @@ TEST_CASE("host, vector ratio and memory utilization errors are exact", "[arch][
   CHECK(patched_error(mcus, mcus + "  vector_throughput_ratio: 1.2\n") ==
         "patched.yaml:10:28: error: core.vector_throughput_ratio: expected a fraction in (0, 1], "
         "got \"1.2\"");
+  CHECK(patched_error(mcus, mcus + "  sustained_fraction: 0\n") ==
+        "patched.yaml:10:23: error: core.sustained_fraction: expected a fraction in (0, 1], "
+        "got \"0\"");
+  CHECK(patched_error(main_tech, main_tech + "    stream_utilization: 1.1\n") ==
+        "patched.yaml:16:25: error: memory.main.stream_utilization: expected a fraction in "
+        "(0, 1], got \"1.1\"");
+  CHECK(patched_error(split_end, split_end + "host:\n  training_dispatch: -80 us\n") ==
+        "patched.yaml:32:22: error: host.training_dispatch: expected a non-negative time, got "
+        "\"-80 us\"");
 }
 
 TEST_CASE("template parse errors are exact and located", "[arch][config-error]") {
