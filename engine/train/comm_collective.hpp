@@ -1,8 +1,12 @@
-// The system model's collective for a graph's communication kind.
+// How the training models time a partitioned graph's communication on the system.
 #pragma once
 
+#include <array>
+
+#include "engine/core/error.hpp"
 #include "engine/graph/compute_graph.hpp"
 #include "engine/system/collectives.hpp"
+#include "engine/train/stage_times.hpp"
 
 namespace pathfinder {
 
@@ -15,5 +19,20 @@ namespace pathfinder {
   }
   return Collective::kAllReduce;
 }
+
+// Collectives timed on the placement of their parallel group: one placement per CommGroup
+// (tensor, tensor columns, pipeline, data), null for a group the model does not form.
+class PlacedComm final : public CommTimes {
+ public:
+  explicit PlacedComm(std::array<const GroupPlacement*, 4> groups) : groups_(groups) {}
+  [[nodiscard]] double time(const Communication& c) const override {
+    const GroupPlacement* g = groups_[static_cast<std::size_t>(c.group)];
+    PF_ASSERT(g != nullptr);
+    return collective_time(*g, collective_of(c.kind), c.bytes.si());
+  }
+
+ private:
+  std::array<const GroupPlacement*, 4> groups_;
+};
 
 }  // namespace pathfinder

@@ -8,22 +8,6 @@
 #include "engine/train/stage_times.hpp"
 
 namespace pathfinder {
-namespace {
-
-class KernelGroups final : public CommTimes {
- public:
-  explicit KernelGroups(const Mapping& m) : m_(m) {}
-  [[nodiscard]] double time(const Communication& c) const override {
-    const std::size_t g = c.group == CommGroup::kTensorColumns ? 1 : 0;
-    return collective_time(m_.groups[g], collective_of(c.kind), c.bytes.si());
-  }
-
- private:
-  const Mapping& m_;
-};
-
-}  // namespace
-
 DistributedGemmResult evaluate_distributed_gemm(const GemmSpec& spec, const Strategy& s,
                                                 KernelTimer& timer, const SystemGraph& system) {
   GemmPartition part;
@@ -41,7 +25,8 @@ DistributedGemmResult evaluate_distributed_gemm(const GemmSpec& spec, const Stra
       ParallelDim{"kp1", part.kp1, rc ? 0.0 : mn, Collective::kReduceScatter, !rc},
       ParallelDim{"kp2", part.kp2, mn / part.kp1, Collective::kAllGather, rc}};
   const Mapping m = best_mapping(system, dims);
-  const StageTimes t = stage_times(g, timer, KernelGroups(m));
+  const StageTimes t =
+      stage_times(g, timer, PlacedComm({&m.groups[0], &m.groups[1], nullptr, nullptr}));
   DistributedGemmResult r;
   r.local = *g.kernels().front().gemm;
   r.local_time = timer.time(g.kernels().front());

@@ -12,17 +12,6 @@ namespace pathfinder {
 namespace {
 
 // The tensor group's collectives on its placement.
-class GroupComm final : public CommTimes {
- public:
-  explicit GroupComm(const GroupPlacement& g) : g_(g) {}
-  [[nodiscard]] double time(const Communication& c) const override {
-    return collective_time(g_, collective_of(c.kind), c.bytes.si());
-  }
-
- private:
-  const GroupPlacement& g_;
-};
-
 // Megatron's model FLOPs per iteration without recomputation (Narayanan et al. 2021, eq. 3).
 double megatron_flops(const GptSpec& w) {
   const double B = static_cast<double>(w.global_batch), s = static_cast<double>(w.sequence),
@@ -72,7 +61,7 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, const Mapping& m
   if (it != parts_.end()) return it->second;
   GptSpec w = spec_;
   w.micro_batch = s.micro_batch;
-  const GroupComm comm(m.groups[0]);
+  const PlacedComm comm({&m.groups[0], nullptr, &m.groups[2], &m.groups[1]});
   const auto part = [&](int layers, bool embedding, bool head, double& params) {
     GptPartition p;
     p.tensor = s.tp;
@@ -100,13 +89,7 @@ TrainingResult GptTraining::evaluate(const Strategy& s) {
   r.memory_capacity = timer_.machine().main_memory.capacity;
   r.model_flops = megatron_flops(spec_);
   r.micro_batches = spec_.global_batch / (static_cast<std::int64_t>(s.dp) * s.micro_batch);
-  if (options_.check_memory && r.memory.total().si() > r.memory_capacity) {
-    r.feasible = false;
-    r.reason = "needs " + std::to_string(r.memory.total().si() / 1e9) + " GB per device (stage " +
-               std::to_string(r.memory.stage) + "), has " +
-               std::to_string(r.memory_capacity / 1e9) + " GB";
-    return r;
-  }
+  if (reject_if_out_of_memory(r, options_.check_memory)) return r;
 
   const Mapping& m = mapping(s);
   const Parts& pt = parts(s, m);

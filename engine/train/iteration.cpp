@@ -2,9 +2,18 @@
 
 #include <algorithm>
 
+#include "engine/core/format.hpp"
 #include "engine/system/collectives.hpp"
 
 namespace pathfinder {
+
+bool reject_if_out_of_memory(TrainingResult& r, bool check) {
+  if (!check || r.memory.total().si() <= r.memory_capacity) return false;
+  r.feasible = false;
+  r.reason = printf_string("needs %.2f GB per device (stage %d), has %.2f GB",
+                           r.memory.total().si() / 1e9, r.memory.stage, r.memory_capacity / 1e9);
+  return true;
+}
 
 void assemble_iteration(const IterationInput& in, TrainingResult& r) {
   const int P = in.stages, v = in.chunks_per_stage;

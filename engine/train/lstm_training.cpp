@@ -15,22 +15,6 @@
 namespace pathfinder {
 namespace {
 
-// Dimension order in the mapping: kp1, kp2, dp, pp.
-class KernelGroupComm final : public CommTimes {
- public:
-  explicit KernelGroupComm(const Mapping& m) : m_(m) {}
-  [[nodiscard]] double time(const Communication& c) const override {
-    const std::size_t g = c.group == CommGroup::kTensor          ? 0
-                          : c.group == CommGroup::kTensorColumns ? 1
-                          : c.group == CommGroup::kData          ? 2
-                                                                 : 3;
-    return collective_time(m_.groups[g], collective_of(c.kind), c.bytes.si());
-  }
-
- private:
-  const Mapping& m_;
-};
-
 struct StageRange {
   int first_layer = 0;
   int layers = 0;
@@ -74,13 +58,7 @@ TrainingResult LstmTraining::evaluate(const Strategy& s) {
   r.micro_batches = 1;
   r.memory = lstm_memory_footprint(spec_, s);
   r.memory_capacity = timer_.machine().main_memory.capacity;
-  if (options_.check_memory && r.memory.total().si() > r.memory_capacity) {
-    r.feasible = false;
-    r.reason = "needs " + std::to_string(r.memory.total().si() / 1e9) + " GB per device (stage " +
-               std::to_string(r.memory.stage) + "), has " +
-               std::to_string(r.memory_capacity / 1e9) + " GB";
-    return r;
-  }
+  if (reject_if_out_of_memory(r, options_.check_memory)) return r;
   const bool cr = s.split == KernelSplit::kColumnRow;
   const int kp1 = s.tp, kp2 = cr ? 1 : s.tp2;
   LstmSpec replica = spec_;
@@ -100,7 +78,8 @@ TrainingResult LstmTraining::evaluate(const Strategy& s) {
       ParallelDim{"dp", s.dp, grads, Collective::kAllReduce, true},
       ParallelDim{"pp", s.pp, 2.0 * S * B * D * p / (kp1 * kp2), Collective::kSendRecv, true}};
   const Mapping m = best_mapping(system_, dims);
-  const KernelGroupComm comm(m);
+  // Mapping dimensions kp1, kp2, dp, pp; CommGroup order tensor, columns, pipeline, data.
+  const PlacedComm comm({&m.groups[0], &m.groups[1], &m.groups[3], &m.groups[2]});
   const double launch = timer_.machine().host.launch_latency.si();
 
   IterationInput in;

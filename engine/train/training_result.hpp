@@ -39,4 +39,8 @@ struct TrainingResult {
   int critical_stage = 0;
 };
 
+// Marks `r` infeasible, with the numbers, when its memory footprint exceeds its capacity and
+// `check` is on; returns whether it did.
+bool reject_if_out_of_memory(TrainingResult& r, bool check);
+
 }  // namespace pathfinder
