@@ -10,5 +10,6 @@ void add_arch_command(CLI::App& app, int& exit_code);
 void add_eval_command(CLI::App& app, int& exit_code);
 void add_validate_command(CLI::App& app, int& exit_code);
 void add_search_command(CLI::App& app, int& exit_code);
+void add_study_command(CLI::App& app, int& exit_code);
 
 }  // namespace pathfinder::cli

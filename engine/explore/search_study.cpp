@@ -23,7 +23,9 @@ Strategy located_strategy(const ConfigNode& root) {
   }
 }
 
-SearchOptions read_options(const ConfigNode& n) {
+}  // namespace
+
+SearchOptions read_search_options(const ConfigNode& n) {
   SearchOptions o;
   if (n.has("optimizer")) {
     o.algorithm = search_algorithm_from(n.require<std::string>("optimizer"), n.loc_of("optimizer"));
@@ -38,8 +40,6 @@ SearchOptions read_options(const ConfigNode& n) {
   return o;
 }
 
-}  // namespace
-
 SearchStudy load_search_study(const std::string& path) {
   const ConfigNode root = ConfigNode::load_file(path);
   SearchStudy s;
@@ -52,7 +52,7 @@ SearchStudy load_search_study(const std::string& path) {
   if (root.get_or<std::string>("strategy", "search") != "search") s.strategy = located_strategy(root);
   s.shortlist = root.optional_positive<int>("shortlist").value_or(3);
   s.check_memory = root.get_or<bool>("check_memory", true);
-  if (auto n = root.optional_child("search")) s.options = read_options(*n);
+  if (auto n = root.optional_child("search")) s.options = read_search_options(*n);
   root.finish();
   s.options.validate();
   return s;

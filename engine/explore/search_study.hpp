@@ -22,6 +22,8 @@
 
 namespace pathfinder {
 
+class ConfigNode;
+
 struct SearchStudy {
   std::string name;
   std::string file;
@@ -37,6 +39,9 @@ struct SearchStudy {
 // Strict: unknown keys, wrong types, a bad strategy or bad options are ConfigErrors with
 // file:line:col.
 [[nodiscard]] SearchStudy load_search_study(const std::string& path);
+// A `search:` map (optimizer, restarts, steps, learning_rate, momentum, fd_step, seed), strict;
+// also the `optimizer:` map of a study file (engine/study).
+[[nodiscard]] SearchOptions read_search_options(const ConfigNode& n);
 
 struct StrategyOutcome {
   Strategy strategy;

@@ -1,0 +1,81 @@
+// pathfinder study STUDY.yaml [--out DIR] [--threads N] [--max-points N] [--techlib DIR]
+// Runs a study (studies/README.md): every point of its sweep in parallel, into DIR/results.csv
+// (default results/<study name>), then DIR/summary.md and the study's plots. Rerun after an
+// interruption, it evaluates only the points not yet in results.csv. A progress bar with ETA
+// goes to stderr when it is a terminal.
+#include <oneapi/tbb/global_control.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "engine/cli/commands.hpp"
+#include "engine/cli/load.hpp"
+#include "engine/study/study_outputs.hpp"
+#include "engine/study/study_runner.hpp"
+
+namespace pathfinder::cli {
+
+void add_study_command(CLI::App& app, int& exit_code) {
+  struct Options {
+    std::string study, out, techlib;
+    int threads = 0;
+    std::size_t max_points = 0;
+  };
+  auto opt = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "study", "Run a study: a sweep of technologies, budgets and strategies, with CSV, summary and plots");
+  cmd->add_option("study", opt->study, "Study YAML (studies/*.yaml)")->required();
+  cmd->add_option("--out", opt->out, "Output folder (default: results/<study name>)");
+  cmd->add_option("--threads", opt->threads, "Worker threads (default: all cores)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-points", opt->max_points,
+                  "Evaluate at most N unfinished points, then stop (rerun to continue)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--techlib", opt->techlib, "Technology library directory");
+  cmd->callback([opt, &exit_code] {
+    const StudySpec study = load_study(opt->study);
+    const std::string out = opt->out.empty() ? "results/" + study.name : opt->out;
+    std::optional<oneapi::tbb::global_control> threads;
+    if (opt->threads > 0) {
+      threads.emplace(oneapi::tbb::global_control::max_allowed_parallelism,
+                      static_cast<std::size_t>(opt->threads));
+    }
+    StudyRunOptions run_options;
+    run_options.out_dir = out;
+    run_options.techlib_dir = techlib_dir_for(study.template_path, opt->techlib);
+    run_options.max_points = opt->max_points;
+    const bool terminal = isatty(fileno(stderr)) != 0;
+    if (terminal) {
+      run_options.progress = [](const StudyProgress& p) {
+        std::fprintf(stderr, "\r%s   ", format_progress(p).c_str());
+        std::fflush(stderr);
+      };
+    }
+    const StudyRun run = run_study(study, run_options);
+    if (terminal && run.evaluated > 0) std::fputs("\n", stderr);
+
+    std::string command = "pathfinder study " + opt->study + " --out " + out;
+    if (!opt->techlib.empty()) command += " --techlib " + opt->techlib;
+    const StudyOutputs outputs = write_study_outputs(study, run.table, {out, command, "gnuplot"});
+
+    std::printf("%s: %s\n\n%s\n", study.name.c_str(), study.question.c_str(),
+                format_rows(study, run.table, 20, false).c_str());
+    std::printf("%zu of %zu points done (%zu evaluated now, %zu from %s", run.table.rows.size(),
+                run.points, run.evaluated, run.reused, run.csv_path.c_str());
+    if (run.dropped > 0) std::printf("; %zu stale rows dropped", run.dropped);
+    std::printf(")\n");
+    if (!run.complete()) std::printf("unfinished: rerun the same command to continue\n");
+    std::printf("wrote %s", run.csv_path.c_str());
+    for (const std::string& f : outputs.files) std::printf(", %s", f.c_str());
+    std::printf("\n");
+    std::fflush(stdout);
+    for (const std::string& w : outputs.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+    exit_code = 0;
+  });
+}
+
+}  // namespace pathfinder::cli

@@ -1,0 +1,324 @@
+#include "engine/study/study_outputs.hpp"
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <numeric>
+
+#include "engine/core/format.hpp"
+
+namespace pathfinder {
+namespace {
+
+constexpr const char* kIteration = "iteration_s";
+
+// A string for a gnuplot script, in double quotes.
+std::string gp_quote(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// A word for /bin/sh, in single quotes.
+std::string sh_quote(const std::string& s) {
+  std::string out = "'";
+  for (const char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string escape_markdown(std::string s) {
+  std::string out;
+  for (const char c : s) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// The cells of one row for format_rows.
+std::vector<std::string> display_cells(const StudySpec& s, const StudyTable& t, std::size_t r) {
+  std::vector<std::string> cells;
+  for (std::size_t a = 0; a < s.axes.size(); ++a) cells.push_back(t.cell(r, a));
+  const auto iteration = t.number(r, kIteration);
+  if (t.cell(r, *t.column("feasible")) != "1" || !iteration) {
+    std::string reason = t.cell(r, *t.column("reason"));
+    if (reason.size() > 50) reason = reason.substr(0, 47) + "...";
+    cells.push_back("infeasible: " + reason);
+    cells.insert(cells.end(), 3, "");
+    return cells;
+  }
+  cells.push_back(t.cell(r, *t.column("chosen_strategy")));
+  cells.push_back(format_seconds(*iteration));
+  cells.push_back(printf_string("%.1f%%", 100.0 * t.number(r, "mfu").value_or(0.0)));
+  cells.push_back(printf_string("%.4g", t.number(r, "tokens_per_s").value_or(0.0)));
+  return cells;
+}
+
+// Rows to show: all, or the max_rows fastest in point order.
+std::vector<std::size_t> shown_rows(const StudyTable& t, std::size_t max_rows) {
+  std::vector<std::size_t> rows(t.rows.size());
+  std::iota(rows.begin(), rows.end(), std::size_t{0});
+  if (rows.size() <= max_rows) return rows;
+  const auto time = [&](std::size_t r) {
+    return t.cell(r, *t.column("feasible")) == "1" ? t.number(r, kIteration).value_or(1e300) : 1e300;
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](std::size_t a, std::size_t b) { return time(a) < time(b); });
+  rows.resize(max_rows);
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+// The y values of one plot, by x value (rows) and series value (columns); nullopt: no
+// feasible point.
+struct PlotData {
+  std::vector<std::string> x_labels, series;
+  std::vector<double> x_numbers;
+  std::vector<std::vector<std::optional<double>>> y;
+};
+
+PlotData plot_data(const StudySpec& s, const PlotSpec& p, const StudyTable& t) {
+  PlotData d;
+  const StudyAxis& xa = *s.find_axis(p.x);
+  for (const AxisValue& v : xa.values) {
+    d.x_labels.push_back(v.text);
+    d.x_numbers.push_back(v.number);
+  }
+  if (const StudyAxis* sa = p.series.empty() ? nullptr : s.find_axis(p.series)) {
+    for (const AxisValue& v : sa->values) d.series.push_back(v.text);
+  } else {
+    d.series.emplace_back();
+  }
+  d.y.assign(d.x_labels.size(), std::vector<std::optional<double>>(d.series.size()));
+  const std::size_t xc = *t.column(p.x);
+  const auto sc = p.series.empty() ? std::nullopt : t.column(p.series);
+  for (std::size_t r = 0; r < t.rows.size(); ++r) {
+    const bool selected = std::all_of(p.where.begin(), p.where.end(), [&](const auto& w) {
+      return t.cell(r, *t.column(w.first)) == w.second;
+    });
+    if (!selected || t.cell(r, *t.column("feasible")) != "1") continue;
+    const auto xi = std::find(d.x_labels.begin(), d.x_labels.end(), t.cell(r, xc)) - d.x_labels.begin();
+    const auto si = sc ? std::find(d.series.begin(), d.series.end(), t.cell(r, *sc)) - d.series.begin() : 0;
+    if (xi < static_cast<long>(d.x_labels.size()) && si < static_cast<long>(d.series.size())) {
+      d.y[static_cast<std::size_t>(xi)][static_cast<std::size_t>(si)] = t.number(r, p.y);
+    }
+  }
+  return d;
+}
+
+bool has_points(const PlotData& d, std::size_t series) {
+  return std::any_of(d.y.begin(), d.y.end(), [&](const auto& row) { return row[series].has_value(); });
+}
+
+std::string format_duration(double s) {
+  const long v = std::lround(s);
+  if (v >= 3600) return printf_string("%ldh%02ldm", v / 3600, (v % 3600) / 60);
+  if (v >= 60) return printf_string("%ldm%02lds", v / 60, v % 60);
+  return printf_string("%lds", v);
+}
+
+// Runs one script in the output folder; its complaints become warnings.
+void run_gnuplot(const OutputOptions& o, const PlotSpec& p, StudyOutputs& out) {
+  const std::string cmd = "cd " + sh_quote(o.out_dir) + " && " + sh_quote(o.gnuplot) + " " +
+                          sh_quote(p.name + ".gp") + " 2>&1";
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (pipe == nullptr) {
+    out.warnings.push_back(p.name + ": cannot run gnuplot");
+    return;
+  }
+  std::string text;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, pipe) != nullptr) text += buf;
+  const int status = ::pclose(pipe);
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (code == 127) {
+    out.warnings.push_back(p.name + ": gnuplot (\"" + o.gnuplot + "\") not found; run " + p.name +
+                           ".gp with gnuplot to draw the plot");
+    return;
+  }
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    const std::string line = text.substr(start, end - start);
+    if (line.find_first_not_of(" \t^") != std::string::npos) out.warnings.push_back(p.name + ": gnuplot: " + line);
+    start = end + 1;
+  }
+  if (code != 0) out.warnings.push_back(p.name + ": gnuplot failed (exit " + std::to_string(code) + ")");
+  for (const char* ext : {".svg", ".png"}) {
+    const std::string file = (std::filesystem::path(o.out_dir) / (p.name + ext)).string();
+    if (std::filesystem::exists(file)) out.files.push_back(file);
+    else if (code == 0) out.warnings.push_back(p.name + ": gnuplot wrote no " + file);
+  }
+}
+
+std::string summary_text(const StudySpec& s, const StudyTable& t, const OutputOptions& o,
+                         const StudyOutputs& out) {
+  std::string md = "# " + s.name + "\n\n**Question:** " + s.question + "\n\n";
+  md += "Command: `" + o.command + "`\n\n";
+  const std::size_t feasible = static_cast<std::size_t>(std::count_if(
+      t.rows.begin(), t.rows.end(), [&](const auto& r) { return r[*t.column("feasible")] == "1"; }));
+  md += printf_string("Template `%s`, workload `%s`, %s, search: %s. %zu points, %zu feasible.\n\n",
+                      s.template_path.c_str(), s.workload_path.c_str(),
+                      s.devices ? (std::to_string(*s.devices) + " devices").c_str() : "devices swept",
+                      std::string(to_string(s.search)).c_str(), t.rows.size(), feasible);
+  if (const auto best = best_row(t)) {
+    md += "## Best point\n\n";
+    for (std::size_t a = 0; a < s.axes.size(); ++a) {
+      md += (a == 0 ? "" : ", ") + s.axes[a].name() + " " + t.cell(*best, a);
+    }
+    md += (s.axes.empty() ? "" : ": ") + std::string("`") + t.cell(*best, *t.column("chosen_strategy")) + "`, " +
+          format_seconds(*t.number(*best, kIteration)) +
+          printf_string(" per iteration, MFU %.1f%%, %.4g tokens/s.",
+                        100.0 * t.number(*best, "mfu").value_or(0.0),
+                        t.number(*best, "tokens_per_s").value_or(0.0));
+    double worst = 0.0;
+    for (std::size_t r = 0; r < t.rows.size(); ++r) {
+      if (t.cell(r, *t.column("feasible")) == "1") worst = std::max(worst, t.number(r, kIteration).value_or(0.0));
+    }
+    md += printf_string(" The slowest feasible point takes %.2fx as long.\n\n",
+                        worst / *t.number(*best, kIteration));
+  }
+  md += "## Results\n\n" + format_rows(s, t, 20, true) + "\nEvery input and output: `results.csv`.\n";
+  if (!s.outputs.empty()) {
+    md += "\n## Plots\n\n";
+    for (const PlotSpec& p : s.outputs) md += "![" + p.title + "](" + p.name + ".svg)\n";
+  }
+  if (!out.warnings.empty()) {
+    md += "\n## Warnings\n\n";
+    for (const std::string& w : out.warnings) md += "- " + w + "\n";
+  }
+  return md;
+}
+
+}  // namespace
+
+std::optional<std::size_t> best_row(const StudyTable& t) {
+  std::optional<std::size_t> best;
+  const auto f = t.column("feasible");
+  for (std::size_t r = 0; f && r < t.rows.size(); ++r) {
+    const auto v = t.number(r, kIteration);
+    if (t.cell(r, *f) == "1" && v && (!best || *v < *t.number(*best, kIteration))) best = r;
+  }
+  return best;
+}
+
+std::string format_rows(const StudySpec& s, const StudyTable& t, std::size_t max_rows, bool markdown) {
+  std::vector<std::vector<std::string>> cells;
+  std::vector<std::string> header;
+  for (const StudyAxis& a : s.axes) header.push_back(a.name());
+  for (const char* h : {"strategy", "iteration", "MFU", "tokens/s"}) header.emplace_back(h);
+  cells.push_back(header);
+  const std::vector<std::size_t> rows = shown_rows(t, max_rows);
+  for (std::size_t r : rows) cells.push_back(display_cells(s, t, r));
+  std::vector<std::size_t> width(header.size(), 3);
+  for (const auto& row : cells) {
+    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  std::string out;
+  for (std::size_t k = 0; k < cells.size(); ++k) {
+    std::string line = markdown ? "|" : "";
+    for (std::size_t i = 0; i < cells[k].size(); ++i) {
+      const std::string c = markdown ? escape_markdown(cells[k][i]) : cells[k][i];
+      line += markdown ? " " + c + " |" : printf_string("%-*s", static_cast<int>(width[i]) + 2, c.c_str());
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+    if (markdown && k == 0) {
+      out += "|";
+      for (std::size_t i = 0; i < header.size(); ++i) out += i <= s.axes.size() ? " --- |" : " ---: |";
+      out += "\n";
+    }
+  }
+  if (rows.size() < t.rows.size()) {
+    out += printf_string("(the %zu fastest of %zu points)\n", rows.size(), t.rows.size());
+  }
+  return out;
+}
+
+std::string plot_script(const StudySpec& s, const PlotSpec& p, const StudyTable& t) {
+  const PlotData d = plot_data(s, p, t);
+  const bool numeric_x = is_numeric_axis(s.find_axis(p.x)->kind) && p.kind == PlotKind::kLine;
+  std::string gp = "# " + p.title + " (pathfinder study " + s.name + "; data from results.csv)\n";
+  gp += "$data << EOD\n";
+  for (std::size_t i = 0; i < d.x_labels.size(); ++i) {
+    gp += printf_string("%.9g ", numeric_x ? d.x_numbers[i] : static_cast<double>(i)) + gp_quote(d.x_labels[i]);
+    for (const auto& y : d.y[i]) gp += y ? printf_string(" %.9g", *y) : std::string(" ?");
+    gp += "\n";
+  }
+  gp += "EOD\nset datafile missing \"?\"\n";
+  gp += "set title " + gp_quote(p.title) + " noenhanced\n";
+  gp += "set xlabel " + gp_quote(p.x) + " noenhanced\nset ylabel " + gp_quote(p.y) + " noenhanced\n";
+  gp += "set grid ytics\n";
+  gp += p.series.empty() ? "unset key\n" : "set key outside right top noenhanced\n";
+  if (p.log_x && numeric_x) gp += "set logscale x 2\n";
+  if (p.log_y) gp += "set logscale y\n";
+  if (p.kind == PlotKind::kBars) {
+    gp += "set style data histograms\nset style histogram clustered gap 1\n"
+          "set style fill solid 0.8 border -1\nset yrange [0:*]\n";
+  } else if (!numeric_x) {
+    gp += printf_string("set xrange [-0.5:%zu.5]\n", d.x_labels.size() - 1);
+  }
+  std::string plot = "plot ";
+  for (std::size_t j = 0; j < d.series.size(); ++j) {
+    if (!has_points(d, j)) continue;  // a series without a feasible point
+    const std::string title = d.series[j].empty() ? p.y : p.series + " " + d.series[j];
+    const std::string col = std::to_string(j + 3);
+    if (plot.size() > 5) plot += ", \\\n     ";
+    if (p.kind == PlotKind::kBars) {
+      plot += "$data using " + col + (j == 0 ? ":xtic(2)" : "") + " title " + gp_quote(title);
+    } else {
+      plot += "$data using 1:" + col + (numeric_x ? "" : ":xtic(2)") + " with linespoints title " + gp_quote(title);
+    }
+  }
+  gp += "set terminal svg size 800,500 dynamic background rgb \"white\"\nset termoption noenhanced\n";
+  gp += "set output " + gp_quote(p.name + ".svg") + "\n" + plot + "\n";
+  gp += "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n  set terminal pngcairo size 800,500\n"
+        "} else {\n  set terminal png size 800,500\n}\nset termoption noenhanced\n";
+  gp += "set output " + gp_quote(p.name + ".png") + "\nreplot\nunset output\n";
+  return gp;
+}
+
+StudyOutputs write_study_outputs(const StudySpec& s, const StudyTable& t, const OutputOptions& o) {
+  StudyOutputs out;
+  for (const PlotSpec& p : s.outputs) {
+    const PlotData d = plot_data(s, p, t);
+    bool any = false;
+    for (std::size_t j = 0; j < d.series.size(); ++j) any = any || has_points(d, j);
+    if (!any) {
+      out.warnings.push_back(p.name + ": no feasible point to plot");
+      continue;
+    }
+    const std::string script = (std::filesystem::path(o.out_dir) / (p.name + ".gp")).string();
+    write_file_atomically(script, plot_script(s, p, t));
+    out.files.push_back(script);
+    run_gnuplot(o, p, out);
+  }
+  out.summary = (std::filesystem::path(o.out_dir) / "summary.md").string();
+  write_file_atomically(out.summary, summary_text(s, t, o, out));
+  out.files.insert(out.files.begin(), out.summary);
+  return out;
+}
+
+std::string format_progress(const StudyProgress& p, int width) {
+  const double f = p.total == 0 ? 1.0 : static_cast<double>(p.done) / static_cast<double>(p.total);
+  const int filled = static_cast<int>(f * width);
+  std::string bar = "[" + std::string(static_cast<std::size_t>(filled), '#') +
+                    std::string(static_cast<std::size_t>(width - filled), '.') + "]";
+  bar += printf_string("  %zu/%zu points", p.done, p.total);
+  if (p.run_done > 0 && p.run_done < p.run_todo) {
+    const double left = p.elapsed_s / static_cast<double>(p.run_done) *
+                        static_cast<double>(p.run_todo - p.run_done);
+    bar += "  ETA " + format_duration(left);
+  } else if (p.run_done == 0) {
+    bar += "  ETA --";
+  } else {
+    bar += "  " + format_duration(p.elapsed_s);
+  }
+  return bar;
+}
+
+}  // namespace pathfinder

@@ -1,0 +1,47 @@
+// What a study leaves for its reader, all from its result table: OUT/summary.md (the question,
+// the command, the best point, a short table) and the plots (OUT/<plot>.gp, a gnuplot script
+// with its data inline, run into OUT/<plot>.svg and OUT/<plot>.png). gnuplot problems are
+// warnings in the summary, never errors.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/study/study_runner.hpp"
+#include "engine/study/study_spec.hpp"
+#include "engine/study/study_table.hpp"
+
+namespace pathfinder {
+
+// The feasible row with the shortest iteration, or nullopt.
+[[nodiscard]] std::optional<std::size_t> best_row(const StudyTable& t);
+
+// An aligned text table (or a markdown one) of the rows: the axes, the strategy and the
+// headline results (iteration, MFU, tokens/s), "infeasible: reason" otherwise. More than
+// max_rows rows: the max_rows fastest, in point order, and a line saying how many are left out.
+[[nodiscard]] std::string format_rows(const StudySpec& s, const StudyTable& t, std::size_t max_rows,
+                                      bool markdown);
+
+// The gnuplot script for one plot: data inline, SVG then PNG (pngcairo where the gnuplot has
+// it, else png), file names relative to the output folder.
+[[nodiscard]] std::string plot_script(const StudySpec& s, const PlotSpec& p, const StudyTable& t);
+
+struct OutputOptions {
+  std::string out_dir;
+  std::string command;             // how the study was run, for the summary
+  std::string gnuplot = "gnuplot";  // the executable
+};
+
+struct StudyOutputs {
+  std::string summary;             // path of summary.md
+  std::vector<std::string> files;  // every file written (summary, scripts, images)
+  std::vector<std::string> warnings;
+};
+
+[[nodiscard]] StudyOutputs write_study_outputs(const StudySpec& s, const StudyTable& t,
+                                               const OutputOptions& o);
+
+// "[#########...........]  12/84 points  ETA 1m05s" for a terminal.
+[[nodiscard]] std::string format_progress(const StudyProgress& p, int width = 30);
+
+}  // namespace pathfinder

@@ -1,0 +1,371 @@
+#include "engine/study/study_runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/partitioner.h>
+
+#include "engine/arch/arch_spec.hpp"
+#include "engine/arch/generator.hpp"
+#include "engine/core/format.hpp"
+#include "engine/dist/strategy_check.hpp"
+#include "engine/explore/design_evaluator.hpp"
+#include "engine/explore/search_study.hpp"
+#include "engine/graph/workload_loader.hpp"
+#include "engine/techlib/techlib_loader.hpp"
+
+namespace pathfinder {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string messages_of(const std::vector<Diagnostic>& ds) {
+  std::string out;
+  for (const Diagnostic& d : ds) {
+    if (!out.empty()) out += "; ";
+    out += d.loc.key_path.empty() ? d.message : d.loc.key_path + ": " + d.message;
+  }
+  return out;
+}
+
+PointResult infeasible(std::string reason, std::optional<Strategy> s = std::nullopt) {
+  PointResult r;
+  r.reason = std::move(reason);
+  r.strategy = std::move(s);
+  return r;
+}
+
+// A training result t at `split`, with the headline figures of the micro-architecture there.
+PointResult at_split(const DesignEvaluator& e, const Eigen::VectorXd& split, const TrainingResult& t) {
+  PointResult r;
+  r.feasible = t.feasible;
+  r.reason = t.reason;
+  r.strategy = t.strategy;
+  r.training = t;
+  ResourceSplit rs(static_cast<int>(split.size() / 3));
+  rs.values() = split;
+  const MicroArch a = generate_micro_arch(e.spec(), rs);
+  r.has_arch = a.feasible;
+  if (a.feasible) {
+    r.peak_tflops = a.core.peak.si() / 1e12;
+    r.memory_bandwidth_gbs = a.main_memory.bandwidth.si() / 1e9;
+    r.memory_gb_per_device = a.main_memory.capacity.si() / 1e9;
+  }
+  return r;
+}
+
+PointResult search_point(const StudySpec& s, const DesignEvaluator& e, const StudyPoint& p) {
+  const Eigen::VectorXd split = ResourceSplit::from_template(e.spec().tmpl).values();
+  if (p.strategy) {
+    const std::vector<Diagnostic> problems = check_strategy(*p.strategy, e.workload(), e.devices());
+    if (!problems.empty()) return infeasible(messages_of(problems), p.strategy);
+  }
+  switch (s.search) {
+    case StudySearch::kNone:
+      return at_split(e, split, e.evaluate(split, *p.strategy));
+    case StudySearch::kStrategy: {
+      const std::vector<RankedStrategy> ranked = rank_strategies(e, split);
+      if (ranked.empty()) {
+        return infeasible("no valid strategy for " + std::to_string(e.devices()) + " devices");
+      }
+      return at_split(e, split, ranked.front().result);
+    }
+    case StudySearch::kArchitecture: {
+      SearchStudy joint;
+      joint.devices = p.devices;
+      joint.strategy = p.strategy;
+      joint.shortlist = s.shortlist;
+      joint.check_memory = s.check_memory;
+      joint.options = s.optimizer;
+      const StudyOutcome o = run_search_study(joint, e);
+      if (!o.search.feasible()) {
+        return infeasible(o.at_template.reason.empty() ? "the search found no feasible design"
+                                                       : o.at_template.reason,
+                          p.strategy);
+      }
+      return at_split(e, o.search.x, o.best);
+    }
+  }
+  return infeasible("unknown search");
+}
+
+void append(std::string& text, const std::string& key, const std::string& value) {
+  text += key + ' ' + value + '\n';
+}
+
+// Everything besides the axis values that a row depends on.
+std::string settings_text(const StudySpec& s, const std::string& techlib_dir) {
+  std::string t = "pathfinder study results v1\n";
+  append(t, "devices", s.devices ? std::to_string(*s.devices) : "axis");
+  append(t, "check_memory", s.check_memory ? "true" : "false");
+  append(t, "search", std::string(to_string(s.search)));
+  if (s.strategy) append(t, "strategy", to_string(*s.strategy));
+  if (s.search == StudySearch::kArchitecture) {
+    const SearchOptions& o = s.optimizer;
+    append(t, "shortlist", std::to_string(s.shortlist));
+    append(t, "optimizer",
+           printf_string("%s %d %d %.17g %.17g %.17g %.17g %.17g %d %.17g %ld %d %llu",
+                         std::string(to_string(o.algorithm)).c_str(), o.restarts, o.steps,
+                         o.learning_rate, o.momentum, o.backtrack, o.fd_step, o.tolerance,
+                         o.patience, o.step_tolerance, o.max_evaluations, o.start_draws,
+                         static_cast<unsigned long long>(o.seed)));
+  }
+  std::vector<std::filesystem::path> files{s.template_path, s.workload_path};
+  std::vector<std::filesystem::path> lib;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(techlib_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() == ".yaml") lib.push_back(it->path());
+  }
+  std::sort(lib.begin(), lib.end());
+  files.insert(files.end(), lib.begin(), lib.end());
+  for (const auto& f : files) {
+    append(t, "file " + f.filename().string(), hex64(fnv1a(read_text_file(f.string()).value_or(""))));
+  }
+  return t;
+}
+
+// Every technology a sweep names exists in the library and fits the template (its SRAM
+// macros), reported at the sweep value.
+void check_sweep_technologies(const StudySpec& s, const StudyContext& c) {
+  std::vector<Diagnostic> problems;
+  for (const StudyAxis& a : s.axes) {
+    if (a.kind != AxisKind::kLogic && a.kind != AxisKind::kMemory && a.kind != AxisKind::kNetwork) {
+      continue;
+    }
+    for (const AxisValue& v : a.values) {
+      StudyPoint p;
+      (a.kind == AxisKind::kLogic ? p.tech.logic : a.kind == AxisKind::kMemory ? p.tech.memory
+                                                                              : p.tech.network) = v.text;
+      ArchTemplate t = apply_overrides(c.base, p.tech);
+      t.logic_loc = t.main_memory.technology_loc = v.loc;
+      for (NetworkSpec& n : t.networks) n.technology_loc = v.loc;
+      for (MemoryLevelSpec& l : t.levels) l.technology_loc = v.loc;
+      for (Diagnostic& d : check_template(t, c.lib)) problems.push_back(std::move(d));
+    }
+  }
+  if (!problems.empty()) throw ConfigError(std::move(problems));
+}
+
+std::string key_of(const std::vector<std::string>& values, const std::string& settings) {
+  std::string k;
+  for (const std::string& v : values) k += v + '\x1f';
+  return k + settings;
+}
+
+// Resume: the stored rows of this study's settings, matched to points by axis values (columns
+// by name, so a reordered sweep keeps its rows). Counts reused and dropped rows into run.
+std::vector<std::optional<std::vector<std::string>>> stored_rows(
+    const StudyTable& old, const std::vector<std::string>& columns,
+    const std::vector<StudyPoint>& points, const std::string& settings, StudyRun& run) {
+  std::vector<std::optional<std::vector<std::string>>> rows(points.size());
+  std::vector<std::size_t> from;  // the stored column of each column
+  for (const std::string& name : columns) {
+    if (const auto f = old.column(name)) from.push_back(*f);
+  }
+  if (from.size() < columns.size()) {  // another study's table
+    run.dropped += old.rows.size();
+    return rows;
+  }
+  std::map<std::string, std::size_t> index;
+  for (const StudyPoint& p : points) index.emplace(key_of(p.values, settings), p.index);
+  const std::size_t axes = points.front().values.size();
+  for (const auto& stored : old.rows) {
+    std::vector<std::string> row;
+    for (const std::size_t f : from) row.push_back(stored[f]);
+    const std::vector<std::string> values(row.begin(), row.begin() + static_cast<long>(axes));
+    const auto it = index.find(key_of(values, row.back()));
+    if (it == index.end() || rows[it->second]) {
+      ++run.dropped;
+      continue;
+    }
+    rows[it->second] = std::move(row);
+    ++run.reused;
+  }
+  return rows;
+}
+
+}  // namespace
+
+std::vector<StudyPoint> enumerate_points(const StudySpec& s) {
+  const std::size_t n = s.point_count();
+  std::vector<StudyPoint> out;
+  out.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    StudyPoint p;
+    p.index = i;
+    p.devices = s.devices.value_or(0);
+    p.strategy = s.strategy;
+    std::size_t rest = i;
+    std::vector<const AxisValue*> chosen(s.axes.size());
+    for (std::size_t k = s.axes.size(); k-- > 0;) {  // last axis fastest
+      const auto& values = s.axes[k].values;
+      chosen[k] = &values[rest % values.size()];
+      rest /= values.size();
+    }
+    for (std::size_t k = 0; k < s.axes.size(); ++k) {
+      const AxisValue& v = *chosen[k];
+      p.values.push_back(v.text);
+      switch (s.axes[k].kind) {
+        case AxisKind::kLogic: p.tech.logic = v.text; break;
+        case AxisKind::kMemory: p.tech.memory = v.text; break;
+        case AxisKind::kNetwork: p.tech.network = v.text; break;
+        case AxisKind::kDevices: p.devices = static_cast<int>(v.number); break;
+        case AxisKind::kNodesPerPackage: p.nodes_per_package = static_cast<int>(v.number); break;
+        case AxisKind::kPower: p.power = Power::from_si(v.number); break;
+        case AxisKind::kChipArea: p.chip_area = Area::from_si(v.number); break;
+        case AxisKind::kNodeArea: p.node_area = Area::from_si(v.number); break;
+        case AxisKind::kPerimeter: p.perimeter = Length::from_si(v.number); break;
+        case AxisKind::kStrategy: p.strategy = v.strategy; break;
+      }
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+ArchTemplate point_template(const ArchTemplate& base, const StudyPoint& p) {
+  ArchTemplate t = apply_overrides(base, p.tech);
+  Budget& b = t.budget;
+  if (p.chip_area) {
+    const double inferred = 4.0 * std::sqrt(b.chip_area.si());
+    if (std::abs(b.perimeter.si() - inferred) <= 1e-9 * inferred) b.perimeter = 4.0 * sqrt(*p.chip_area);
+    b.chip_area = *p.chip_area;
+  }
+  if (p.node_area) b.node_area = *p.node_area;
+  if (p.power) b.power = *p.power;
+  if (p.perimeter) b.perimeter = *p.perimeter;
+  if (p.nodes_per_package) {
+    const int nodes = t.nodes_per_package * t.packages, npp = *p.nodes_per_package;
+    if (nodes % npp != 0) {
+      SourceLoc loc = t.system_loc;
+      loc.key_path = "system";
+      throw ConfigError(Diagnostic{loc, std::to_string(npp) + " nodes per package do not divide "
+                                        "the scale-up domain of " + std::to_string(nodes) + " nodes"});
+    }
+    t.nodes_per_package = npp;
+    t.packages = nodes / npp;
+  }
+  return t;
+}
+
+StudyContext load_study_context(const StudySpec& s, const std::string& techlib_dir) {
+  StudyContext c;
+  c.base = load_template(s.template_path);
+  c.lib = load_tech_library_dir(techlib_dir);
+  (void)bind_template(c.lib, c.base);  // the template's own problems first
+  check_sweep_technologies(s, c);
+  c.workload = load_workload_file(s.workload_path).spec;
+  c.settings = hex64(fnv1a(settings_text(s, techlib_dir)));
+  return c;
+}
+
+PointResult evaluate_point(const StudySpec& s, const StudyContext& c, const StudyPoint& p) {
+  try {
+    const ArchSpec spec = bind_template(c.lib, point_template(c.base, p));
+    TrainingOptions options;
+    options.check_memory = s.check_memory;
+    const DesignEvaluator e(spec, c.workload, p.devices, options);
+    return search_point(s, e, p);
+  } catch (const ConfigError& e) {  // a system the point cannot build
+    return infeasible(messages_of(e.diagnostics()), p.strategy);
+  }
+}
+
+std::vector<std::string> study_columns(const StudySpec& s) {
+  std::vector<std::string> c;
+  for (const StudyAxis& a : s.axes) c.push_back(a.name());
+  for (const char* name : {"feasible", "reason", "chosen_strategy"}) c.emplace_back(name);
+  for (const std::string& name : numeric_result_columns()) c.push_back(name);
+  c.emplace_back("settings");
+  return c;
+}
+
+std::vector<std::string> result_row(const StudyPoint& p, const PointResult& r,
+                                    const std::string& settings) {
+  std::vector<std::string> row = p.values;
+  row.push_back(r.feasible ? "1" : "0");
+  row.push_back(r.reason);
+  row.push_back(r.strategy ? to_string(*r.strategy) : "");
+  const TrainingResult& t = r.training;
+  const TrainingBreakdown& b = t.breakdown;
+  const auto num = [](double v) { return printf_string("%.9g", v); };
+  for (double v : {t.iteration_time, t.mfu, t.tokens_per_second, b.compute, b.tensor_comm,
+                   b.pipeline_comm, b.pipeline_bubble, b.data_comm, b.optimizer, b.host}) {
+    row.push_back(r.feasible ? num(v) : "");
+  }
+  for (double v : {r.peak_tflops, r.memory_bandwidth_gbs, r.memory_gb_per_device}) {
+    row.push_back(r.has_arch ? num(v) : "");
+  }
+  row.push_back(r.feasible ? num(t.memory.total().si() / 1e9) : "");
+  row.push_back(settings);
+  return row;
+}
+
+StudyRun run_study(const StudySpec& s, const StudyRunOptions& o) {
+  const StudyContext c = load_study_context(s, o.techlib_dir);
+  const std::vector<StudyPoint> points = enumerate_points(s);
+  StudyRun run;
+  run.points = points.size();
+  run.table.columns = study_columns(s);
+  run.csv_path = (std::filesystem::path(o.out_dir) / "results.csv").string();
+
+  std::vector<std::optional<std::vector<std::string>>> rows(points.size());
+  if (const auto text = read_text_file(run.csv_path)) {
+    rows = stored_rows(parse_csv(*text, &run.dropped), run.table.columns, points, c.settings, run);
+  }
+
+  std::vector<std::size_t> todo;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (!rows[i]) todo.push_back(i);
+  }
+  if (o.max_points > 0 && todo.size() > o.max_points) todo.resize(o.max_points);
+
+  std::mutex mutex;
+  const Clock::time_point start = Clock::now();
+  Clock::time_point last_write = start;
+  Clock::duration write_cost{};
+  StudyProgress progress{run.reused, points.size(), 0, todo.size(), 0.0};
+  const auto write = [&] {  // under the mutex
+    const Clock::time_point t0 = Clock::now();
+    StudyTable t{run.table.columns, {}};
+    for (const auto& r : rows) {
+      if (r) t.rows.push_back(*r);
+    }
+    write_file_atomically(run.csv_path, to_csv(t));
+    last_write = Clock::now();
+    write_cost = last_write - t0;
+  };
+  if (o.progress) o.progress(progress);
+  oneapi::tbb::parallel_for(
+      oneapi::tbb::blocked_range<std::size_t>(0, todo.size(), 1),
+      [&](const oneapi::tbb::blocked_range<std::size_t>& range) {
+        for (std::size_t k = range.begin(); k != range.end(); ++k) {
+          if (o.stop && o.stop()) return;
+          const StudyPoint& p = points[todo[k]];
+          std::vector<std::string> row = result_row(p, evaluate_point(s, c, p), c.settings);
+          const std::lock_guard<std::mutex> lock(mutex);
+          rows[p.index] = std::move(row);
+          ++progress.done;
+          ++progress.run_done;
+          // Every finished point is saved at once unless writes would take over 5% of the run.
+          if (Clock::now() - last_write >= 20 * write_cost) write();
+          progress.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
+          if (o.progress) o.progress(progress);
+        }
+      },
+      oneapi::tbb::simple_partitioner());
+  write();
+  run.evaluated = progress.run_done;
+  for (auto& r : rows) {
+    if (r) run.table.rows.push_back(std::move(*r));
+  }
+  return run;
+}
+
+}  // namespace pathfinder

@@ -1,0 +1,114 @@
+// Running a study (issue 6): its points (the Cartesian product of the sweep axes), each
+// evaluated on its own copy of the template in parallel (oneTBB), one CSV row a point in
+// OUT/results.csv. Resumable: rows already in the file for the same settings are kept and
+// their points skipped; finished points are written atomically as they complete, so a study
+// killed midway and rerun loses nothing and redoes nothing finished. The same rows, byte for
+// byte, for any thread count and any sequence of interruptions.
+#pragma once
+
+#include <Eigen/Core>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/arch/arch_template.hpp"
+#include "engine/arch/template_loader.hpp"
+#include "engine/graph/workload.hpp"
+#include "engine/study/study_spec.hpp"
+#include "engine/study/study_table.hpp"
+#include "engine/techlib/tech_library.hpp"
+#include "engine/train/training_result.hpp"
+
+namespace pathfinder {
+
+// One point: the value of every axis, and what they set.
+struct StudyPoint {
+  std::size_t index = 0;            // enumeration order
+  std::vector<std::string> values;  // per axis, in the study's axis order, as written
+  TechOverrides tech;               // empty: the template's
+  int devices = 0;
+  std::optional<int> nodes_per_package;
+  std::optional<Power> power;
+  std::optional<Area> chip_area, node_area;
+  std::optional<Length> perimeter;
+  std::optional<Strategy> strategy;  // the axis, else the study's `strategy:`
+};
+
+// First axis outermost, last axis fastest.
+[[nodiscard]] std::vector<StudyPoint> enumerate_points(const StudySpec& s);
+
+// The point's template: technology overrides, budgets (the perimeter follows a new chip area
+// as 4·sqrt(area) when the template inferred it so), and nodes per package (the scale-up
+// domain keeps its node count: packages = nodes / nodes_per_package). Throws ConfigError when
+// the nodes per package do not divide the domain.
+[[nodiscard]] ArchTemplate point_template(const ArchTemplate& base, const StudyPoint& p);
+
+// What a study evaluates against, loaded and checked once: the base template bound to the
+// library, every technology of the sweep (ConfigError at the sweep value), the workload, and
+// the fingerprint of everything a row depends on besides its axis values (the study's other
+// settings and the contents of the template, workload and technology library files).
+struct StudyContext {
+  ArchTemplate base;
+  TechLibrary lib;
+  WorkloadSpec workload;
+  std::string settings;  // 16 hex digits
+};
+[[nodiscard]] StudyContext load_study_context(const StudySpec& s, const std::string& techlib_dir);
+
+struct PointResult {
+  bool feasible = false;
+  std::string reason;                // when infeasible
+  std::optional<Strategy> strategy;  // the one evaluated (the winner of a search)
+  TrainingResult training;           // at the chosen split
+  bool has_arch = false;             // the micro-architecture at that split was feasible
+  double peak_tflops = 0.0, memory_bandwidth_gbs = 0.0, memory_gb_per_device = 0.0;
+};
+
+// search none: the point's strategy on the template's split; strategy: the best of
+// rank_strategies there; architecture: run_search_study's joint split (and strategy) search.
+// An infeasible design, strategy or system (devices that do not fill the packages, ...) is a
+// result with the reason, never an exception. Thread-safe.
+[[nodiscard]] PointResult evaluate_point(const StudySpec& s, const StudyContext& c,
+                                         const StudyPoint& p);
+
+// The CSV: every axis, then feasible, reason, chosen_strategy (evaluated, or the search's
+// winner), iteration_s, mfu, tokens_per_s, the
+// breakdown (compute_s ... host_s), peak_tflops, memory_bandwidth_gbs, memory_gb_per_device
+// (main-memory capacity), memory_used_gb (the most loaded device), settings.
+[[nodiscard]] std::vector<std::string> study_columns(const StudySpec& s);
+[[nodiscard]] std::vector<std::string> result_row(const StudyPoint& p, const PointResult& r,
+                                                  const std::string& settings);
+
+struct StudyProgress {
+  std::size_t done = 0, total = 0;        // points finished (reused included), all points
+  std::size_t run_done = 0, run_todo = 0;  // evaluated in this run, to evaluate in this run
+  double elapsed_s = 0.0;                 // since this run's first evaluation started
+};
+
+struct StudyRunOptions {
+  std::string out_dir;      // results.csv goes here
+  std::string techlib_dir;  // the technology library
+  // Evaluate at most this many unfinished points (in point order), then stop; 0: all.
+  std::size_t max_points = 0;
+  // Asked before each point starts; true: start no more (points under way finish and are saved).
+  std::function<bool()> stop;
+  // After each finished point; never concurrently.
+  std::function<void(const StudyProgress&)> progress;
+};
+
+struct StudyRun {
+  StudyTable table;  // the finished rows, in point order (results.csv)
+  std::string csv_path;
+  std::size_t points = 0;     // in the study
+  std::size_t reused = 0;     // rows found in results.csv for this study's settings
+  std::size_t evaluated = 0;  // in this run
+  std::size_t dropped = 0;    // rows of results.csv for other settings or points, not kept
+  [[nodiscard]] bool complete() const { return table.rows.size() == points; }
+};
+
+// Throws ConfigError for problems with the study's inputs (load_study_context); never for a
+// point's infeasibility.
+[[nodiscard]] StudyRun run_study(const StudySpec& s, const StudyRunOptions& o);
+
+}  // namespace pathfinder

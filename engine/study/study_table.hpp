@@ -1,0 +1,45 @@
+// A study's result store: a table of text cells (one row a point, one column an input or an
+// output), its CSV form (RFC 4180 quoting), atomic file writes and the fingerprint that tells
+// whether stored rows still belong to a study.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pathfinder {
+
+struct StudyTable {
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;  // each as long as columns
+
+  [[nodiscard]] std::optional<std::size_t> column(std::string_view name) const;
+  // The cell as a number; nullopt when the column is missing or the cell empty or not a number.
+  [[nodiscard]] std::optional<double> number(std::size_t row, std::string_view name) const;
+  [[nodiscard]] const std::string& cell(std::size_t row, std::size_t column) const {
+    return rows[row][column];
+  }
+};
+
+// Header line then one line per row; cells with a comma, quote, line break or edge space are
+// quoted. Line breaks inside cells are written as spaces.
+[[nodiscard]] std::string to_csv(const StudyTable& t);
+// The inverse of to_csv. Rows whose cell count differs from the header's are dropped and
+// counted in *dropped.
+[[nodiscard]] StudyTable parse_csv(std::string_view text, std::size_t* dropped = nullptr);
+
+// The whole file, or nullopt when it does not exist or cannot be read.
+[[nodiscard]] std::optional<std::string> read_text_file(const std::string& path);
+// Writes a uniquely named temporary file beside `path`, flushes it to disk and renames it over
+// `path`: a reader (or a rerun after a kill) sees the old file or the new one, never a part.
+// Creates the folder. Throws std::runtime_error when the file cannot be written.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+// 64-bit FNV-1a, for fingerprints (not for security).
+[[nodiscard]] std::uint64_t fnv1a(std::string_view text, std::uint64_t seed = 14695981039346656037ULL);
+// 16 lower-case hex digits.
+[[nodiscard]] std::string hex64(std::uint64_t v);
+
+}  // namespace pathfinder

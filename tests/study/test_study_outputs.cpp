@@ -1,0 +1,85 @@
+// What a study leaves behind: the CSV's form, summary.md, the plots and the progress line.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "engine/study/study_outputs.hpp"
+#include "tests/study/study_fixtures.hpp"
+
+namespace pathfinder {
+
+TEST_CASE("the CSV quotes what needs quoting and reads back what it wrote", "[study]") {
+  StudyTable t{{"a", "reason", "x"}, {{"N7", "needs 3, has \"2\"", "1.5"}, {"N5", " edge ", ""}}};
+  const std::string csv = to_csv(t);
+  CHECK(csv == "a,reason,x\nN7,\"needs 3, has \"\"2\"\"\",1.5\nN5,\" edge \",\n");
+  std::size_t dropped = 9;
+  const StudyTable back = parse_csv(csv, &dropped);
+  CHECK(back.columns == t.columns);
+  CHECK(back.rows == t.rows);
+  CHECK(dropped == 0);
+  CHECK(back.number(0, "x") == 1.5);
+  CHECK_FALSE(back.number(1, "x"));
+  CHECK_FALSE(back.number(0, "reason"));
+  // A record with the wrong cell count, and a torn last record, are not rows.
+  CHECK(parse_csv("a,b\n1,2\n3\n4,\"5", &dropped).rows.size() == 1);
+  CHECK(dropped == 1);
+}
+
+TEST_CASE("a study writes its summary and plots", "[study]") {
+  const StudySpec s = test::fixture_study("study_small");
+  const std::string out = test::fresh_dir("outputs");
+  const StudyRun run = run_study(s, test::run_options(out));
+  const StudyOutputs o =
+      write_study_outputs(s, run.table, {out, "pathfinder study small.yaml --out " + out, "gnuplot"});
+  const std::string md = read_text_file(o.summary).value_or("");
+  CHECK(md.find("# small-study\n") == 0);
+  CHECK(md.find("**Question:** does N5 or HBM3 buy more for GPT-3 1.3B on 8 devices?") != std::string::npos);
+  CHECK(md.find("Command: `pathfinder study small.yaml --out " + out + "`") != std::string::npos);
+  CHECK(md.find("## Best point\n\nlogic N5, memory HBM3: `tp2-pp2-dp2-mb4-1f1b`") != std::string::npos);
+  CHECK(md.find("| logic | memory | strategy | iteration | MFU | tokens/s |") != std::string::npos);
+  CHECK(md.find("![small: iteration per logic node](iteration_s_vs_logic.svg)") != std::string::npos);
+  const std::string script = read_text_file(out + "/iteration_s_vs_logic.gp").value_or("");
+  CHECK(script.find("0 \"N7\" ") != std::string::npos);
+  CHECK(script.find("set logscale y") != std::string::npos);
+  CHECK(script.find("title \"memory HBM3\"") != std::string::npos);
+  if (std::filesystem::exists("/usr/bin/gnuplot")) {
+    CHECK(o.warnings.empty());
+    for (const char* f : {"iteration_s_vs_logic.svg", "iteration_s_vs_logic.png", "mfu_vs_memory.svg",
+                          "mfu_vs_memory.png"}) {
+      CHECK(std::filesystem::file_size(out + "/" + f) > 1000);
+    }
+    CHECK(read_text_file(out + "/iteration_s_vs_logic.svg").value_or("").find("<svg") != std::string::npos);
+  }
+}
+
+TEST_CASE("without gnuplot a study still writes its summary, with a warning", "[study]") {
+  const StudySpec s = test::fixture_study("study_small");
+  const std::string out = test::fresh_dir("no-gnuplot");
+  const StudyRun run = run_study(s, test::run_options(out));
+  const StudyOutputs o = write_study_outputs(s, run.table, {out, "cmd", "/nonexistent/gnuplot"});
+  REQUIRE(o.warnings.size() == 2);
+  CHECK(o.warnings[0].find("iteration_s_vs_logic: gnuplot (\"/nonexistent/gnuplot\") not found") == 0);
+  CHECK(read_text_file(o.summary).value_or("").find("## Warnings\n\n- iteration_s_vs_logic: ") !=
+        std::string::npos);
+}
+
+TEST_CASE("the table shows the fastest rows when there are many", "[study]") {
+  const StudySpec s = test::fixture_study("study_resume");
+  const StudyRun run = run_study(s, test::run_options(test::fresh_dir("table")));
+  const std::string all = format_rows(s, run.table, 20, false);
+  CHECK(all.find("devices  budget.power  strategy") == 0);
+  CHECK(all.find("infeasible: ") != std::string::npos);
+  const std::string few = format_rows(s, run.table, 3, true);
+  CHECK(few.find("(the 3 fastest of 18 points)") != std::string::npos);
+  CHECK(few.find("infeasible") == std::string::npos);
+  REQUIRE(best_row(run.table));
+  CHECK(few.find(run.table.cell(*best_row(run.table), *run.table.column("chosen_strategy"))) != std::string::npos);
+}
+
+TEST_CASE("the progress line shows points and the time left", "[study]") {
+  CHECK(format_progress({0, 10, 0, 10, 0.0}, 10) == "[..........]  0/10 points  ETA --");
+  CHECK(format_progress({6, 10, 4, 8, 20.0}, 10) == "[######....]  6/10 points  ETA 20s");
+  CHECK(format_progress({10, 10, 8, 8, 125.0}, 10) == "[##########]  10/10 points  2m05s");
+}
+
+}  // namespace pathfinder
