@@ -9,8 +9,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,27 +18,11 @@
 #include "engine/arch/template_loader.hpp"
 #include "engine/cli/commands.hpp"
 #include "engine/cli/load.hpp"
+#include "engine/core/file_io.hpp"
 #include "engine/explore/search_study.hpp"
 #include "engine/graph/workload_loader.hpp"
 
 namespace pathfinder::cli {
-namespace {
-
-// Written whole to a temporary name, then renamed: never half a file.
-void write_atomically(const std::string& path, const std::string& text) {
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    f << text;
-    if (!f) throw std::runtime_error("cannot write " + tmp);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot write " + path);
-}
-
-}  // namespace
-
 void add_search_command(CLI::App& app, int& exit_code) {
   struct Options {
     std::string study, optimizer, out, techlib;
@@ -93,8 +75,8 @@ void add_search_command(CLI::App& app, int& exit_code) {
     }
     std::fputs(text.c_str(), stdout);
     if (!opt->out.empty()) {
-      write_atomically(opt->out + ".yaml", outcome_yaml(o, e));
-      write_atomically(opt->out + ".csv", outcome_csv(o));
+      write_file_atomically(opt->out + ".yaml", outcome_yaml(o, e));
+      write_file_atomically(opt->out + ".csv", outcome_csv(o));
     }
     exit_code = 0;
   });

@@ -3,6 +3,8 @@
 // whether stored rows still belong to a study.
 #pragma once
 
+#include "engine/core/file_io.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -30,12 +32,6 @@ struct StudyTable {
 // counted in *dropped.
 [[nodiscard]] StudyTable parse_csv(std::string_view text, std::size_t* dropped = nullptr);
 
-// The whole file, or nullopt when it does not exist or cannot be read.
-[[nodiscard]] std::optional<std::string> read_text_file(const std::string& path);
-// Writes a uniquely named temporary file beside `path`, flushes it to disk and renames it over
-// `path`: a reader (or a rerun after a kill) sees the old file or the new one, never a part.
-// Creates the folder. Throws std::runtime_error when the file cannot be written.
-void write_file_atomically(const std::string& path, const std::string& text);
 
 // 64-bit FNV-1a, for fingerprints (not for security).
 [[nodiscard]] std::uint64_t fnv1a(std::string_view text, std::uint64_t seed = 14695981039346656037ULL);
