@@ -475,3 +475,23 @@ TEST_CASE("search runs a study and writes its split and CSV", "[cli]") {
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("study runs a sweep, writes its files, and resumes", "[cli]") {
+  const fs::path out = scratch() / "study_small";
+  fs::remove_all(out);
+  const Run r = run("study tests/data/studies/study_small.yaml --threads 1 --out '" +
+                    out.string() + "'");
+  REQUIRE(r.code == 0);
+  CHECK(fs::exists(out / "results.csv"));
+  CHECK(slurp(out / "summary.md").find("does N5 or HBM3 buy more") != std::string::npos);
+  // A rerun finds every point done and evaluates none.
+  const Run again = run("study tests/data/studies/study_small.yaml --out '" + out.string() + "'");
+  REQUIRE(again.code == 0);
+  CHECK(again.out.find("0 evaluated now") != std::string::npos);
+  const Run bad = run("study tests/data/studies/bad_strategy.yaml");
+  CHECK(bad.code == 2);
+}
+
+}  // namespace pathfinder
