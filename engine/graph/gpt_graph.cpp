@@ -128,6 +128,11 @@ class GptBuilder {
                              std::move(deps)),
                layer);
   }
+  // A batched attention GEMM (one per sequence and head) in the backward pass.
+  KernelId attention_bwd(int layer, const std::string& n, KernelKind kind, const GemmShape& shape,
+                         KernelId dep) {
+    return add(gemm_kernel(name(layer, n), kind, Phase::kBackwardData, dt_, shape, {dep}), layer);
+  }
   // Tensor-group communication of the T·h activations (or `bytes`) after `after`; with t = 1
   // there is none and the dependencies pass through.
   Deps tp_comm(int layer, const std::string& n, CommKind kind, Phase ph, Deps after,
@@ -283,14 +288,10 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
   const auto [proj_d, proj_w] =
       linear_bwd(i, "proj", w.proj, gather_in(i, "proj.gather.bwd", Phase::kBackwardData, {g1}));
   // Context C = P·V: dP = dC·Vᵀ (s, s, h/a) and dV = Pᵀ·dC (s, h/a, s) per (sequence, head).
-  const KernelId dp = add(gemm_kernel(name(i, "attn.context.dgrad_probs"),
-                                      KernelKind::kAttentionContext, Phase::kBackwardData, dt_,
-                                      GemmShape{ba, s, s, head}, {proj_d}),
-                          i);
-  const KernelId dv = add(gemm_kernel(name(i, "attn.context.dgrad_values"),
-                                      KernelKind::kAttentionContext, Phase::kBackwardData, dt_,
-                                      GemmShape{ba, s, head, s}, {proj_d}),
-                          i);
+  const KernelId dp =
+      attention_bwd(i, "attn.context.dgrad_probs", KernelKind::kAttentionContext, GemmShape{ba, s, s, head}, proj_d);
+  const KernelId dv =
+      attention_bwd(i, "attn.context.dgrad_values", KernelKind::kAttentionContext, GemmShape{ba, s, head, s}, proj_d);
   const KernelId dp_in =
       s_.dropout ? stream(i, "attn.dropout.bwd", KernelKind::kElementwise, Phase::kBackwardData,
                           probs, probs * p_ + probs * bytes(1), probs * p_, {dp})
@@ -298,14 +299,10 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
   const KernelId sm_b = stream(i, "attn.softmax.bwd", KernelKind::kSoftmax, Phase::kBackwardData,
                                5.0 * probs, 2.0 * probs * p_, probs * p_, {dp_in, fw.softmax});
   // Scores S = Q·Kᵀ: dQ = dS·K and dK = dSᵀ·Q, each (s, h/a, s) per (sequence, head).
-  const KernelId dq = add(gemm_kernel(name(i, "attn.scores.dgrad_query"),
-                                      KernelKind::kAttentionScores, Phase::kBackwardData, dt_,
-                                      GemmShape{ba, s, head, s}, {sm_b}),
-                          i);
-  const KernelId dk = add(gemm_kernel(name(i, "attn.scores.dgrad_key"),
-                                      KernelKind::kAttentionScores, Phase::kBackwardData, dt_,
-                                      GemmShape{ba, s, head, s}, {sm_b}),
-                          i);
+  const KernelId dq =
+      attention_bwd(i, "attn.scores.dgrad_query", KernelKind::kAttentionScores, GemmShape{ba, s, head, s}, sm_b);
+  const KernelId dk =
+      attention_bwd(i, "attn.scores.dgrad_key", KernelKind::kAttentionScores, GemmShape{ba, s, head, s}, sm_b);
   const Deps ln1_in = gather_in(i, "ln1.regather.bwd", Phase::kBackwardData, {fw.ln1}, true);
   const auto [qkv_d, qkv_w] = linear_bwd(i, "qkv", w.qkv, {dq, dk, dv}, ln1_in);
   const Deps qkv_r = reduce_out(i, "qkv.reduce.bwd", Phase::kBackwardData, {qkv_d});
