@@ -289,9 +289,11 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
       linear_bwd(i, "proj", w.proj, gather_in(i, "proj.gather.bwd", Phase::kBackwardData, {g1}));
   // Context C = P·V: dP = dC·Vᵀ (s, s, h/a) and dV = Pᵀ·dC (s, h/a, s) per (sequence, head).
   const KernelId dp =
-      attention_bwd(i, "attn.context.dgrad_probs", KernelKind::kAttentionContext, GemmShape{ba, s, s, head}, proj_d);
+      attention_bwd(i, "attn.context.dgrad_probs", KernelKind::kAttentionContext,
+                    GemmShape{ba, s, s, head}, proj_d);
   const KernelId dv =
-      attention_bwd(i, "attn.context.dgrad_values", KernelKind::kAttentionContext, GemmShape{ba, s, head, s}, proj_d);
+      attention_bwd(i, "attn.context.dgrad_values", KernelKind::kAttentionContext,
+                    GemmShape{ba, s, head, s}, proj_d);
   const KernelId dp_in =
       s_.dropout ? stream(i, "attn.dropout.bwd", KernelKind::kElementwise, Phase::kBackwardData,
                           probs, probs * p_ + probs * bytes(1), probs * p_, {dp})
@@ -300,9 +302,11 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
                                5.0 * probs, 2.0 * probs * p_, probs * p_, {dp_in, fw.softmax});
   // Scores S = Q·Kᵀ: dQ = dS·K and dK = dSᵀ·Q, each (s, h/a, s) per (sequence, head).
   const KernelId dq =
-      attention_bwd(i, "attn.scores.dgrad_query", KernelKind::kAttentionScores, GemmShape{ba, s, head, s}, sm_b);
+      attention_bwd(i, "attn.scores.dgrad_query", KernelKind::kAttentionScores,
+                    GemmShape{ba, s, head, s}, sm_b);
   const KernelId dk =
-      attention_bwd(i, "attn.scores.dgrad_key", KernelKind::kAttentionScores, GemmShape{ba, s, head, s}, sm_b);
+      attention_bwd(i, "attn.scores.dgrad_key", KernelKind::kAttentionScores,
+                    GemmShape{ba, s, head, s}, sm_b);
   const Deps ln1_in = gather_in(i, "ln1.regather.bwd", Phase::kBackwardData, {fw.ln1}, true);
   const auto [qkv_d, qkv_w] = linear_bwd(i, "qkv", w.qkv, {dq, dk, dv}, ln1_in);
   const Deps qkv_r = reduce_out(i, "qkv.reduce.bwd", Phase::kBackwardData, {qkv_d});
