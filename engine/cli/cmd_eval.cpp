@@ -99,6 +99,8 @@ void add_eval_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_flag("!--no-dp-overlap", opt->training.overlap_data_parallel,
                 "Start the data-parallel gradient reduction after the backward pass");
+  cmd->add_flag("!--no-memory-check", opt->training.check_memory,
+                "Time strategies whose footprint exceeds main memory (as the paper's studies)");
   cmd->callback([opt, &exit_code] {
     const LoadedTemplate in = load_template_for(opt->template_path, opt->machine);
     const ArchSpec spec = bind_template(in.lib, in.tmpl);

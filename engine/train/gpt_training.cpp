@@ -49,7 +49,9 @@ const Mapping& GptTraining::mapping(const Strategy& s) {
                         s.tp;
   const std::array<ParallelDim, 3> dims{
       ParallelDim{"tp", s.tp, 4.0 * act * stage_layers * micro, Collective::kAllReduce, true},
-      ParallelDim{"dp", s.dp, params * p, Collective::kAllReduce, true},
+      // Gradient buckets share the ports with the other dimensions only while they overlap
+      // the backward pass; reduced after it, they have the links to themselves.
+      ParallelDim{"dp", s.dp, params * p, Collective::kAllReduce, options_.overlap_data_parallel},
       ParallelDim{"pp", s.pp, 2.0 * act / s.tp * micro, Collective::kSendRecv, true}};
   return mappings_.emplace(key, best_mapping(system_, dims)).first->second;
 }

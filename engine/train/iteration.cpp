@@ -75,8 +75,9 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r) {
     b.compute = pipe.busy[du] - b.tensor_comm;
     b.data_comm = reduced - end + gather;
     b.optimizer = update;
-    // Idle inside the pipeline: waiting on neighbours' transfers, or in the fill and drain.
-    const double idle = end - pipe.busy[du];
+    // Idle inside the pipeline: waiting on neighbours' transfers, or in the fill and drain
+    // (rounding can leave -1e-16 when the stage never waits).
+    const double idle = std::max(0.0, end - pipe.busy[du]);
     b.pipeline_comm = P > 1 ? std::min(idle, 2.0 * in.send * micro) : 0.0;
     b.pipeline_bubble = idle - b.pipeline_comm;
   }

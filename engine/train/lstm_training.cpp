@@ -67,7 +67,9 @@ TrainingResult LstmTraining::evaluate(const Strategy& s) {
   const double B = static_cast<double>(replica.batch), D = static_cast<double>(spec_.hidden);
   const double S = static_cast<double>(spec_.sequence);
 
-  // Bytes per iteration in each dimension weigh the mapping's orders (paper §5.2).
+  // Bytes per iteration in each dimension weigh the mapping's orders (paper §5.2). The
+  // gradients are reduced after the last backward step (one bucket), when no kernel or
+  // pipeline transfer is under way: the dp groups do not share ports with the others.
   const double gates = S * static_cast<double>(spec_.layers) * B * 4.0 * D * p;
   const double V = static_cast<double>(spec_.vocabulary);
   const double grads = (2.0 * V * D + 8.0 * D * D * static_cast<double>(spec_.layers)) * p /
@@ -75,7 +77,7 @@ TrainingResult LstmTraining::evaluate(const Strategy& s) {
   const std::array<ParallelDim, 4> dims{
       ParallelDim{"kp1", kp1, gates / kp2, Collective::kAllGather, true},
       ParallelDim{"kp2", kp2, gates / kp1, Collective::kAllGather, true},
-      ParallelDim{"dp", s.dp, grads, Collective::kAllReduce, true},
+      ParallelDim{"dp", s.dp, grads, Collective::kAllReduce, false},
       ParallelDim{"pp", s.pp, 2.0 * S * B * D * p / (kp1 * kp2), Collective::kSendRecv, true}};
   const Mapping m = best_mapping(system_, dims);
   // Mapping dimensions kp1, kp2, dp, pp; CommGroup order tensor, columns, pipeline, data.
