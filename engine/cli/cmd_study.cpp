@@ -46,7 +46,8 @@ void add_study_command(CLI::App& app, int& exit_code) {
     }
     StudyRunOptions run_options;
     run_options.out_dir = out;
-    run_options.techlib_dir = techlib_dir_for(study.template_path, opt->techlib);
+    // The library beside the first template (the key's, else the template axis's first).
+    run_options.techlib_dir = techlib_dir_for(study.templates.front().path, opt->techlib);
     run_options.max_points = opt->max_points;
     const bool terminal = isatty(fileno(stderr)) != 0;
     if (terminal) {

@@ -161,16 +161,30 @@ std::string summary_text(const StudySpec& s, const StudyTable& t, const OutputOp
   md += "Command: `" + o.command + "`\n\n";
   const std::size_t feasible = static_cast<std::size_t>(std::count_if(
       t.rows.begin(), t.rows.end(), [&](const auto& r) { return r[*t.column("feasible")] == "1"; }));
-  md += printf_string("Template `%s`, workload `%s`, %s, search: %s. %zu points, %zu feasible.\n\n",
-                      s.template_path.c_str(), s.workload_path.c_str(),
-                      s.devices ? (std::to_string(*s.devices) + " devices").c_str() : "devices swept",
-                      std::string(to_string(s.search)).c_str(), t.rows.size(), feasible);
+  // A setting: the key's value, or what the axis (swept or set by points) makes it.
+  const auto files = [&](AxisKind kind, const std::vector<StudyFile>& list, const std::string& key) {
+    if (s.find_axis(kind) == nullptr) return "`" + key + "`";
+    std::string text;
+    for (const StudyFile& f : list) text += (text.empty() ? "`" : ", `") + f.text + "`";
+    return text;
+  };
+  const bool devices = s.devices && s.find_axis(AxisKind::kDevices) == nullptr;
+  const bool search = s.search && s.find_axis(AxisKind::kSearch) == nullptr;
+  md += printf_string("Template %s, workload %s, %s, search: %s. %zu points, %zu feasible.\n\n",
+                      files(AxisKind::kTemplate, s.templates, s.template_path).c_str(),
+                      files(AxisKind::kWorkload, s.workloads, s.workload_path).c_str(),
+                      devices ? (std::to_string(*s.devices) + " devices").c_str() : "devices per point",
+                      search ? std::string(to_string(*s.search)).c_str() : "per point",
+                      t.rows.size(), feasible);
   if (const auto best = best_row(t)) {
     md += "## Best point\n\n";
-    for (std::size_t a = 0; a < s.axes.size(); ++a) {
-      md += (a == 0 ? "" : ", ") + s.axes[a].name() + " " + t.cell(*best, a);
+    std::string where;
+    for (std::size_t a = 0; a < s.axes.size(); ++a) {  // an empty cell: nothing set
+      if (t.cell(*best, a).empty()) continue;
+      where += (where.empty() ? "" : ", ") + s.axes[a].name() + " " + t.cell(*best, a);
     }
-    md += (s.axes.empty() ? "" : ": ") + std::string("`") + t.cell(*best, *t.column("chosen_strategy")) + "`, " +
+    md += where;
+    md += (where.empty() ? "" : ": ") + std::string("`") + t.cell(*best, *t.column("chosen_strategy")) + "`, " +
           format_seconds(*t.number(*best, kIteration)) +
           printf_string(" per iteration, MFU %.1f%%, %.4g tokens/s.",
                         100.0 * t.number(*best, "mfu").value_or(0.0),

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <set>
+#include <variant>
 
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
@@ -18,7 +20,11 @@
 #include "engine/explore/design_evaluator.hpp"
 #include "engine/explore/search_study.hpp"
 #include "engine/graph/workload_loader.hpp"
+#include "engine/perf/kernel_timer.hpp"
+#include "engine/perf/perf_machine.hpp"
+#include "engine/system/system_graph.hpp"
 #include "engine/techlib/techlib_loader.hpp"
+#include "engine/train/distributed_gemm.hpp"
 
 namespace pathfinder {
 namespace {
@@ -41,7 +47,8 @@ PointResult infeasible(std::string reason, std::optional<Strategy> s = std::null
   return r;
 }
 
-// A training result t at `split`, with the headline figures of the micro-architecture there.
+// A training result t at `split`, with the headline figures of the micro-architecture there
+// (and, for a GEMM, its local product's intensity).
 PointResult at_split(const DesignEvaluator& e, const Eigen::VectorXd& split, const TrainingResult& t) {
   PointResult r;
   r.feasible = t.feasible;
@@ -57,6 +64,13 @@ PointResult at_split(const DesignEvaluator& e, const Eigen::VectorXd& split, con
     r.memory_bandwidth_gbs = a.main_memory.bandwidth.si() / 1e9;
     r.memory_gb_per_device = a.main_memory.capacity.si() / 1e9;
   }
+  const auto* gemm = std::get_if<GemmSpec>(&e.workload());
+  if (gemm != nullptr && a.feasible && t.feasible) {
+    KernelTimer timer(make_perf_machine(e.spec(), a));
+    const SystemGraph system = make_system_graph(e.spec(), a, e.devices());
+    const DistributedGemmResult g = evaluate_distributed_gemm(*gemm, t.strategy, timer, system);
+    r.gemm_intensity = g.local_time.intensity();
+  }
   return r;
 }
 
@@ -66,7 +80,7 @@ PointResult search_point(const StudySpec& s, const DesignEvaluator& e, const Stu
     const std::vector<Diagnostic> problems = check_strategy(*p.strategy, e.workload(), e.devices());
     if (!problems.empty()) return infeasible(messages_of(problems), p.strategy);
   }
-  switch (s.search) {
+  switch (p.search) {
     case StudySearch::kNone:
       return at_split(e, split, e.evaluate(split, *p.strategy));
     case StudySearch::kStrategy: {
@@ -104,9 +118,9 @@ std::string settings_text(const StudySpec& s, const std::string& techlib_dir) {
   std::string t = "pathfinder study results v1\n";
   append(t, "devices", s.devices ? std::to_string(*s.devices) : "axis");
   append(t, "check_memory", s.check_memory ? "true" : "false");
-  append(t, "search", std::string(to_string(s.search)));
+  append(t, "search", s.search ? std::string(to_string(*s.search)) : "axis");
   if (s.strategy) append(t, "strategy", to_string(*s.strategy));
-  if (s.search == StudySearch::kArchitecture) {
+  if (s.searches(StudySearch::kArchitecture)) {
     const SearchOptions& o = s.optimizer;
     append(t, "shortlist", std::to_string(s.shortlist));
     append(t, "optimizer",
@@ -116,7 +130,10 @@ std::string settings_text(const StudySpec& s, const std::string& techlib_dir) {
                          o.patience, o.step_tolerance, o.max_evaluations, o.start_draws,
                          static_cast<unsigned long long>(o.seed)));
   }
-  std::vector<std::filesystem::path> files{s.template_path, s.workload_path};
+  std::vector<std::filesystem::path> files;
+  for (const std::vector<StudyFile>* list : {&s.templates, &s.workloads}) {
+    for (const StudyFile& f : *list) files.emplace_back(f.path);
+  }
   std::vector<std::filesystem::path> lib;
   std::error_code ec;
   for (std::filesystem::directory_iterator it(techlib_dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -130,26 +147,53 @@ std::string settings_text(const StudySpec& s, const std::string& techlib_dir) {
   return t;
 }
 
-// Every technology a sweep names exists in the library and fits the template (its SRAM
-// macros), reported at the sweep value.
+// Every technology a sweep or point names exists in the library and fits every template (its
+// SRAM macros), reported at the value.
 void check_sweep_technologies(const StudySpec& s, const StudyContext& c) {
   std::vector<Diagnostic> problems;
+  std::set<std::string> seen;
   for (const StudyAxis& a : s.axes) {
     if (a.kind != AxisKind::kLogic && a.kind != AxisKind::kMemory && a.kind != AxisKind::kNetwork) {
       continue;
     }
     for (const AxisValue& v : a.values) {
+      if (v.unset) continue;
       StudyPoint p;
       (a.kind == AxisKind::kLogic ? p.tech.logic : a.kind == AxisKind::kMemory ? p.tech.memory
                                                                               : p.tech.network) = v.text;
-      ArchTemplate t = apply_overrides(c.base, p.tech);
-      t.logic_loc = t.main_memory.technology_loc = v.loc;
-      for (NetworkSpec& n : t.networks) n.technology_loc = v.loc;
-      for (MemoryLevelSpec& l : t.levels) l.technology_loc = v.loc;
-      for (Diagnostic& d : check_template(t, c.lib)) problems.push_back(std::move(d));
+      for (const ArchTemplate& base : c.templates) {
+        ArchTemplate t = apply_overrides(base, p.tech);
+        t.logic_loc = t.main_memory.technology_loc = v.loc;
+        for (NetworkSpec& n : t.networks) n.technology_loc = v.loc;
+        for (MemoryLevelSpec& l : t.levels) l.technology_loc = v.loc;
+        for (Diagnostic& d : check_template(t, c.lib)) {
+          if (seen.insert(d.str()).second) problems.push_back(std::move(d));
+        }
+      }
     }
   }
   if (!problems.empty()) throw ConfigError(std::move(problems));
+}
+
+// load(): a file the study names (template, workload), its problems reported at the key or
+// sweep value naming it: "cannot read template \"x.yaml\": ..." for a missing file, else a
+// line saying the file is invalid followed by the file's own diagnostics.
+template <class Load>
+auto located_load(const StudyFile& f, const std::string& noun, const Load& load) {
+  try {
+    return load();
+  } catch (const ConfigError& e) {
+    const std::vector<Diagnostic>& ds = e.diagnostics();
+    const std::string prefix = "cannot read file";
+    if (ds.size() == 1 && ds.front().loc.file == f.path && ds.front().loc.line == 0 &&
+        ds.front().message.rfind(prefix, 0) == 0) {
+      throw ConfigError(Diagnostic{f.loc, "cannot read " + noun + " \"" + f.text + "\"" +
+                                              ds.front().message.substr(prefix.size())});
+    }
+    std::vector<Diagnostic> out{Diagnostic{f.loc, noun + " \"" + f.text + "\" is invalid:"}};
+    out.insert(out.end(), ds.begin(), ds.end());
+    throw ConfigError(std::move(out));
+  }
 }
 
 std::string key_of(const std::vector<std::string>& values, const std::string& settings) {
@@ -201,16 +245,12 @@ std::vector<StudyPoint> enumerate_points(const StudySpec& s) {
     p.index = i;
     p.devices = s.devices.value_or(0);
     p.strategy = s.strategy;
-    std::size_t rest = i;
-    std::vector<const AxisValue*> chosen(s.axes.size());
-    for (std::size_t k = s.axes.size(); k-- > 0;) {  // last axis fastest
-      const auto& values = s.axes[k].values;
-      chosen[k] = &values[rest % values.size()];
-      rest /= values.size();
-    }
+    p.search = s.search.value_or(StudySearch::kNone);
+    const std::vector<const AxisValue*> chosen = point_values(s, i);
     for (std::size_t k = 0; k < s.axes.size(); ++k) {
       const AxisValue& v = *chosen[k];
       p.values.push_back(v.text);
+      if (v.unset) continue;  // the study's key, or the template's
       switch (s.axes[k].kind) {
         case AxisKind::kLogic: p.tech.logic = v.text; break;
         case AxisKind::kMemory: p.tech.memory = v.text; break;
@@ -222,6 +262,10 @@ std::vector<StudyPoint> enumerate_points(const StudySpec& s) {
         case AxisKind::kNodeArea: p.node_area = Area::from_si(v.number); break;
         case AxisKind::kPerimeter: p.perimeter = Length::from_si(v.number); break;
         case AxisKind::kStrategy: p.strategy = v.strategy; break;
+        case AxisKind::kTemplate: p.tmpl = v.file; break;
+        case AxisKind::kWorkload: p.workload = v.file; break;
+        case AxisKind::kSearch: p.search = *v.search; break;
+        case AxisKind::kLabel: break;
       }
     }
     out.push_back(std::move(p));
@@ -256,21 +300,28 @@ ArchTemplate point_template(const ArchTemplate& base, const StudyPoint& p) {
 
 StudyContext load_study_context(const StudySpec& s, const std::string& techlib_dir) {
   StudyContext c;
-  c.base = load_template(s.template_path);
   c.lib = load_tech_library_dir(techlib_dir);
-  (void)bind_template(c.lib, c.base);  // the template's own problems first
+  for (const StudyFile& f : s.templates) {
+    c.templates.push_back(located_load(f, "template", [&] {
+      ArchTemplate t = load_template(f.path);
+      (void)bind_template(c.lib, t);  // the template's own problems first
+      return t;
+    }));
+  }
   check_sweep_technologies(s, c);
-  c.workload = load_workload_file(s.workload_path).spec;
+  for (const StudyFile& f : s.workloads) {
+    c.workloads.push_back(located_load(f, "workload", [&] { return load_workload_file(f.path).spec; }));
+  }
   c.settings = hex64(fnv1a(settings_text(s, techlib_dir)));
   return c;
 }
 
 PointResult evaluate_point(const StudySpec& s, const StudyContext& c, const StudyPoint& p) {
   try {
-    const ArchSpec spec = bind_template(c.lib, point_template(c.base, p));
+    const ArchSpec spec = bind_template(c.lib, point_template(c.templates.at(p.tmpl), p));
     TrainingOptions options;
     options.check_memory = s.check_memory;
-    const DesignEvaluator e(spec, c.workload, p.devices, options);
+    const DesignEvaluator e(spec, c.workloads.at(p.workload), p.devices, options);
     return search_point(s, e, p);
   } catch (const ConfigError& e) {  // a system the point cannot build
     return infeasible(messages_of(e.diagnostics()), p.strategy);
@@ -303,6 +354,7 @@ std::vector<std::string> result_row(const StudyPoint& p, const PointResult& r,
     row.push_back(r.has_arch ? num(v) : "");
   }
   row.push_back(r.feasible ? num(t.memory.total().si() / 1e9) : "");
+  row.push_back(r.gemm_intensity ? num(*r.gemm_intensity) : "");
   row.push_back(settings);
   return row;
 }

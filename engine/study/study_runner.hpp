@@ -1,9 +1,10 @@
-// Running a study (issue 6): its points (the Cartesian product of the sweep axes), each
-// evaluated on its own copy of the template in parallel (oneTBB), one CSV row a point in
-// OUT/results.csv. Resumable: rows already in the file for the same settings are kept and
-// their points skipped; finished points are written atomically as they complete, so a study
-// killed midway and rerun loses nothing and redoes nothing finished. The same rows, byte for
-// byte, for any thread count and any sequence of interruptions.
+// Running a study (issue 6): its points (the explicit points times the Cartesian product of
+// the sweep axes), each evaluated on its own copy of its template in parallel (oneTBB), one
+// CSV row a point in OUT/results.csv. Resumable: rows already in the file for the same
+// settings are kept and their points (matched by their axis values) skipped; finished points
+// are written atomically as they complete, so a study killed midway and rerun loses nothing
+// and redoes nothing finished. The same rows, byte for byte, for any thread count and any
+// sequence of interruptions.
 #pragma once
 
 #include <Eigen/Core>
@@ -33,9 +34,11 @@ struct StudyPoint {
   std::optional<Area> chip_area, node_area;
   std::optional<Length> perimeter;
   std::optional<Strategy> strategy;  // the axis, else the study's `strategy:`
+  std::size_t tmpl = 0, workload = 0;  // indices into StudySpec::templates, workloads
+  StudySearch search = StudySearch::kNone;  // the axis, else the study's `search:`
 };
 
-// First axis outermost, last axis fastest.
+// The explicit points outermost, then the sweep: first axis outermost, last axis fastest.
 [[nodiscard]] std::vector<StudyPoint> enumerate_points(const StudySpec& s);
 
 // The point's template: technology overrides, budgets (the perimeter follows a new chip area
@@ -44,14 +47,17 @@ struct StudyPoint {
 // the nodes per package do not divide the domain.
 [[nodiscard]] ArchTemplate point_template(const ArchTemplate& base, const StudyPoint& p);
 
-// What a study evaluates against, loaded and checked once: the base template bound to the
-// library, every technology of the sweep (ConfigError at the sweep value), the workload, and
-// the fingerprint of everything a row depends on besides its axis values (the study's other
-// settings and the contents of the template, workload and technology library files).
+// What a study evaluates against, loaded and checked once: every template (bound to the
+// library) and workload the study names, every technology of the sweep against every template
+// (ConfigError at the sweep value), and the fingerprint of everything a row depends on besides
+// its axis values (the study's other settings, the optimizer's when a point searches the
+// architecture, and the contents of every template, workload and technology library file). A
+// template or workload file that is missing or invalid is a ConfigError at the key or sweep
+// value naming it (the file's own problems follow).
 struct StudyContext {
-  ArchTemplate base;
+  std::vector<ArchTemplate> templates;  // StudySpec::templates, in order
+  std::vector<WorkloadSpec> workloads;  // StudySpec::workloads
   TechLibrary lib;
-  WorkloadSpec workload;
   std::string settings;  // 16 hex digits
 };
 [[nodiscard]] StudyContext load_study_context(const StudySpec& s, const std::string& techlib_dir);
@@ -63,19 +69,25 @@ struct PointResult {
   TrainingResult training;           // at the chosen split
   bool has_arch = false;             // the micro-architecture at that split was feasible
   double peak_tflops = 0.0, memory_bandwidth_gbs = 0.0, memory_gb_per_device = 0.0;
+  // A GEMM workload: FLOP per main-memory byte of one device's local product (the paper's
+  // Fig. 1), as the kernel timer plans it for the chosen strategy at the chosen split.
+  std::optional<double> gemm_intensity;
 };
 
-// search none: the point's strategy on the template's split; strategy: the best of
-// rank_strategies there; architecture: run_search_study's joint split (and strategy) search.
+// The point's search (p.search) on its template and workload. none: the point's strategy on
+// the template's split; strategy: the best of rank_strategies there; architecture:
+// run_search_study's joint split (and strategy) search.
 // An infeasible design, strategy or system (devices that do not fill the packages, ...) is a
 // result with the reason, never an exception. Thread-safe.
 [[nodiscard]] PointResult evaluate_point(const StudySpec& s, const StudyContext& c,
                                          const StudyPoint& p);
 
-// The CSV: every axis, then feasible, reason, chosen_strategy (evaluated, or the search's
-// winner), iteration_s, mfu, tokens_per_s, the
-// breakdown (compute_s ... host_s), peak_tflops, memory_bandwidth_gbs, memory_gb_per_device
-// (main-memory capacity), memory_used_gb (the most loaded device), settings.
+// The CSV: every axis (its value as written: template and workload files as the study names
+// them), then feasible, reason, chosen_strategy (evaluated, or the search's winner),
+// iteration_s, mfu, tokens_per_s, the breakdown (compute_s ... host_s), peak_tflops,
+// memory_bandwidth_gbs, memory_gb_per_device (main-memory capacity), memory_used_gb (the most
+// loaded device), gemm_intensity (GEMM workloads: FLOP per main-memory byte of one device's
+// local product; empty for others), settings.
 [[nodiscard]] std::vector<std::string> study_columns(const StudySpec& s);
 [[nodiscard]] std::vector<std::string> result_row(const StudyPoint& p, const PointResult& r,
                                                   const std::string& settings);

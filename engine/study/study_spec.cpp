@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <map>
 
 #include "engine/config/node.hpp"
 #include "engine/core/text.hpp"
@@ -17,7 +18,7 @@ constexpr std::array<std::pair<StudySearch, std::string_view>, 3> kSearches{{
     {StudySearch::kArchitecture, "architecture"},
 }};
 
-constexpr std::array<std::pair<AxisKind, std::string_view>, 10> kAxes{{
+constexpr std::array<std::pair<AxisKind, std::string_view>, 14> kAxes{{
     {AxisKind::kLogic, "logic"},
     {AxisKind::kMemory, "memory"},
     {AxisKind::kNetwork, "network"},
@@ -28,6 +29,10 @@ constexpr std::array<std::pair<AxisKind, std::string_view>, 10> kAxes{{
     {AxisKind::kNodeArea, "budget.node_area"},
     {AxisKind::kPerimeter, "budget.perimeter"},
     {AxisKind::kStrategy, "strategy"},
+    {AxisKind::kTemplate, "template"},
+    {AxisKind::kWorkload, "workload"},
+    {AxisKind::kSearch, "search"},
+    {AxisKind::kLabel, "label"},
 }};
 
 template <class Table>
@@ -64,6 +69,17 @@ Strategy located_strategy(const std::string& text, const SourceLoc& where) {
   }
 }
 
+StudySearch located_search(const ConfigNode& n) {
+  const std::string text = n.as<std::string>();
+  const auto mode = parse_study_search(text);
+  if (!mode) {
+    throw n.error("unknown search \"" + text + "\" (expected " +
+                  join_alternatives(valid_study_searches()) + ")" +
+                  did_you_mean(text, valid_study_searches()));
+  }
+  return *mode;
+}
+
 // A positive quantity of dimension Q, as SI.
 template <class Q>
 double positive_quantity(const ConfigNode& item, const char* noun) {
@@ -96,22 +112,42 @@ AxisValue read_axis_value(AxisKind kind, const ConfigNode& item) {
     case AxisKind::kNodeArea: v.number = positive_quantity<Area>(item, "area"); break;
     case AxisKind::kPerimeter: v.number = positive_quantity<Length>(item, "length"); break;
     case AxisKind::kStrategy: v.strategy = located_strategy(v.text, v.loc); break;
+    case AxisKind::kTemplate:
+    case AxisKind::kWorkload:
+      v.text = item.as<std::string>();
+      if (v.text.empty()) throw item.error("expected a file path, got \"\"");
+      break;
+    case AxisKind::kSearch: v.search = located_search(item); break;
+    case AxisKind::kLabel:
+      v.text = item.as<std::string>();
+      if (v.text.empty()) throw item.error("expected a label, got \"\"");
+      break;
   }
   return v;
 }
 
-// 0.3 kW repeats 300 W; strategies compare by what they mean.
-bool same_value(const AxisValue& a, const AxisValue& b) {
+// 0.3 kW repeats 300 W; strategies compare by what they mean, files by their normal path.
+bool same_value(AxisKind kind, const AxisValue& a, const AxisValue& b) {
   if (a.strategy && b.strategy) return *a.strategy == *b.strategy;
-  return a.number != 0.0 ? a.number == b.number : a.text == b.text;
+  if (a.strategy || b.strategy) return false;
+  if (kind == AxisKind::kTemplate || kind == AxisKind::kWorkload) {
+    return std::filesystem::path(a.text).lexically_normal() ==
+           std::filesystem::path(b.text).lexically_normal();
+  }
+  return a.number != 0.0 || b.number != 0.0 ? a.number == b.number : a.text == b.text;
+}
+
+[[noreturn]] void throw_unknown_axis(const ConfigNode& map, const std::string& key) {
+  const std::vector<std::string> known = valid_axis_kinds();
+  throw map.error_at(key, "unknown axis (expected " + join_alternatives(known) + ")" +
+                              did_you_mean(key, known));
 }
 
 StudyAxis read_axis(const ConfigNode& sweep, const std::string& key) {
   const auto kind = parse_axis_kind(key);
-  if (!kind) {
-    const std::vector<std::string> known = valid_axis_kinds();
-    throw sweep.error_at(key, "unknown axis (expected " + join_alternatives(known) + ")" +
-                                  did_you_mean(key, known));
+  if (!kind) throw_unknown_axis(sweep, key);
+  if (*kind == AxisKind::kLabel) {
+    throw sweep.error_at(key, "a label names explicit points: give it under points:");
   }
   StudyAxis a;
   a.kind = *kind;
@@ -119,7 +155,7 @@ StudyAxis read_axis(const ConfigNode& sweep, const std::string& key) {
   for (const ConfigNode& item : sweep.items(key)) {
     AxisValue v = read_axis_value(a.kind, item);
     for (const AxisValue& seen : a.values) {
-      if (same_value(seen, v)) {
+      if (same_value(a.kind, seen, v)) {
         throw ConfigError(Diagnostic{v.loc, "\"" + v.text + "\" repeats \"" + seen.text +
                                                 "\" (line " + std::to_string(seen.loc.line) + ")"});
       }
@@ -144,6 +180,38 @@ const StudyAxis& plot_axis(const StudySpec& s, const ConfigNode& n, const std::s
   for (const StudyAxis& a : s.axes) names.push_back(a.name());
   throw n.error_at(key, "\"" + name + "\" is not an axis of this study (axes: " + axis_list(s) +
                             ")" + did_you_mean(name, names));
+}
+
+std::size_t axis_index(const StudySpec& s, const std::string& name) {
+  for (std::size_t k = 0; k < s.axes.size(); ++k) {
+    if (s.axes[k].name() == name) return k;
+  }
+  return s.axes.size();
+}
+
+// With explicit points: the points the plot selects must differ in x or series.
+void check_plot_points(const StudySpec& s, const PlotSpec& p) {
+  const std::size_t x = axis_index(s, p.x), series = axis_index(s, p.series);
+  std::map<std::pair<std::string, std::string>, std::vector<const AxisValue*>> seen;
+  for (std::size_t i = 0; i < s.point_count(); ++i) {
+    const std::vector<const AxisValue*> v = point_values(s, i);
+    const bool selected = std::all_of(p.where.begin(), p.where.end(), [&](const auto& w) {
+      return v[axis_index(s, w.first)]->text == w.second;
+    });
+    if (!selected) continue;
+    const std::string series_text = series < v.size() ? v[series]->text : "";
+    const auto [it, fresh] = seen.emplace(std::make_pair(v[x]->text, series_text), v);
+    if (fresh) continue;
+    std::size_t k = 0;
+    while (it->second[k]->text == v[k]->text) ++k;
+    const std::string name = s.axes[k].name();
+    throw ConfigError(Diagnostic{
+        p.loc, "two points fall on " + p.x + " \"" + v[x]->text + "\"" +
+                   (p.series.empty() ? "" : ", " + p.series + " \"" + series_text + "\"") +
+                   ": they differ in " + name + " (\"" + it->second[k]->text + "\" and \"" +
+                   v[k]->text + "\"); make it the series or fix it with where: {" + name + ": " +
+                   it->second[k]->text + "}"});
+  }
 }
 
 PlotSpec read_plot(const StudySpec& s, const ConfigNode& n) {
@@ -183,6 +251,10 @@ PlotSpec read_plot(const StudySpec& s, const ConfigNode& n) {
     }
   }
   n.finish();
+  if (!s.points.empty()) {
+    check_plot_points(s, p);
+    return p;
+  }
   // Every other axis must hold one value, or a plot would mix points.
   for (const StudyAxis& a : s.axes) {
     const std::string name = a.name();
@@ -196,27 +268,207 @@ PlotSpec read_plot(const StudySpec& s, const ConfigNode& n) {
   return p;
 }
 
-// Which strategy settings go with which search.
-void check_strategy_keys(const StudySpec& s, const ConfigNode& root) {
-  const StudyAxis* axis = s.find_axis(AxisKind::kStrategy);
-  if (s.strategy && axis != nullptr) {
-    throw root.error_at("strategy", "given both here and as the sweep's strategy axis; keep one");
+// The explicit points (points:), before the keys: their axes in order of first use, each
+// point's cells (nullopt: the point does not set that axis; fill_points fills those in).
+struct PointsRead {
+  std::vector<StudyAxis> axes;  // values: filled in by fill_points
+  std::vector<std::vector<std::optional<AxisValue>>> cells;  // per point, per axis
+  std::vector<SourceLoc> locs;
+};
+
+PointsRead read_points(const ConfigNode& root) {
+  PointsRead r;
+  if (!root.has("points")) return r;
+  const std::vector<ConfigNode> items = root.items("points");
+  if (items.empty()) throw root.error_at("points", "expected at least one point");
+  for (const ConfigNode& n : items) {
+    if (!n.is_map()) throw n.error("expected a map of axis: value");
+    std::vector<std::optional<AxisValue>> cells(r.axes.size());
+    const auto entries = n.entries();
+    if (entries.empty()) throw n.error("expected at least one axis: value");
+    for (const auto& [key, node] : entries) {
+      const auto kind = parse_axis_kind(key);
+      if (!kind) throw_unknown_axis(n, key);
+      std::size_t k = 0;
+      while (k < r.axes.size() && r.axes[k].kind != *kind) ++k;
+      if (k == r.axes.size()) {
+        StudyAxis a;
+        a.kind = *kind;
+        a.loc = n.loc_of(key);
+        r.axes.push_back(a);
+        cells.resize(r.axes.size());
+      }
+      cells[k] = read_axis_value(*kind, node);
+    }
+    r.cells.push_back(std::move(cells));
+    r.locs.push_back(n.loc());
   }
-  const bool fixed = s.strategy || axis != nullptr;
-  if (s.search == StudySearch::kNone && !fixed) {
-    throw root.error_at("search", "search: none evaluates a fixed strategy: give strategy: or a "
-                                  "strategy axis");
+  for (auto& cells : r.cells) cells.resize(r.axes.size());
+  return r;
+}
+
+// A setting every point needs (template, workload, devices, search): the key, a sweep axis or
+// the explicit points; exactly one of key and sweep axis, and a key some point falls back on.
+// Returns whether the key is there.
+bool check_keyed_setting(const StudySpec& s, const ConfigNode& root, const PointsRead& points,
+                         AxisKind kind, bool required) {
+  const std::string name(to_string(kind));
+  const bool key = root.has(name);
+  const bool swept = std::any_of(s.axes.begin() + static_cast<long>(s.point_axes), s.axes.end(),
+                                 [&](const StudyAxis& a) { return a.kind == kind; });
+  if (swept && key) throw root.error_at(name, "given both here and as a sweep axis; keep one");
+  std::size_t k = 0;
+  while (k < points.axes.size() && points.axes[k].kind != kind) ++k;
+  if (k == points.axes.size()) {  // not set by points
+    if (!swept && !key && required) {
+      throw root.error_at(name, "missing required key (or give a " + name + " axis)");
+    }
+    return key;
   }
-  if (s.search == StudySearch::kStrategy && fixed) {
-    const SourceLoc where = s.strategy ? root.loc_of("strategy") : axis->loc;
-    throw ConfigError(Diagnostic{where, "search: strategy ranks every strategy at each point; "
-                                        "drop the fixed strategy (or use search: none)"});
+  std::optional<std::size_t> omitted;
+  for (std::size_t i = 0; i < points.cells.size() && !omitted; ++i) {
+    if (!points.cells[i][k]) omitted = i;
   }
-  if (root.has("shortlist") && (s.search != StudySearch::kArchitecture || fixed)) {
+  if (key && !omitted) {
+    throw root.error_at(name, "every point sets its " + name + "; drop this key");
+  }
+  if (!key && omitted && required) {
+    throw ConfigError(Diagnostic{points.locs[*omitted], "sets no " + name + " and the study has no " +
+                                                            name + ": key"});
+  }
+  return key;
+}
+
+// The explicit points' cells into s's first axes: each axis's distinct values (a cell a point
+// leaves unset is the study key's value, marked unset; it merges with an equal value a point
+// sets, since both do the same), each point's value indices. A point repeating another is an
+// error.
+void fill_points(StudySpec& s, const PointsRead& r, const std::string& strategy_text) {
+  for (std::size_t k = 0; k < r.axes.size(); ++k) {
+    StudyAxis& a = s.axes[k];
+    AxisValue unset;
+    unset.unset = true;
+    unset.loc = a.loc;
+    switch (a.kind) {
+      case AxisKind::kTemplate:
+        if (!s.templates.empty()) unset.text = s.templates.front().text;
+        break;
+      case AxisKind::kWorkload:
+        if (!s.workloads.empty()) unset.text = s.workloads.front().text;
+        break;
+      case AxisKind::kDevices:
+        if (s.devices) {
+          unset.text = std::to_string(*s.devices);
+          unset.number = *s.devices;
+        }
+        break;
+      case AxisKind::kSearch:
+        if (s.search) {
+          unset.text = std::string(to_string(*s.search));
+          unset.search = s.search;
+        }
+        break;
+      case AxisKind::kStrategy:
+        unset.text = strategy_text;
+        unset.strategy = s.strategy;
+        break;
+      default: break;
+    }
+    for (std::size_t i = 0; i < r.cells.size(); ++i) {
+      if (s.points.size() <= i) s.points.push_back(ExplicitPoint{{}, r.locs[i]});
+      const AxisValue& v = r.cells[i][k] ? *r.cells[i][k] : unset;
+      std::size_t j = 0;
+      while (j < a.values.size() && !same_value(a.kind, a.values[j], v)) ++j;
+      if (j == a.values.size()) a.values.push_back(v);
+      s.points[i].values.push_back(j);
+    }
+  }
+  for (std::size_t i = 0; i < s.points.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (s.points[i].values == s.points[j].values) {
+        throw ConfigError(Diagnostic{s.points[i].loc, "repeats the point at line " +
+                                                          std::to_string(s.points[j].loc.line)});
+      }
+    }
+  }
+}
+
+// Which strategy settings go with which search, at every point: search none needs a fixed
+// strategy (the point's, a strategy axis or the key), search strategy must have none.
+void check_searches(const StudySpec& s, const ConfigNode& root) {
+  const auto point_axis = [&](AxisKind kind) {
+    std::size_t k = 0;
+    while (k < s.point_axes && s.axes[k].kind != kind) ++k;
+    return k;
+  };
+  const auto swept = [&](AxisKind kind) -> const StudyAxis* {
+    for (std::size_t k = s.point_axes; k < s.axes.size(); ++k) {
+      if (s.axes[k].kind == kind) return &s.axes[k];
+    }
+    return nullptr;
+  };
+  const std::size_t point_strategy = point_axis(AxisKind::kStrategy);
+  const std::size_t point_search = point_axis(AxisKind::kSearch);
+  const StudyAxis* swept_strategy = swept(AxisKind::kStrategy);
+  const StudyAxis* swept_search = swept(AxisKind::kSearch);
+  bool architecture = false, architecture_free = false;
+  const std::size_t n = s.points.empty() ? 1 : s.points.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const ExplicitPoint* e = s.points.empty() ? nullptr : &s.points[i];
+    const auto cell = [&](std::size_t k) -> const AxisValue* {
+      if (e == nullptr || k >= s.point_axes) return nullptr;
+      const AxisValue& v = s.axes[k].values[e->values[k]];
+      return v.unset ? nullptr : &v;
+    };
+    std::optional<SourceLoc> fixed;  // where the point's fixed strategy comes from
+    if (const AxisValue* v = cell(point_strategy)) fixed = v->loc;
+    else if (swept_strategy != nullptr) fixed = swept_strategy->loc;
+    else if (s.strategy) fixed = root.loc_of("strategy");
+    std::vector<std::pair<StudySearch, SourceLoc>> modes;  // and where its searches come from
+    bool from_key = false;
+    if (const AxisValue* v = cell(point_search)) {
+      modes.emplace_back(*v->search, v->loc);
+    } else if (swept_search != nullptr) {
+      for (const AxisValue& value : swept_search->values) modes.emplace_back(*value.search, value.loc);
+    } else {
+      modes.emplace_back(*s.search, e != nullptr ? e->loc : root.loc_of("search"));
+      from_key = true;
+    }
+    for (const auto& [mode, loc] : modes) {
+      if (mode == StudySearch::kNone && !fixed) {
+        throw ConfigError(Diagnostic{loc, "search: none evaluates a fixed strategy: give strategy: or a "
+                                          "strategy axis"});
+      }
+      if (mode == StudySearch::kStrategy && fixed) {
+        const std::string at = from_key ? "" : " (line " + std::to_string(loc.line) + ")";
+        throw ConfigError(Diagnostic{*fixed, "search: strategy" + at + " ranks every strategy at each "
+                                             "point; drop the fixed strategy (or use search: none)"});
+      }
+      architecture = architecture || mode == StudySearch::kArchitecture;
+      architecture_free = architecture_free || (mode == StudySearch::kArchitecture && !fixed);
+    }
+  }
+  if (root.has("shortlist") && !architecture_free) {
     throw root.error_at("shortlist", "only used by search: architecture without a fixed strategy");
   }
-  if (root.has("optimizer") && s.search != StudySearch::kArchitecture) {
+  if (root.has("optimizer") && !architecture) {
     throw root.error_at("optimizer", "only used by search: architecture");
+  }
+}
+
+// Every template and workload file the axes name, each once (the keys' come first), and each
+// value's index among them.
+void register_files(StudySpec& s) {
+  for (StudyAxis& a : s.axes) {
+    if (a.kind != AxisKind::kTemplate && a.kind != AxisKind::kWorkload) continue;
+    std::vector<StudyFile>& files = a.kind == AxisKind::kTemplate ? s.templates : s.workloads;
+    for (AxisValue& v : a.values) {
+      if (v.unset) continue;  // the key's, index 0
+      const std::string path = beside(s.file, v.text);
+      v.file = 0;
+      while (v.file < files.size() && files[v.file].path != path) ++v.file;
+      if (v.file == files.size()) files.push_back(StudyFile{path, v.text, v.loc});
+    }
   }
 }
 
@@ -238,7 +490,7 @@ const std::vector<std::string>& numeric_result_columns() {
       "iteration_s",   "mfu",         "tokens_per_s",     "compute_s",
       "tensor_comm_s", "pipeline_comm_s", "pipeline_bubble_s", "data_comm_s",
       "optimizer_s",   "host_s",      "peak_tflops",      "memory_bandwidth_gbs",
-      "memory_gb_per_device", "memory_used_gb"};
+      "memory_gb_per_device", "memory_used_gb", "gemm_intensity"};
   return columns;
 }
 
@@ -254,9 +506,34 @@ const StudyAxis* StudySpec::find_axis(std::string_view axis) const {
 }
 
 std::size_t StudySpec::point_count() const {
-  std::size_t n = 1;
-  for (const StudyAxis& a : axes) n *= a.values.size();
+  std::size_t n = points.empty() ? 1 : points.size();
+  for (std::size_t k = point_axes; k < axes.size(); ++k) n *= axes[k].values.size();
   return n;
+}
+
+bool StudySpec::searches(StudySearch mode) const {
+  if (const StudyAxis* a = find_axis(AxisKind::kSearch)) {
+    return std::any_of(a->values.begin(), a->values.end(),
+                       [&](const AxisValue& v) { return v.search == mode; });
+  }
+  return search == mode;
+}
+
+std::vector<const AxisValue*> point_values(const StudySpec& s, std::size_t index) {
+  std::size_t sweep = 1;
+  for (std::size_t k = s.point_axes; k < s.axes.size(); ++k) sweep *= s.axes[k].values.size();
+  std::vector<const AxisValue*> out(s.axes.size());
+  if (!s.points.empty()) {
+    const ExplicitPoint& e = s.points[index / sweep];
+    for (std::size_t k = 0; k < s.point_axes; ++k) out[k] = &s.axes[k].values[e.values[k]];
+  }
+  std::size_t rest = index % sweep;
+  for (std::size_t k = s.axes.size(); k-- > s.point_axes;) {  // last axis fastest
+    const std::vector<AxisValue>& values = s.axes[k].values;
+    out[k] = &values[rest % values.size()];
+    rest /= values.size();
+  }
+  return out;
 }
 
 StudySpec read_study(const ConfigNode& root) {
@@ -265,34 +542,56 @@ StudySpec read_study(const ConfigNode& root) {
   s.name = root.require<std::string>("name");
   s.question = root.require<std::string>("question");
   if (s.question.empty()) throw root.error_at("question", "expected the question the study answers");
-  s.template_path = beside(s.file, root.require<std::string>("template"));
-  s.workload_path = beside(s.file, root.require<std::string>("workload"));
-  s.check_memory = root.get_or<bool>("check_memory", true);
+  PointsRead points = read_points(root);
+  s.axes = points.axes;
+  s.point_axes = s.axes.size();
   if (auto sweep = root.optional_child("sweep")) {
-    for (const auto& [key, node] : sweep->entries()) s.axes.push_back(read_axis(*sweep, key));
+    for (const auto& [key, node] : sweep->entries()) {
+      StudyAxis a = read_axis(*sweep, key);
+      for (std::size_t k = 0; k < s.point_axes; ++k) {
+        if (s.axes[k].kind == a.kind) {
+          throw sweep->error_at(key, "also set by points (line " + std::to_string(s.axes[k].loc.line) +
+                                         "); an axis is either swept or set by points");
+        }
+      }
+      s.axes.push_back(std::move(a));
+    }
   }
-  const bool device_axis = s.find_axis(AxisKind::kDevices) != nullptr;
-  if (device_axis && root.has("devices")) {
-    throw root.error_at("devices", "given both here and as a sweep axis; keep one");
+  for (const AxisKind kind : {AxisKind::kTemplate, AxisKind::kWorkload}) {
+    if (!check_keyed_setting(s, root, points, kind, true)) continue;
+    const std::string key(to_string(kind));
+    const std::string text = root.require<std::string>(key);
+    std::vector<StudyFile>& files = kind == AxisKind::kTemplate ? s.templates : s.workloads;
+    files.push_back(StudyFile{beside(s.file, text), text, root.loc_of(key)});
+    (kind == AxisKind::kTemplate ? s.template_path : s.workload_path) = files.back().path;
   }
-  if (!device_axis) s.devices = root.require_positive<int>("devices");
-  const std::string search = root.require<std::string>("search");
-  const auto mode = parse_study_search(search);
-  if (!mode) {
-    throw root.error_at("search", "unknown search \"" + search + "\" (expected " +
-                                      join_alternatives(valid_study_searches()) + ")" +
-                                      did_you_mean(search, valid_study_searches()));
+  s.check_memory = root.get_or<bool>("check_memory", true);
+  if (check_keyed_setting(s, root, points, AxisKind::kDevices, true)) {
+    s.devices = root.require_positive<int>("devices");
   }
-  s.search = *mode;
-  if (auto text = root.optional<std::string>("strategy")) {
-    s.strategy = located_strategy(*text, root.loc_of("strategy"));
+  if (check_keyed_setting(s, root, points, AxisKind::kSearch, true)) {
+    const std::string search = root.require<std::string>("search");
+    const auto mode = parse_study_search(search);
+    if (!mode) {
+      throw root.error_at("search", "unknown search \"" + search + "\" (expected " +
+                                        join_alternatives(valid_study_searches()) + ")" +
+                                        did_you_mean(search, valid_study_searches()));
+    }
+    s.search = *mode;
   }
-  check_strategy_keys(s, root);
+  std::string strategy_text;
+  if (check_keyed_setting(s, root, points, AxisKind::kStrategy, false)) {
+    strategy_text = root.require<std::string>("strategy");
+    s.strategy = located_strategy(strategy_text, root.loc_of("strategy"));
+  }
+  fill_points(s, points, strategy_text);
+  check_searches(s, root);
   s.shortlist = root.optional_positive<int>("shortlist").value_or(3);
   if (auto n = root.optional_child("optimizer")) {
     s.optimizer = read_search_options(*n);
     s.optimizer.validate();
   }
+  register_files(s);
   for (const ConfigNode& n : root.optional_items("outputs")) {
     s.outputs.push_back(read_plot(s, n));
     for (std::size_t i = 0; i + 1 < s.outputs.size(); ++i) {

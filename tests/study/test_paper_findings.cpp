@@ -1,11 +1,12 @@
 // The DeepFlow paper's §9 findings, checked on reduced versions of the shipped studies
 // (studies/fig9_technology_scaling_full.yaml, fig11_nodes_per_package.yaml) run through the
-// study runner in process: strategy searched on the template's split instead of the joint
-// split search, and a few points of each sweep. Where the paper's finding does not hold in
-// this model the test prints the numbers and asserts only what the model shows as a genuine
-// property. About 2x from parallelism optimization alone is tests/explore/test_paper_claims.cpp.
+// study runner in process: Fig. 9 with the joint split and strategy search on a smaller budget
+// and a few points; Fig. 11 with the strategy searched on the template's split. Numbers quoted
+// "measured" come from the shipped studies' CLI runs (studies/README.md). About 2x from
+// parallelism optimization alone is tests/explore/test_paper_claims.cpp (this model: ~4x).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
@@ -17,13 +18,19 @@ namespace {
 
 // The case-study LM on 512 nodes of a case-study template, memory capacity ignored as in the
 // paper, strategy searched at each point.
-StudySpec case_study(const std::string& tmpl, const std::string& sweep) {
+StudySpec case_study(const std::string& tmpl, const std::string& sweep,
+                     const std::string& search = "strategy") {
   return read_study(ConfigNode::load_string(
       "name: s\nquestion: q\ntemplate: " + test::source_path("templates/" + tmpl) +
           "\nworkload: " + test::source_path("studies/workloads/lstm_lm.yaml") +
-          "\ndevices: 512\ncheck_memory: false\nsearch: strategy\nsweep:\n" + sweep,
+          "\ndevices: 512\ncheck_memory: false\nsearch: " + search + "\nsweep:\n" + sweep,
       "s.yaml"));
 }
+
+// The joint strategy and split search of fig9_technology_scaling_full.yaml on a smaller budget
+// (4 restarts x 40 steps instead of 6 x 50; the best 2 strategies).
+const char* const kJointSearch =
+    "architecture\nshortlist: 2\noptimizer: {optimizer: pgd, restarts: 4, steps: 40}";
 
 double iteration_s(const StudyTable& t, std::size_t row) {
   REQUIRE(t.cell(row, *t.column("feasible")) == "1");
@@ -37,11 +44,9 @@ TEST_CASE("the shipped case studies load, with their technologies, and have the 
   const std::pair<const char*, std::size_t> studies[] = {
       {"fig1_gemm_intensity", 48},  // 4 device counts x 12 splits (each valid at one count)
       {"fig9_technology_scaling_full", 84},  // 7 logic x 4 HBM x 3 networks
-      {"fig10_cooptimization", 2},
-      {"fig10_cooptimization_arch", 1},
+      {"fig10_cooptimization", 4},  // the ladder's rungs: naive, + parallelism, + arch, + model
       {"fig11_nodes_per_package", 7},  // 1, 2, 4, ... 64
-      {"gpt3_175b_strategy_selection_a100", 3},
-      {"gpt3_175b_strategy_selection_h100", 3},
+      {"gpt3_175b_strategy_selection", 6},  // A100, H100 x 256, 512, 1024 devices
   };
   for (const auto& [name, points] : studies) {
     INFO(name);
@@ -56,67 +61,72 @@ TEST_CASE("the shipped case studies load, with their technologies, and have the 
   CHECK(fig9.devices == 512);
 }
 
-TEST_CASE("paper §9.1: logic scaling saturates past N3 unless memory and network scale",
+TEST_CASE("paper §9.1: a large gain from N12 to N7, saturation past N3 unless memory and network scale",
           "[study][paper]") {
-  // Reduced Fig. 9: N12, N7, N3, N1 with HBM2 and NDR-x8 (100 GB/s each way) held, and N3, N1
-  // with HBM4 and the optical GDR-x8 (3.3 TB/s) scaled with them.
-  const StudyRun held =
-      run_study(case_study("case_study_node.yaml",
-                           "  memory: [HBM2]\n  network: [NDR-x8]\n  logic: [N12, N7, N3, N1]\n"),
-                test::run_options(test::fresh_dir("paper-fig9-held")));
-  const StudyRun scaled =
-      run_study(case_study("case_study_node.yaml",
-                           "  memory: [HBM4]\n  network: [GDR-x8]\n  logic: [N3, N1]\n"),
-                test::run_options(test::fresh_dir("paper-fig9-scaled")));
+  // Reduced Fig. 9 with the split and strategy searched at each point (as the full study):
+  // N12, N7, N3, N1 with HBM2 and NDR-x8 (100 GB/s each way) held, N12 and N7 with HBM4 held,
+  // and N3, N1 with HBM4 and the optical GDR-x8 (3.3 TB/s) scaled with them.
+  const StudyRun held = run_study(
+      case_study("case_study_node.yaml",
+                 "  memory: [HBM2, HBM4]\n  network: [NDR-x8]\n  logic: [N12, N7, N3, N1]\n",
+                 kJointSearch),
+      test::run_options(test::fresh_dir("paper-fig9-held")));
+  const StudyRun scaled = run_study(
+      case_study("case_study_node.yaml", "  memory: [HBM4]\n  network: [GDR-x8]\n  logic: [N3, N1]\n",
+                 kJointSearch),
+      test::run_options(test::fresh_dir("paper-fig9-scaled")));
   REQUIRE(held.complete());
   REQUIRE(scaled.complete());
   const double n12 = iteration_s(held.table, 0), n7 = iteration_s(held.table, 1),
                n3 = iteration_s(held.table, 2), n1 = iteration_s(held.table, 3);
+  const double h12 = iteration_s(held.table, 4), h7 = iteration_s(held.table, 5);
   const double s3 = iteration_s(scaled.table, 0), s1 = iteration_s(scaled.table, 1);
-  std::printf("\npaper §9.1 (template split, strategy searched): HBM2 + NDR-x8: N12 %.3f s, N7 %.3f s "
-              "(%.2fx), N3 %.3f s, N1 %.3f s (N3->N1 %.3fx); HBM4 + GDR-x8: N3 %.3f s, N1 %.3f s "
-              "(N3->N1 %.3fx)\n",
-              n12, n7, n12 / n7, n3, n1, n3 / n1, s3, s1, s3 / s1);
-  // The paper's "large gain from N12 to N7" does NOT hold here: with HBM2 and NDR-x8 held, the
-  // case-study LM on this library spends ~0.71 s of ~1.55 s in the NDR collectives (tensor
-  // 0.39 s, gradients 0.32 s, unchanged by the logic node) and its compute time falls only
-  // 0.83 -> 0.71 s for 2.4x the peak (the split's HBM2 bandwidth, 899 GB/s, does not move), so
-  // ~1.08x (~1.26x with the split searched, fig9 study). Asserted only: it gains, and more than
-  // the nodes past N3.
-  CHECK(n7 < n12);
-  CHECK(n12 / n7 > n3 / n1);
-  // Saturation past N3 with memory and network held: under 5% from N3 to N1 (N1 has 1.6x
-  // N3's peak; compute is no longer what bounds the iteration).
+  std::printf("\npaper §9.1 (split and strategy searched): HBM2 + NDR-x8: N12 %.3f s, N7 %.3f s "
+              "(%.2fx), N3 %.3f s, N1 %.3f s (N3->N1 %.3fx); HBM4 + NDR-x8: N12->N7 %.2fx; "
+              "HBM4 + GDR-x8: N3 %.3f s, N1 %.3f s (N3->N1 %.3fx)\n",
+              n12, n7, n12 / n7, n3, n1, n3 / n1, h12 / h7, s3, s1, s3 / s1);
+  // N12 -> N7 with either memory: measured 1.38x (HBM2) and 1.46x (HBM4) in the full study.
+  // Compute falls ~0.79 -> 0.47 s (2.4x the peak, with the split re-balanced for the denser
+  // node) while the NDR collectives (tensor 0.20 s, gradients 0.16 s) stay: at least 1.3x.
+  CHECK(n12 / n7 >= 1.3);
+  CHECK(h12 / h7 >= 1.3);
+  // Saturation past N3 with memory and network held: under 5% from N3 to N1 (1.024x in the
+  // full study; N1 has 1.6x N3's peak, but HBM2 and NDR bound the iteration).
   CHECK(n3 / n1 < 1.05);
-  // With HBM4 and GDR-x8 the nodes past N3 keep paying, more than with the held technologies.
-  CHECK(s3 / s1 > n3 / n1);
-  CHECK(s3 / s1 > 1.05);
+  CHECK(n12 / n7 > 1.2 * (n3 / n1));
+  // With HBM4 and GDR-x8 the nodes past N3 keep paying (1.135-1.29x in the full study).
+  CHECK(s3 / s1 > 1.1);
   CHECK(s1 < n1);
 }
 
 TEST_CASE("paper §9.3: multi-node packages with 2 TB/s links", "[study][paper]") {
-  // Reduced Fig. 11: 1, 4, 16 and 64 nodes per package (templates/case_study_package.yaml,
-  // ~2.2 TB/s UCIe per node and direction in the package, NDR-x8 between packages).
-  const StudyRun run =
-      run_study(case_study("case_study_package.yaml", "  nodes_per_package: [1, 4, 16, 64]\n"),
-                test::run_options(test::fresh_dir("paper-fig11")));
+  // Reduced Fig. 11 on the template's split with the strategy searched: 1 ... 64 nodes per
+  // package (templates/case_study_package.yaml, ~2.2 TB/s UCIe per node and direction on a
+  // package ring, NDR-x8 between packages).
+  const StudyRun run = run_study(
+      case_study("case_study_package.yaml", "  nodes_per_package: [1, 2, 4, 8, 16, 32, 64]\n"),
+      test::run_options(test::fresh_dir("paper-fig11")));
   REQUIRE(run.complete());
-  const double p1 = iteration_s(run.table, 0), p4 = iteration_s(run.table, 1),
-               p16 = iteration_s(run.table, 2), p64 = iteration_s(run.table, 3);
-  std::printf("\npaper §9.3 (template split, strategy searched): 1 node/package %.3f s, 4 %.3f s "
-              "(%.2fx), 16 %.3f s, 64 %.3f s (4->64 %.2fx)\n",
-              p1, p4, p1 / p4, p16, p64, p4 / p64);
-  // The paper: at most ~1.3x from multi-node packages. Here 4 nodes per package take the
-  // gradient all-reduce of the 64 data-parallel replicas mostly onto the package links
-  // (data_comm 0.32 -> 0.08 s): ~1.2x, within the paper's bound.
-  CHECK(p1 / p4 > 1.05);
-  CHECK(p1 / p4 <= 1.35);
-  // Packages of more nodes never hurt: a strategy's groups only move onto faster links.
-  CHECK(p16 <= p4 * (1 + 1e-9));
-  CHECK(p64 <= p16 * (1 + 1e-9));
-  // The paper's "marginal beyond 4 nodes" does NOT hold here: at 64 nodes a 64-way kernel
-  // group fits in one package and its collectives run at 2.2 TB/s instead of NDR's 0.1 TB/s,
-  // another ~1.25x (printed above; not asserted).
+  double t[7];
+  for (std::size_t i = 0; i < 7; ++i) t[i] = iteration_s(run.table, i);
+  double best_beyond_4 = t[3];
+  for (std::size_t i = 3; i < 7; ++i) best_beyond_4 = std::min(best_beyond_4, t[i]);
+  std::printf("\npaper §9.3 (template split, strategy searched): 1, 2, 4, ... 64 nodes/package: "
+              "%.3f %.3f %.3f %.3f %.3f %.3f %.3f s; 1->4 %.2fx, 4->best beyond %.2fx, "
+              "1->best %.2fx\n",
+              t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[0] / t[2], t[2] / best_beyond_4,
+              t[0] / std::min(t[2], best_beyond_4));
+  // The paper: ~32% at best. Four nodes per package take the gradient all-reduce of the 64
+  // replicas mostly onto the package links (data_comm 0.160 -> 0.038 s) and let CR-32 keep
+  // its reduction 4 nodes to a package: 1.13x measured. The best package (32 nodes, CR-32 in one
+  // package) gives 1.25x.
+  CHECK(t[0] / t[2] > 1.05);
+  CHECK(t[0] / std::min(t[2], best_beyond_4) <= 1.35);
+  // Beyond 4 nodes: at most ~10% more (1.105x measured at 32), less than 1 -> 4 brought. Not
+  // monotone: on a 64-node package ring a 32-node group is a ring segment, which the model
+  // embeds with dilation 2 (half the per-node bandwidth), so 64 is slower than 32.
+  CHECK(t[2] / best_beyond_4 <= 1.15);
+  CHECK(t[2] / best_beyond_4 < t[0] / t[2]);
 }
 
 }  // namespace pathfinder

@@ -52,6 +52,25 @@ TEST_CASE("a study writes its summary and plots", "[study]") {
   }
 }
 
+TEST_CASE("a study with explicit points and a template axis: summary and plot by label",
+          "[study]") {
+  const StudySpec s = test::fixture_study("study_axes");
+  const std::string out = test::fresh_dir("outputs-axes");
+  const StudyRun run = run_study(s, test::run_options(out));
+  const StudyOutputs o = write_study_outputs(s, run.table, {out, "cmd", "/nonexistent/gnuplot"});
+  const std::string md = read_text_file(o.summary).value_or("");
+  CHECK(md.find("Template `../../../templates/a100.yaml`, `../../../templates/h100.yaml`, workload `" +
+                test::source_path("studies/workloads/gpt3_1.3b.yaml") +
+                "`, 8 devices, search: per point. 4 points, 4 feasible.") != std::string::npos);
+  // The best point: ranked on the H100 (its strategy cell is empty: nothing fixed).
+  CHECK(md.find("## Best point\n\nlabel ranked, search strategy, template ../../../templates/h100.yaml: `") !=
+        std::string::npos);
+  const std::string script = read_text_file(out + "/iteration_s_vs_label.gp").value_or("");
+  CHECK(script.find("0 \"fixed\" ") != std::string::npos);
+  CHECK(script.find("1 \"ranked\" ") != std::string::npos);
+  CHECK(script.find("title \"template ../../../templates/h100.yaml\"") != std::string::npos);
+}
+
 TEST_CASE("without gnuplot a study still writes its summary, with a warning", "[study]") {
   const StudySpec s = test::fixture_study("study_small");
   const std::string out = test::fresh_dir("no-gnuplot");

@@ -8,10 +8,13 @@
 #include <filesystem>
 
 #include "engine/arch/arch_spec.hpp"
+#include "engine/arch/generator.hpp"
 #include "engine/config/node.hpp"
 #include "engine/core/format.hpp"
 #include "engine/explore/design_evaluator.hpp"
 #include "engine/graph/workload_loader.hpp"
+#include "engine/perf/kernel_timer.hpp"
+#include "engine/perf/perf_machine.hpp"
 #include "tests/study/study_fixtures.hpp"
 #include "tests/test_support.hpp"
 
@@ -45,7 +48,8 @@ TEST_CASE("a study's rows hold every axis and result, equal to a direct evaluati
                          "logic", "memory", "feasible", "reason", "chosen_strategy", "iteration_s", "mfu",
                          "tokens_per_s", "compute_s", "tensor_comm_s", "pipeline_comm_s",
                          "pipeline_bubble_s", "data_comm_s", "optimizer_s", "host_s", "peak_tflops",
-                         "memory_bandwidth_gbs", "memory_gb_per_device", "memory_used_gb", "settings"});
+                         "memory_bandwidth_gbs", "memory_gb_per_device", "memory_used_gb",
+                         "gemm_intensity", "settings"});
   CHECK(csv_of(out) == to_csv(t));
   // Row 3 is (N5, HBM3): the same model called directly.
   REQUIRE(t.rows[3][0] == "N5");
@@ -63,6 +67,7 @@ TEST_CASE("a study's rows hold every axis and result, equal to a direct evaluati
   CHECK(t.cell(3, *t.column("data_comm_s")) == printf_string("%.9g", r.breakdown.data_comm));
   CHECK(t.cell(3, *t.column("memory_gb_per_device")) == printf_string("%.9g", r.memory_capacity / 1e9));
   CHECK(t.cell(3, *t.column("memory_used_gb")) == printf_string("%.9g", r.memory.total().si() / 1e9));
+  CHECK(t.cell(3, *t.column("gemm_intensity")).empty());  // not a GEMM workload
   // A later node with a faster memory is never slower here.
   CHECK(*t.number(3, "iteration_s") <= *t.number(0, "iteration_s"));
   CHECK(*t.number(2, "peak_tflops") > *t.number(0, "peak_tflops"));
@@ -98,8 +103,8 @@ TEST_CASE("search strategy takes the best ranked strategy; architecture never en
   const StudyPoint p = enumerate_points(ranked).back();  // N5
   const PointResult best = evaluate_point(ranked, c, p);
   REQUIRE(best.feasible);
-  const ArchSpec spec = bind_template(c.lib, point_template(c.base, p));
-  const DesignEvaluator e(spec, c.workload, 8);
+  const ArchSpec spec = bind_template(c.lib, point_template(c.templates.front(), p));
+  const DesignEvaluator e(spec, c.workloads.front(), 8);
   const Eigen::VectorXd split = ResourceSplit::from_template(spec.tmpl).values();
   CHECK(best.training.iteration_time == rank_strategies(e, split).front().result.iteration_time);
 
@@ -178,6 +183,158 @@ TEST_CASE("a study writes the same bytes with 1 and 2 threads", "[study]") {
     return csv_of(out);
   };
   CHECK(run_with(1, "threads-1") == run_with(2, "threads-2"));
+}
+
+TEST_CASE("gemm_intensity is FLOP per main-memory byte of one device's local GEMM", "[study]") {
+  // The paper's Fig. 1 GEMM (64K^3 FP16) on case-study nodes, RC 1-D over 16, 64 and 256
+  // devices (each multiplies a 65536/N x 65536 row block of A by all of B: m/N x k x n) and CR
+  // over 16 (the inner dimension split: m x k/16 x n), as explicit points.
+  const StudySpec s = read_study(ConfigNode::load_string(
+      "name: s\nquestion: q\ntemplate: " + test::source_path("templates/case_study_node.yaml") +
+          "\nworkload: " + test::source_path("studies/workloads/gemm_64k.yaml") +
+          "\nsearch: none\npoints:\n"
+          "  - {devices: 16, strategy: RC-16-1-d1-p1}\n"
+          "  - {devices: 64, strategy: RC-64-1-d1-p1}\n"
+          "  - {devices: 256, strategy: RC-256-1-d1-p1}\n"
+          "  - {devices: 16, strategy: CR-16-d1-p1}\n",
+      "s.yaml"));
+  const StudyRun run = run_study(s, test::run_options(test::fresh_dir("gemm-intensity")));
+  REQUIRE(run.complete());
+  const StudyTable& t = run.table;
+  for (std::size_t r = 0; r < 4; ++r) REQUIRE(t.cell(r, *t.column("feasible")) == "1");
+  const double rc16 = *t.number(0, "gemm_intensity"), rc64 = *t.number(1, "gemm_intensity"),
+               rc256 = *t.number(2, "gemm_intensity"), cr16 = *t.number(3, "gemm_intensity");
+  // By hand: the timer keeps an output tile tm x tn in L2 with k innermost (output-
+  // stationary), so main memory serves A once per column of tiles, B once per row of tiles and
+  // C once: 2·(m·k·n/tn + k·n·m/tm + m·n) bytes for 2·m·n·k FLOP, an intensity of
+  // 1 / (1/tm + 1/tn + 1/k). This node's L2 holds 2^23 output elements: tiles 2048 x 4096 for
+  // m = 4096 (16 devices), 1024 x 8192 for m = 1024 (64), 256 x 32768 for m = 256 (256).
+  CHECK(rc16 == Approx(1.0 / (1.0 / 2048 + 1.0 / 4096 + 1.0 / 65536)));   // 1337.5 FLOP/B
+  CHECK(rc64 == Approx(1.0 / (1.0 / 1024 + 1.0 / 8192 + 1.0 / 65536)));   // 897.8
+  CHECK(rc256 == Approx(1.0 / (1.0 / 256 + 1.0 / 32768 + 1.0 / 65536)));  // 253.0
+  CHECK(cr16 == Approx(1.0 / (1.0 / 2048 + 1.0 / 4096 + 1.0 / 4096)));    // 1024: k = 4096
+  // RC 1-D: the local product thins as the devices grow, and its intensity falls.
+  CHECK(rc16 > rc64);
+  CHECK(rc64 > rc256);
+  CHECK(cr16 < rc16);
+  // Exactly the kernel timer's own FLOP and main-memory bytes for that local product.
+  const ArchSpec spec = bind_template(test::shipped_techlib(), load_template(s.template_path));
+  const MicroArch a = generate_micro_arch(spec, ResourceSplit::from_template(spec.tmpl));
+  REQUIRE(a.feasible);
+  KernelTimer timer(make_perf_machine(spec, a));
+  const std::int64_t n = 65536;
+  const GemmShape local[] = {
+      {1, n / 16, n, n}, {1, n / 64, n, n}, {1, n / 256, n, n}, {1, n, n, n / 16}};  // m, n, k
+  for (std::size_t r = 0; r < 4; ++r) {
+    const GemmPlan& plan = timer.gemm_plan(local[r], DataType::kFp16);
+    const GemmShape& g = local[r];
+    CHECK(plan.flops == 2.0 * static_cast<double>(g.m * g.n) * static_cast<double>(g.k));
+    CHECK(t.cell(r, *t.column("gemm_intensity")) ==
+          printf_string("%.9g", plan.flops / plan.main_memory_bytes()));
+    const GemmTile& outer = plan.tiles[static_cast<std::size_t>(plan.levels - 1)];
+    CHECK(plan.orders[static_cast<std::size_t>(plan.levels - 1)] == LoopOrder::kOutputStationary);
+    CHECK(outer.m * outer.n == std::int64_t{1} << 23);
+  }
+}
+
+TEST_CASE("a workload axis gives each workload its rows, as a study of that workload alone",
+          "[study]") {
+  const std::string head = "name: s\nquestion: q\ntemplate: " + test::source_path("templates/a100.yaml") +
+                           "\ndevices: 8\nsearch: strategy\n";
+  const std::string small = test::source_path("studies/workloads/gpt3_1.3b.yaml");
+  const std::string large = test::source_path("studies/workloads/gpt3_13b.yaml");
+  const StudySpec both = read_study(ConfigNode::load_string(
+      head + "sweep:\n  workload: [" + small + ", " + large + "]\n  logic: [N7, N5]\n", "s.yaml"));
+  const StudyRun run = run_study(both, test::run_options(test::fresh_dir("workload-axis")));
+  REQUIRE(run.complete());
+  const StudyTable& t = run.table;
+  REQUIRE(t.rows.size() == 4);
+  CHECK(t.rows[0][0] == small);  // as written
+  CHECK(t.rows[3][0] == large);
+  CHECK(t.rows[3][1] == "N5");
+  // The 13B model does 10x the work of the 1.3B one on the same devices.
+  CHECK(*t.number(2, "iteration_s") > 5.0 * *t.number(0, "iteration_s"));
+  // Each row equals the same point of a study of that workload alone: every result column.
+  const StudySpec alone = read_study(ConfigNode::load_string(
+      head + "workload: " + large + "\nsweep:\n  logic: [N7, N5]\n", "s.yaml"));
+  const StudyRun single = run_study(alone, test::run_options(test::fresh_dir("workload-alone")));
+  REQUIRE(single.complete());
+  const StudyTable& u = single.table;
+  for (std::size_t r = 0; r < 2; ++r) {
+    CHECK(t.cell(2 + r, *t.column("feasible")) == "1");
+    for (const std::string& column : {std::string("chosen_strategy"), std::string("iteration_s"),
+                                      std::string("mfu"), std::string("data_comm_s"),
+                                      std::string("memory_used_gb")}) {
+      INFO(column);
+      CHECK(t.cell(2 + r, *t.column(column)) == u.cell(r, *u.column(column)));
+    }
+  }
+}
+
+TEST_CASE("a study over template, search and explicit points resumes by axis values", "[study]") {
+  // 2 points (a fixed strategy, the ranked best) x 2 templates, GPT-3 1.3B on 8 devices.
+  const StudySpec s = test::fixture_study("study_axes");
+  const std::string full = test::fresh_dir("axes-full");
+  const StudyRun whole = run_study(s, test::run_options(full));
+  REQUIRE(whole.complete());
+  const StudyTable& t = whole.table;
+  CHECK(t.columns[0] == "label");
+  CHECK(t.columns[3] == "template");
+  CHECK(t.rows[1][3] == "../../../templates/h100.yaml");  // as written
+  CHECK(t.rows[1][0] == "fixed");
+  CHECK(t.rows[1][2] == "tp2-pp2-dp2-mb4");
+  CHECK(t.rows[2][2].empty());  // ranked: no fixed strategy
+  CHECK(t.cell(1, *t.column("chosen_strategy")) == "tp2-pp2-dp2-mb4-1f1b");
+  CHECK_FALSE(t.cell(2, *t.column("chosen_strategy")).empty());
+  // The H100 rows are faster, and the ranked best is never slower than the fixed strategy.
+  CHECK(*t.number(1, "iteration_s") < *t.number(0, "iteration_s"));
+  CHECK(*t.number(2, "iteration_s") <= *t.number(0, "iteration_s"));
+
+  const std::string part = test::fresh_dir("axes-part");
+  StudyRunOptions first = test::run_options(part);
+  first.max_points = 3;
+  CHECK(run_study(s, first).evaluated == 3);
+  const StudyRun resumed = run_study(s, test::run_options(part));
+  CHECK(resumed.reused == 3);
+  CHECK(resumed.evaluated == 1);
+  CHECK(csv_of(part) == csv_of(full));
+  CHECK(run_study(s, test::run_options(full)).evaluated == 0);
+}
+
+TEST_CASE("the settings hash covers every swept template's contents and the optimizer",
+          "[study]") {
+  const std::filesystem::path dir = test::fresh_dir("swept-templates");
+  std::filesystem::copy_file(test::source_path("templates/a100.yaml"), dir / "a.yaml");
+  std::filesystem::copy_file(test::source_path("templates/a100.yaml"), dir / "b.yaml");
+  // keys, then the sweep: the two templates and `axes`.
+  const auto study = [&](const std::string& keys, const std::string& axes) {
+    return read_study(ConfigNode::load_string(
+        "name: s\nquestion: q\nworkload: " + test::source_path("studies/workloads/gpt3_1.3b.yaml") +
+            "\ndevices: 8\n" + keys + "sweep:\n  template: [a.yaml, b.yaml]\n" + axes,
+        (dir / "s.yaml").string()));
+  };
+  const StudySpec s = study("search: strategy\n", "");
+  const std::string out = test::fresh_dir("swept-templates-out");
+  const StudyRun before = run_study(s, test::run_options(out));
+  REQUIRE(before.complete());
+  CHECK(before.table.cell(0, *before.table.column("iteration_s")) ==
+        before.table.cell(1, *before.table.column("iteration_s")));  // the same file twice
+  // b.yaml changes (a comment is enough): every row is recomputed.
+  write_file_atomically((dir / "b.yaml").string(),
+                        read_text_file((dir / "b.yaml").string()).value() + "# edited\n");
+  const StudyRun after = run_study(s, test::run_options(out));
+  CHECK(after.reused == 0);
+  CHECK(after.dropped == 2);
+  CHECK(after.evaluated == 2);
+  CHECK(after.table.rows[0].back() != before.table.rows[0].back());
+  // With a point searching the architecture (the search axis), the optimizer counts too.
+  const auto settings = [&](const std::string& optimizer) {
+    return load_study_context(study(optimizer, "  search: [strategy, architecture]\n"),
+                              test::source_path("techlib"))
+        .settings;
+  };
+  CHECK(settings("optimizer: {steps: 3}\n") == settings("optimizer: {steps: 3}\n"));
+  CHECK(settings("optimizer: {steps: 3}\n") != settings("optimizer: {steps: 4}\n"));
 }
 
 }  // namespace pathfinder
