@@ -76,6 +76,7 @@
 // graph's backward waits for the whole forward.
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -89,10 +90,15 @@ using Deps = std::vector<KernelId>;
 
 double d(std::int64_t v) { return static_cast<double>(v); }
 
+// Kernel names: t<step>.l<layer>.what; without the step (-1, once per sequence) or the layer.
 std::string at(int layer, int step, const std::string& what) {
-  std::string s = "t" + std::to_string(step) + ".";
+  std::string s = step >= 0 ? "t" + std::to_string(step) + "." : "";
   if (layer >= 0) s += "l" + std::to_string(layer) + ".";
   return s + what;
+}
+
+void add_to(Deps& deps, std::optional<KernelId> id) {
+  if (id) deps.push_back(*id);
 }
 
 Kernel in_step(Kernel k, int layer, int step) {
@@ -136,7 +142,7 @@ class LstmBuilder {
   std::optional<KernelId> collective(int layer, int step, const std::string& what, Phase ph,
                                      CommKind kind, CommGroup g, Bytes bytes, const Deps& after) {
     if (size_of(g) == 1) return std::nullopt;
-    return b_.add(in_step(comm_kernel(step >= 0 ? at(layer, step, what) : what, ph, dt_,
+    return b_.add(in_step(comm_kernel(at(layer, step, what), ph, dt_,
                                       Communication{kind, g, bytes, false}, after),
                           layer, step));
   }
@@ -161,10 +167,46 @@ class LstmBuilder {
   }
   // The forward GEMM and its collective; returns what the consumer depends on.
   Deps gemm_fwd(const DistGemm& g, int step, Deps deps);
-  // Data and weight gradients from the output gradient `grad`, with their collectives; the
-  // weight gradient also waits for `wgrad_extra`. Returns {data gradient, weight gradient}.
+  // The backward pass from the output gradient `grad`: CR first all-gathers it (grad_gather);
+  // the data and weight gradients then take the gathered gradient, each with its own RC
+  // collectives; the weight gradient also waits for `extra`. gemm_bwd does all three.
+  Deps grad_gather(const DistGemm& g, int step, Deps grad);
+  KernelId gemm_dgrad(const DistGemm& g, int step, const Deps& grad);
+  KernelId gemm_wgrad(const DistGemm& g, int step, const Deps& grad, const Deps& extra);
+  // Returns {data gradient, weight gradient}.
   std::pair<KernelId, KernelId> gemm_bwd(const DistGemm& g, int step, const Deps& grad,
-                                         const Deps& wgrad_extra);
+                                         const Deps& wgrad_extra) {
+    const Deps gathered = grad_gather(g, step, grad);
+    const KernelId dg = gemm_dgrad(g, step, gathered);
+    return {dg, gemm_wgrad(g, step, gathered, wgrad_extra)};
+  }
+  // The softmax over sm.m rows (one step's or the sequence's): GEMM, pointwise, row sums;
+  // returns the last kernel.
+  KernelId softmax_forward(const DistGemm& sm, int step, Deps below) {
+    const double rows = d(sm.m), V = V_, g = devices_;
+    const Bytes p = p_;
+    const Deps logits = gemm_fwd(sm, step, std::move(below));
+    const KernelId pw = stream(-1, step, "softmax.fwd", KernelKind::kSoftmax, Phase::kForward,
+                               rows * (3.0 * V - 1.0) / g, 4.0 * rows * V * p / g,
+                               3.0 * rows * V * p / g, logits);
+    // One partial sum per row held, from each member of the group that splits the columns.
+    const double held = rc_ ? rows / kp1_ : rows;
+    const CommGroup cols = cr_ ? CommGroup::kTensor : CommGroup::kTensorColumns;
+    return comm(-1, step, "softmax.rowsum.fwd", Phase::kForward, CommKind::kAllGather, cols,
+                held * size_of(cols) * p, {pw})
+        .front();
+  }
+  // Its backward: pointwise, then the GEMM's data and weight gradients (the latter also after
+  // `extra`). Returns {data gradient, weight gradient}.
+  std::pair<KernelId, KernelId> softmax_backward(const DistGemm& sm, int step, Deps deps,
+                                                 const Deps& extra) {
+    const double rows = d(sm.m), V = V_, g = devices_;
+    const Bytes p = p_;
+    const KernelId pw = stream(-1, step, "softmax.bwd", KernelKind::kSoftmax,
+                               Phase::kBackwardData, 5.0 * rows * V / g, 7.0 * rows * V * p / g,
+                               4.0 * rows * V * p / g, std::move(deps));
+    return gemm_bwd(sm, step, {pw}, extra);
+  }
   // RC's once-per-iteration gather of the weight-gradient slices; returns the update's deps.
   Deps wgrad_gather(const DistGemm& g, const std::string& name, Deps after) {
     if (!rc_) return after;
@@ -207,51 +249,55 @@ Deps LstmBuilder::gemm_fwd(const DistGemm& g, int t, Deps deps) {
   return out;
 }
 
-std::pair<KernelId, KernelId> LstmBuilder::gemm_bwd(const DistGemm& g, int t, const Deps& grad,
-                                                    const Deps& wgrad_extra) {
-  GemmShape dshape{1, g.m, g.k, g.n};  // dA[m×k] = dC[m×n]·Wᵀ[n×k]
-  GemmShape wshape{1, g.k, g.n, g.m};  // dW[k×n] = Aᵀ[k×m]·dC[m×n]
-  Deps ddeps, wdeps;
-  const auto add_to = [](Deps& deps, std::optional<KernelId> id) {
-    if (id) deps.push_back(*id);
-  };
+Deps LstmBuilder::grad_gather(const DistGemm& g, int t, Deps grad) {
+  if (!cr_) return grad;
+  return comm(g.layer, t, g.base + ".grad.gather", Phase::kBackwardData, CommKind::kAllGather,
+              CommGroup::kTensor, d(g.m) * d(g.n) * p_, std::move(grad));
+}
+
+KernelId LstmBuilder::gemm_dgrad(const DistGemm& g, int t, const Deps& grad) {
+  GemmShape shape{1, g.m, g.k, g.n};  // dA[m×k] = dC[m×n]·Wᵀ[n×k]
+  Deps deps;
   if (cr_) {
-    dshape.n = g.k / kp1_;
-    wshape.m = g.k / kp1_;
-    ddeps = comm(g.layer, t, g.base + ".grad.gather", Phase::kBackwardData,
-                 CommKind::kAllGather, CommGroup::kTensor, d(g.m) * d(g.n) * p_, grad);
-    wdeps = ddeps;
+    shape.n = g.k / kp1_;
   } else if (rc_) {
-    dshape.m = g.m / kp1_;
-    dshape.n = g.k / kp2_;
-    wshape.m = g.k / kp1_;
-    wshape.n = g.n / kp2_;
-    add_to(ddeps, collective(g.layer, t, g.base + ".dgrad.gather_grad_rows",
-                             Phase::kBackwardData, CommKind::kAllGather,
-                             CommGroup::kTensorColumns, d(g.m / kp1_) * d(g.n) * p_, grad));
-    add_to(ddeps, collective(g.layer, t, g.base + ".dgrad.gather_weight", Phase::kBackwardData,
-                             CommKind::kAllGather, CommGroup::kTensorColumns,
-                             0.5 * d(g.k) * d(g.n) * p_, grad));
+    shape.m = g.m / kp1_;
+    shape.n = g.k / kp2_;
+    add_to(deps, collective(g.layer, t, g.base + ".dgrad.gather_grad_rows",
+                            Phase::kBackwardData, CommKind::kAllGather,
+                            CommGroup::kTensorColumns, d(g.m / kp1_) * d(g.n) * p_, grad));
+    add_to(deps, collective(g.layer, t, g.base + ".dgrad.gather_weight", Phase::kBackwardData,
+                            CommKind::kAllGather, CommGroup::kTensorColumns,
+                            0.5 * d(g.k) * d(g.n) * p_, grad));
   }
-  if (ddeps.empty()) ddeps = grad;
-  Kernel dg = gemm_kernel(at(g.layer, t, g.base + ".dgrad"), KernelKind::kGemm,
-                          Phase::kBackwardData, dt_, dshape, std::move(ddeps));
-  dg.weight = g.weight;
-  const KernelId dgid = b_.add(in_step(std::move(dg), g.layer, t));
-  if (rc_) {
-    add_to(wdeps, collective(g.layer, t, g.base + ".wgrad.gather_input", Phase::kBackwardWeight,
-                             CommKind::kAllGather, CommGroup::kTensor,
-                             0.5 * d(g.k) * d(g.m) * p_, grad));
-    add_to(wdeps, collective(g.layer, t, g.base + ".wgrad.gather_grad_columns",
-                             Phase::kBackwardWeight, CommKind::kAllGather, CommGroup::kTensor,
-                             d(g.m) * d(g.n / kp2_) * p_, grad));
+  if (deps.empty()) deps = grad;
+  Kernel k = gemm_kernel(at(g.layer, t, g.base + ".dgrad"), KernelKind::kGemm,
+                         Phase::kBackwardData, dt_, shape, std::move(deps));
+  k.weight = g.weight;
+  return b_.add(in_step(std::move(k), g.layer, t));
+}
+
+KernelId LstmBuilder::gemm_wgrad(const DistGemm& g, int t, const Deps& grad, const Deps& extra) {
+  GemmShape shape{1, g.k, g.n, g.m};  // dW[k×n] = Aᵀ[k×m]·dC[m×n]
+  Deps deps;
+  if (cr_) {
+    shape.m = g.k / kp1_;
+  } else if (rc_) {
+    shape.m = g.k / kp1_;
+    shape.n = g.n / kp2_;
+    add_to(deps, collective(g.layer, t, g.base + ".wgrad.gather_input", Phase::kBackwardWeight,
+                            CommKind::kAllGather, CommGroup::kTensor,
+                            0.5 * d(g.k) * d(g.m) * p_, grad));
+    add_to(deps, collective(g.layer, t, g.base + ".wgrad.gather_grad_columns",
+                            Phase::kBackwardWeight, CommKind::kAllGather, CommGroup::kTensor,
+                            d(g.m) * d(g.n / kp2_) * p_, grad));
   }
-  if (wdeps.empty()) wdeps = grad;
-  wdeps.insert(wdeps.end(), wgrad_extra.begin(), wgrad_extra.end());
-  Kernel wg = gemm_kernel(at(g.layer, t, g.base + ".wgrad"), KernelKind::kGemm,
-                          Phase::kBackwardWeight, dt_, wshape, std::move(wdeps));
-  wg.weight = g.weight;
-  return {dgid, b_.add(in_step(std::move(wg), g.layer, t))};
+  if (deps.empty()) deps = grad;
+  deps.insert(deps.end(), extra.begin(), extra.end());
+  Kernel k = gemm_kernel(at(g.layer, t, g.base + ".wgrad"), KernelKind::kGemm,
+                         Phase::kBackwardWeight, dt_, shape, std::move(deps));
+  k.weight = g.weight;
+  return b_.add(in_step(std::move(k), g.layer, t));
 }
 
 ComputeGraph LstmBuilder::build() {
@@ -259,7 +305,7 @@ ComputeGraph LstmBuilder::build() {
   const int S = static_cast<int>(s_.sequence);
   const int first = part_.first_layer;
   const int L = part_.layers >= 0 ? part_.layers : static_cast<int>(s_.layers) - first;
-  const double B = B_, D = D_, V = V_, g = devices_;
+  const double B = B_, D = D_, g = devices_;
   const Bytes p = p_;
   const Bytes id_bytes = bytes(4);  // int32 token ids
 
@@ -281,12 +327,16 @@ ComputeGraph LstmBuilder::build() {
     const ParamId bias = b_.add_parameter({"softmax.bias", -1, Vi / wdiv_});
     sm_elements = b_.parameter(*sm_w).elements + b_.parameter(bias).elements;
   }
-  const DistGemm sm{"softmax.gemm", -1, Bi, Vi, Di, sm_w.value_or(0)};
+  // Per step the softmax GEMM takes the step's B rows; over the sequence all S·B at once.
+  const bool sequence = s_.batching == LstmBatching::kSequence;
+  const std::int64_t sm_rows = sequence ? S * Bi : Bi;
+  const DistGemm sm{"softmax.gemm", -1, sm_rows, Vi, Di, sm_w.value_or(0)};
 
   // Forward, step by step; within a step, layer by layer.
   std::vector<std::vector<KernelId>> cell_out(static_cast<std::size_t>(L),
                                               std::vector<KernelId>(static_cast<std::size_t>(S)));
-  std::vector<KernelId> sm_fwd(static_cast<std::size_t>(S));  // softmax ids
+  std::vector<KernelId> sm_fwd(static_cast<std::size_t>(S));  // softmax ids (sequence: [0])
+  Deps tops;  // what the softmax reads: the top layer's outputs of every step
   for (int t = 0; t < S; ++t) {
     const auto tu = static_cast<std::size_t>(t);
     Deps below;
@@ -316,19 +366,10 @@ ComputeGraph LstmBuilder::build() {
                                 std::move(gates));
       below = {cell_out[iu][tu]};
     }
-    if (part_.softmax) {
-      const Deps logits = gemm_fwd(sm, t, below);
-      const KernelId pw =
-          stream(-1, t, "softmax.fwd", KernelKind::kSoftmax, Phase::kForward,
-                 B * (3.0 * V - 1.0) / g, 4.0 * B * V * p / g, 3.0 * B * V * p / g, logits);
-      // One partial sum per row held, from each member of the group that splits the columns.
-      const double rows = rc_ ? B / kp1_ : B;
-      const CommGroup cols = cr_ ? CommGroup::kTensor : CommGroup::kTensorColumns;
-      sm_fwd[tu] = comm(-1, t, "softmax.rowsum.fwd", Phase::kForward, CommKind::kAllGather,
-                        cols, rows * size_of(cols) * p, {pw})
-                       .front();
-    }
+    if (part_.softmax && !sequence) sm_fwd[tu] = softmax_forward(sm, t, below);
+    tops.insert(tops.end(), below.begin(), below.end());
   }
+  if (part_.softmax && sequence) sm_fwd[0] = softmax_forward(sm, -1, tops);
   // Every cell and embedding precedes the last step's softmax; the backward pass starts when
   // the forward pass has finished (the reference's simulator does the same).
   const KernelId last_forward = b_.next_id() - 1;
@@ -337,19 +378,25 @@ ComputeGraph LstmBuilder::build() {
   std::vector<KernelId> next_dgrad(static_cast<std::size_t>(L), 0);  // cell data gradient, t+1
   std::vector<KernelId> next_acc(static_cast<std::size_t>(L), 0);    // weight-gradient sum, t+1
   KernelId next_sm_wgrad = 0, next_emb = 0;
+  KernelId sm_dgrad = 0;  // sequence: the data gradient of every step's top output
+  if (part_.softmax && sequence) {
+    Deps sdeps{sm_fwd[0]};
+    if (sm_fwd[0] != last_forward) sdeps.push_back(last_forward);
+    std::tie(sm_dgrad, next_sm_wgrad) = softmax_backward(sm, -1, std::move(sdeps), {});
+  }
+  std::vector<Deps> cell_grads(static_cast<std::size_t>(L));  // sequence: every step's
   for (int t = S - 1; t >= 0; --t) {
     const auto tu = static_cast<std::size_t>(t);
     const bool last = (t == S - 1);
     Deps above{last_forward};  // without the softmax: no gradient from above on this stage
-    if (part_.softmax) {
+    if (part_.softmax && sequence) {
+      above = {sm_dgrad};
+    } else if (part_.softmax) {
       Deps sdeps{sm_fwd[tu]};
       if (!last) sdeps.push_back(last_forward);
-      const KernelId sm_b =
-          stream(-1, t, "softmax.bwd", KernelKind::kSoftmax, Phase::kBackwardData,
-                 5.0 * B * V / g, 7.0 * B * V * p / g, 4.0 * B * V * p / g, std::move(sdeps));
       Deps extra;
       if (!last) extra.push_back(next_sm_wgrad);  // accumulates into the same gradient
-      const auto [dg, wg] = gemm_bwd(sm, t, {sm_b}, extra);
+      const auto [dg, wg] = softmax_backward(sm, t, std::move(sdeps), extra);
       above = {dg};
       next_sm_wgrad = wg;
     }
@@ -362,6 +409,13 @@ ComputeGraph LstmBuilder::build() {
                                  Phase::kBackwardData, 5.0 * B * D / g, 8.0 * B * D * p / g,
                                  5.0 * B * D * p / g, std::move(deps));
       const Deps grad = gate_transfer(l, t, "cell.gates.bwd", Phase::kBackwardData, {pw});
+      if (sequence) {  // the weight gradient waits for every step's gate gradients
+        const Deps gathered = grad_gather(cell[iu], t, grad);
+        next_dgrad[iu] = gemm_dgrad(cell[iu], t, gathered);
+        cell_grads[iu].insert(cell_grads[iu].end(), gathered.begin(), gathered.end());
+        above = {next_dgrad[iu]};
+        continue;
+      }
       const auto [dg, wg] = gemm_bwd(cell[iu], t, grad, {});
       next_dgrad[iu] = dg;
       Deps adeps{wg};
@@ -396,6 +450,14 @@ ComputeGraph LstmBuilder::build() {
     }
   }
 
+  // Sequence: one weight-gradient GEMM per layer over all S·B rows, (2D, 4D, S·B).
+  for (int i = 0; sequence && i < L; ++i) {
+    const auto iu = static_cast<std::size_t>(i);
+    DistGemm whole = cell[iu];
+    whole.m = S * Bi;
+    next_acc[iu] = gemm_wgrad(whole, -1, cell_grads[iu], {});
+  }
+
   // One optimizer step per parameter group once every gradient is complete.
   if (part_.embedding) {
     (void)b_.add(update_kernel("embedding.update", s_.optimizer, dt_,
@@ -405,7 +467,7 @@ ComputeGraph LstmBuilder::build() {
     const auto iu = static_cast<std::size_t>(i);
     const int l = first + i;
     const std::string n = "l" + std::to_string(l);
-    Deps deps = wgrad_gather(cell[iu], n + ".wgrad.gather", {next_acc[iu]});
+    Deps deps = wgrad_gather(cell[iu], "wgrad.gather", {next_acc[iu]});
     (void)b_.add(update_kernel(n + ".update", s_.optimizer, dt_, layer_elements[iu], l,
                                std::move(deps)));
   }

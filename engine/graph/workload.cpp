@@ -24,6 +24,10 @@ constexpr enum_table::Table<Recompute, 3> kRecomputes{{
     {Recompute::kSelective, "selective"},
     {Recompute::kFull, "full"},
 }};
+constexpr enum_table::Table<LstmBatching, 2> kLstmBatchings{{
+    {LstmBatching::kPerStep, "per_step"},
+    {LstmBatching::kSequence, "sequence"},
+}};
 
 }  // namespace
 
@@ -32,6 +36,12 @@ std::optional<Recompute> parse_recompute(std::string_view s) {
   return enum_table::parse(kRecomputes, s);
 }
 std::vector<std::string> valid_recomputes() { return enum_table::names(kRecomputes); }
+
+std::string_view to_string(LstmBatching b) { return enum_table::name(kLstmBatchings, b); }
+std::optional<LstmBatching> parse_lstm_batching(std::string_view s) {
+  return enum_table::parse(kLstmBatchings, s);
+}
+std::vector<std::string> valid_lstm_batchings() { return enum_table::names(kLstmBatchings); }
 std::string_view to_string(WorkloadKind k) { return enum_table::name(kWorkloadKinds, k); }
 std::string_view to_string(Optimizer o) { return enum_table::name(kOptimizers, o); }
 std::optional<WorkloadKind> parse_workload_kind(std::string_view s) {

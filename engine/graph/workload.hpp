@@ -40,6 +40,18 @@ struct GemmSpec {
   DataType precision = DataType::kFp16;
 };
 
+// How the LSTM LM's output layer and weight gradients are batched. kPerStep: the softmax
+// projection and every weight gradient run once per time step on the step's B rows, the cell
+// gradients summed step by step, as the reference code and the paper count them
+// (deepflow-reference.md §3.8). kSequence: as frameworks run an LSTM LM, the output projection
+// and softmax once over the S·B stacked outputs of the top layer (PyTorch nn.Linear on the
+// [S, B, D] output) and each layer's weight gradient as one GEMM over all S·B rows (cuDNN's
+// cudnnRNNBackwardWeights); the recurrent cell GEMMs stay per step.
+enum class LstmBatching { kPerStep, kSequence };
+[[nodiscard]] std::string_view to_string(LstmBatching b);
+[[nodiscard]] std::optional<LstmBatching> parse_lstm_batching(std::string_view s);
+[[nodiscard]] std::vector<std::string> valid_lstm_batchings();
+
 struct LstmSpec {
   std::int64_t batch = 0;       // B, sequences per iteration
   std::int64_t sequence = 0;    // S, unrolled time steps
@@ -48,6 +60,7 @@ struct LstmSpec {
   std::int64_t layers = 0;      // L
   DataType precision = DataType::kFp16;
   Optimizer optimizer = Optimizer::kSgd;  // the reference's applyGrad is plain SGD
+  LstmBatching batching = LstmBatching::kPerStep;
 };
 
 struct GptSpec {

@@ -46,6 +46,8 @@ LstmSpec read_lstm(const ConfigNode& n) {
   s.layers = size(n, "layers");
   s.precision = read_enum(n, "precision", parse_data_type, valid_data_types, DataType::kFp16);
   s.optimizer = read_enum(n, "optimizer", parse_optimizer, valid_optimizers, Optimizer::kSgd);
+  s.batching = read_enum(n, "batching", parse_lstm_batching, valid_lstm_batchings,
+                         LstmBatching::kPerStep);
   return s;
 }
 

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "engine/graph/workload.hpp"
@@ -404,6 +405,105 @@ TEST_CASE("LSTM pipeline stages partition the graph", "[graph][lstm]") {
   CHECK_FALSE(has(g, "t0.l0.cell.fwd"));
   CHECK_FALSE(has(g, "t0.embedding.fwd"));
   CHECK_FALSE(has(g, "t0.softmax.fwd"));
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+namespace {
+
+LstmSpec batched(LstmSpec s) {
+  s.batching = LstmBatching::kSequence;
+  return s;
+}
+
+// Bytes moved per (group, kind) over the whole graph.
+std::map<std::pair<CommGroup, CommKind>, double> comm_totals(const ComputeGraph& g) {
+  return comms(g).bytes;
+}
+
+}  // namespace
+
+TEST_CASE("LSTM sequence batching: one softmax and one weight gradient per layer over S·B rows",
+          "[graph][lstm]") {
+  // medium(): B 64, S 5, D 32, V 96, L 2; S·B = 320 rows.
+  const LstmSpec s = medium();
+  const ComputeGraph step = build_lstm_graph(s);
+  const ComputeGraph seq = build_lstm_graph(batched(s));
+  CHECK(dependencies_precede(seq));
+  CHECK(is_acyclic(seq));
+  // Softmax C[S·B×V] = A[S·B×D]·W[D×V]: (320, 96, 32), dgrad (320, 32, 96), wgrad (32, 96, 320).
+  CHECK(*named(seq, "softmax.gemm.fwd").gemm == GemmShape{1, 320, 96, 32});
+  CHECK(*named(seq, "softmax.gemm.dgrad").gemm == GemmShape{1, 320, 32, 96});
+  CHECK(*named(seq, "softmax.gemm.wgrad").gemm == GemmShape{1, 32, 96, 320});
+  // The cell's weight gradient dW[2D×4D] over all rows: (64, 128, 320); forward stays per step.
+  CHECK(*named(seq, "l1.cell.wgrad").gemm == GemmShape{1, 64, 128, 320});
+  CHECK(*named(seq, "t4.l1.cell.fwd").gemm == GemmShape{1, 64, 128, 64});
+  CHECK_FALSE(has(seq, "t0.softmax.gemm.fwd"));
+  CHECK_FALSE(has(seq, "t0.l0.cell.wgrad"));
+  CHECK_FALSE(has(seq, "t0.l0.cell.wgrad.accumulate"));
+  // Kernels: per step embedding fwd/bwd and per layer cell fwd GEMM + pointwise, pointwise bwd
+  // + dgrad: S·(2 + 4L) = 50; softmax fwd GEMM + pointwise, bwd pointwise + 2 GEMMs: 5;
+  // one weight gradient per layer: 2; updates: 4. 61 in all.
+  CHECK(seq.size() == 61);
+  // The same GEMM work: each S-step sum of (m, n, k) products becomes one product with S·m
+  // rows (or an S·m inner dimension).
+  CHECK(fl(seq.gemm_flops()) == Approx(fl(step.gemm_flops())).epsilon(1e-12));
+  // All that goes is the per-step weight-gradient sums, 2D·4D adds per step and layer.
+  const double D = 32, S = 5, L = 2;
+  CHECK(fl(step.total_flops()) - fl(seq.total_flops()) ==
+        Approx(S * L * 2.0 * D * 4.0 * D).epsilon(1e-12));
+  // The softmax's dependencies: its forward reads every step's top layer output.
+  const Kernel& logits = named(seq, "softmax.gemm.fwd");
+  CHECK(logits.deps.size() == 5);
+  for (const KernelId d : logits.deps) {
+    CHECK(seq.kernel(d).name.find(".l1.cell.pointwise.fwd") != std::string::npos);
+  }
+}
+
+TEST_CASE("LSTM sequence batching moves the same bytes, except RC's weight gathers",
+          "[graph][lstm]") {
+  const LstmSpec s = medium();
+  // CR: every collective is linear in the rows m, so S steps of B rows move what S·B rows do.
+  {
+    const auto a = comm_totals(build_lstm_graph(s, cr(4)));
+    const auto b = comm_totals(build_lstm_graph(batched(s), cr(4)));
+    REQUIRE(a.size() == b.size());
+    for (const auto& [key, bytes] : a) CHECK(b.at(key) == Approx(bytes).epsilon(1e-12));
+  }
+  // RC 2×2: the softmax data gradient gathers half of Wᵀ's columns once instead of per step,
+  // 0.5·k·n·p = 0.5·32·96·2 = 3072 bytes over kp2, S − 1 = 4 times fewer; all else linear in m.
+  const auto a = comm_totals(build_lstm_graph(s, rc(2, 2)));
+  const auto b = comm_totals(build_lstm_graph(batched(s), rc(2, 2)));
+  const std::pair key{CommGroup::kTensorColumns, CommKind::kAllGather};
+  CHECK(a.at(key) - b.at(key) == Approx(4 * 3072.0).epsilon(1e-12));
+  const std::pair rows{CommGroup::kTensor, CommKind::kAllGather};
+  CHECK(b.at(rows) == Approx(a.at(rows)).epsilon(1e-12));
+}
+
+TEST_CASE("LSTM sequence batching on pipeline stages", "[graph][lstm]") {
+  LstmSpec s = batched(small());
+  s.layers = 4;
+  const ComputeGraph whole = build_lstm_graph(s, cr(2));
+  double gemm = 0;
+  std::size_t kernels = 0;
+  // The reference's lp = 4 placement: embedding, two layer stages, softmax.
+  for (const auto& [first, layers, emb, sm] :
+       {std::tuple{0, 0, true, false}, std::tuple{0, 2, false, false},
+        std::tuple{2, 2, false, false}, std::tuple{0, 0, false, true}}) {
+    LstmPartition part = cr(2);
+    part.first_layer = first;
+    part.layers = layers;
+    part.embedding = emb;
+    part.softmax = sm;
+    const ComputeGraph g = build_lstm_graph(s, part);
+    CHECK(dependencies_precede(g));
+    CHECK(is_acyclic(g));
+    gemm += fl(g.gemm_flops());
+    kernels += g.size();
+  }
+  CHECK(gemm == Approx(fl(whole.gemm_flops())).epsilon(1e-12));
+  CHECK(kernels == whole.size());
 }
 
 }  // namespace pathfinder

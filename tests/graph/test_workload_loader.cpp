@@ -90,6 +90,17 @@ TEST_CASE("shipped GEMM and LSTM workloads", "[graph][golden]") {
   CHECK(s.optimizer == Optimizer::kSgd);
   // V·D + (2D+1)·4D·L + (D+1)·V = 30510298368 (test_workload.cpp derives it)
   CHECK(l.stats.parameters == 30510298368LL);
+  CHECK(s.batching == LstmBatching::kPerStep);  // the default: the reference's counting
+
+  // The same LM, batched over the sequence: the same parameters, and the model FLOPs less the
+  // per-step weight-gradient sums, S·L·2D·4D = 20·2·8·16384² = 85899345920 adds.
+  const Workload q = load_workload(shipped("lstm_lm_sequence"));
+  const LstmSpec& qs = std::get<LstmSpec>(q.spec);
+  CHECK(qs.batching == LstmBatching::kSequence);
+  CHECK(q.stats.parameters == l.stats.parameters);
+  CHECK(l.stats.flops_per_iteration.in(units::flops) -
+            q.stats.flops_per_iteration.in(units::flops) ==
+        Approx(85899345920.0).epsilon(1e-6));
 }
 
 TEST_CASE("workload fixtures and defaults", "[graph]") {
@@ -138,6 +149,9 @@ TEST_CASE("workload parse errors are exact and located", "[graph][config-error]"
   CHECK(load_error("bad_precision") == fixture("bad_precision") +
         ":7:12: error: precision: expected one of fp32, fp16, bf16 or fp8, got \"fp64\"; did "
         "you mean \"fp32\"?");
+  CHECK(load_error("lstm_bad_batching") == fixture("lstm_bad_batching") +
+        ":9:11: error: batching: expected one of per_step or sequence, got \"sequense\"; did "
+        "you mean \"sequence\"?");
   CHECK(load_error("nope") == fixture("nope") + ": error: cannot read file: No such file or "
         "directory");
 }
