@@ -4,7 +4,11 @@
 // parallelism as the reference places it: with lp > 2 the embedding and the softmax get a
 // device each and the layers share the other lp - 2; with lp <= 2 the layers share lp devices.
 // Layer pipelining runs over the unrolled time steps (a wavefront): each stage's per-step
-// forward and backward times are simulated as a GPipe pipeline of S "micro-batches".
+// forward and backward times are simulated as a GPipe pipeline of S "micro-batches". With the
+// LM batched over the sequence (LstmBatching::kSequence) the softmax stage's one S·B-row
+// softmax and each stage's per-layer weight gradient are spread evenly over the S chunks (the
+// stage's span / S), an approximation when pp > 1: the real stage runs them once, after the
+// last step reaches it.
 #pragma once
 
 #include <map>
@@ -24,6 +28,7 @@ class LstmTraining {
                TrainingOptions options = {});
   // The strategy must be valid for the spec and the device count (check_strategy).
   [[nodiscard]] TrainingResult evaluate(const Strategy& s);
+  [[nodiscard]] const LstmSpec& spec() const { return spec_; }
 
  private:
   LstmSpec spec_;

@@ -3,7 +3,8 @@
 // study runner in process: Fig. 9 with the joint split and strategy search on a smaller budget
 // and a few points; Fig. 11 with the strategy searched on the template's split. Numbers quoted
 // "measured" come from the shipped studies' CLI runs (studies/README.md). About 2x from
-// parallelism optimization alone is tests/explore/test_paper_claims.cpp (this model: ~4x).
+// parallelism optimization alone: the Fig. 10 ladder's first two rungs here (sequence-batched
+// LM), and tests/explore/test_paper_claims.cpp on the reference's node in both countings.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -17,13 +18,15 @@ namespace pathfinder {
 namespace {
 
 // The case-study LM on 512 nodes of a case-study template, memory capacity ignored as in the
-// paper, strategy searched at each point.
+// paper, strategy searched at each point (no search: each point gives its own).
 StudySpec case_study(const std::string& tmpl, const std::string& sweep,
-                     const std::string& search = "strategy") {
+                     const std::string& search = "strategy",
+                     const std::string& workload = "lstm_lm.yaml") {
   return read_study(ConfigNode::load_string(
       "name: s\nquestion: q\ntemplate: " + test::source_path("templates/" + tmpl) +
-          "\nworkload: " + test::source_path("studies/workloads/lstm_lm.yaml") +
-          "\ndevices: 512\ncheck_memory: false\nsearch: " + search + "\nsweep:\n" + sweep,
+          "\nworkload: " + test::source_path("studies/workloads/" + workload) +
+          "\ndevices: 512\ncheck_memory: false\n" +
+          (search.empty() ? "" : "search: " + search + "\n") + "sweep:\n" + sweep,
       "s.yaml"));
 }
 
@@ -44,7 +47,7 @@ TEST_CASE("the shipped case studies load, with their technologies, and have the 
   const std::pair<const char*, std::size_t> studies[] = {
       {"fig1_gemm_intensity", 12},  // 3 split families x 4 device counts, explicit points
       {"fig9_technology_scaling_full", 84},  // 7 logic x 4 HBM x 3 networks
-      {"fig10_cooptimization", 4},  // the ladder's rungs: naive, + parallelism, + arch, + model
+      {"fig10_cooptimization", 16},  // 4 rungs (naive, + parallelism, + arch, + model) x 4 nodes
       {"fig11_nodes_per_package", 7},  // 1, 2, 4, ... 64
       {"gpt3_175b_strategy_selection", 6},  // A100, H100 x 256, 512, 1024 devices
   };
@@ -59,6 +62,49 @@ TEST_CASE("the shipped case studies load, with their technologies, and have the 
   CHECK(fig9.search == StudySearch::kArchitecture);
   CHECK_FALSE(fig9.check_memory);
   CHECK(fig9.devices == 512);
+}
+
+TEST_CASE("paper §9.2: about 2x from parallelism optimization alone", "[study][paper]") {
+  // The first two rungs of fig10_cooptimization.yaml: naive data parallelism against the best
+  // strategy on the template's split, the LM batched over the sequence (lstm_lm_sequence.yaml),
+  // at N12 (the paper's base node) and N7.
+  const StudyRun run = run_study(
+      case_study("case_study_node.yaml", "  logic: [N12, N7]\npoints:\n"
+                 "  - {label: naive, search: none, strategy: RC-1-1-d512-p1}\n"
+                 "  - {label: best, search: strategy}\n",
+                 "", "lstm_lm_sequence.yaml"),
+      test::run_options(test::fresh_dir("paper-fig10-parallelism")));
+  REQUIRE(run.complete());
+  const auto row = [&](const std::string& label, const std::string& logic) {
+    for (std::size_t r = 0; r < run.table.rows.size(); ++r) {
+      if (run.table.cell(r, *run.table.column("label")) == label &&
+          run.table.cell(r, *run.table.column("logic")) == logic) {
+        return r;
+      }
+    }
+    FAIL("no row " << label << " " << logic);
+    return std::size_t{0};
+  };
+  const std::size_t n12 = row("naive", "N12"), b12 = row("best", "N12"),
+                    n7 = row("naive", "N7"), b7 = row("best", "N7");
+  const double gain12 = iteration_s(run.table, n12) / iteration_s(run.table, b12);
+  const double gain7 = iteration_s(run.table, n7) / iteration_s(run.table, b7);
+  std::printf("\npaper §9.2 (sequence-batched LM, template split): naive %.3f s, best %s %.3f s "
+              "at N12 (%.2fx); at N7 %.2fx (paper: ~2x)\n",
+              iteration_s(run.table, n12),
+              run.table.cell(b12, *run.table.column("chosen_strategy")).c_str(),
+              iteration_s(run.table, b12), gain12, gain7);
+  // The naive design (32 sequences per node) all-reduces the 61 GB of gradients over the
+  // 100 GB/s NDR ring (1.30 s) and updates all 30.5e9 parameters on every node (0.60 s);
+  // CR-8-d64 with ZeRO-1 shards both 8x and 512x, at the cost of 0.20 s of tensor collectives.
+  // Measured 2.79x at N12. Asserted: between 2x and 3x at the paper's base node, and the
+  // winner a column-row split with data parallelism. At N7 (3.48x measured) the naive design's
+  // network and HBM time do not shrink with the logic, so the gain grows: "about 2x" holds at
+  // N12 only.
+  CHECK(gain12 >= 2.0);
+  CHECK(gain12 <= 3.0);
+  CHECK(gain7 > gain12);
+  CHECK(run.table.cell(b12, *run.table.column("chosen_strategy")).rfind("CR-", 0) == 0);
 }
 
 TEST_CASE("paper §9.1: a large gain from N12 to N7, saturation past N3 unless memory and network scale",
