@@ -224,7 +224,9 @@ std::string format_rows(const StudySpec& s, const StudyTable& t, std::size_t max
   std::vector<std::vector<std::string>> cells;
   std::vector<std::string> header;
   for (const StudyAxis& a : s.axes) header.push_back(a.name());
-  for (const char* h : {"strategy", "iteration", "MFU", "tokens/s"}) header.emplace_back(h);
+  // The strategy evaluated; "chosen strategy" when a strategy axis already heads a column.
+  header.emplace_back(s.find_axis("strategy") ? "chosen strategy" : "strategy");
+  for (const char* h : {"iteration", "MFU", "tokens/s"}) header.emplace_back(h);
   cells.push_back(header);
   const std::vector<std::size_t> rows = shown_rows(t, max_rows);
   for (std::size_t r : rows) cells.push_back(display_cells(s, t, r));

@@ -62,6 +62,9 @@ TEST_CASE("a study with explicit points and a template axis: summary and plot by
   CHECK(md.find("Template `../../../templates/a100.yaml`, `../../../templates/h100.yaml`, workload `" +
                 test::source_path("studies/workloads/gpt3_1.3b.yaml") +
                 "`, 8 devices, search: per point. 4 points, 4 feasible.") != std::string::npos);
+  // The points' strategy axis heads one column, the strategy evaluated another.
+  CHECK(md.find("| label | search | strategy | template | chosen strategy | iteration | MFU | "
+                "tokens/s |") != std::string::npos);
   // The best point: ranked on the H100 (its strategy cell is empty: nothing fixed).
   CHECK(md.find("## Best point\n\nlabel ranked, search strategy, template ../../../templates/h100.yaml: `") !=
         std::string::npos);
