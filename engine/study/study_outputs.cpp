@@ -281,7 +281,10 @@ std::string plot_script(const StudySpec& s, const PlotSpec& p, const StudyTable&
   std::string plot = "plot ";
   for (std::size_t j = 0; j < d.series.size(); ++j) {
     if (!has_points(d, j)) continue;  // a series without a feasible point
-    const std::string title = d.series[j].empty() ? p.y : p.series + " " + d.series[j];
+    // A label names itself; other series values read "axis value".
+    const std::string title = d.series[j].empty() ? p.y
+                              : p.series == "label" ? d.series[j]
+                                                    : p.series + " " + d.series[j];
     const std::string col = std::to_string(j + 3);
     if (plot.size() > 5) plot += ", \\\n     ";
     if (p.kind == PlotKind::kBars) {

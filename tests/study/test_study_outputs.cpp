@@ -72,6 +72,11 @@ TEST_CASE("a study with explicit points and a template axis: summary and plot by
   CHECK(script.find("0 \"fixed\" ") != std::string::npos);
   CHECK(script.find("1 \"ranked\" ") != std::string::npos);
   CHECK(script.find("title \"template ../../../templates/h100.yaml\"") != std::string::npos);
+  // Labels name their series themselves (no "label " prefix in the legend).
+  const std::string by_template = read_text_file(out + "/iteration_s_vs_template.gp").value_or("");
+  CHECK(by_template.find("title \"fixed\"") != std::string::npos);
+  CHECK(by_template.find("title \"ranked\"") != std::string::npos);
+  CHECK(by_template.find("label fixed") == std::string::npos);
 }
 
 TEST_CASE("without gnuplot a study still writes its summary, with a warning", "[study]") {
