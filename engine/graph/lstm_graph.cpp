@@ -17,6 +17,11 @@
 // B·D gradient and the B·D table-gradient rows, write the B·D rows back, B·D adds (the reference
 // counts 2·B·D accesses and no FLOPs).
 // Parameters: V·D + (2D+1)·4D·L + (D+1)·V (the reference's tot_param without projection).
+// Batched over the sequence (LstmSpec::batching kSequence, as frameworks run the model): the
+// softmax (GEMM (S·B, D, V), pointwise, backward) runs once after the last step's top cell, its
+// data gradient feeding every step's backward, and each layer's weight gradient is one GEMM
+// (2D, S·B, 4D) after the last backward step, with no per-step sums; names drop the "t<step>."
+// prefix. Collectives follow the same rules with m = S·B.
 //
 // Kernel parallelism (LstmPartition; reference perf.py getDistGEMM_{f,b}_kp{1,2}, getC{f,b}_kp*,
 // getSoftmax_{f,b}_kp*, getEmbedding_{f,b}_kp*, getDataParallelReduction). The graph is one
