@@ -6,5 +6,4 @@
 namespace pathfinder::test {
 inline std::string source_path(const std::string& rel) { return std::string(PATHFINDER_SOURCE_DIR) + "/" + rel; }
 inline std::string data_path(const std::string& rel) { return std::string(PATHFINDER_TEST_DATA) + "/" + rel; }
-inline std::string shared_path(const std::string& rel) { return std::string(PATHFINDER_SHARED_DIR) + "/" + rel; }
 }  // namespace pathfinder::test

@@ -106,11 +106,17 @@ ScaleOutSpec read_scale_out(const ConfigNode& n) {
 
 HostSpec read_host(const ConfigNode& n) {
   HostSpec h;
-  h.dispatch = n.get_non_negative_or<Time>("dispatch", Time{});
-  h.training_dispatch = n.get_non_negative_or<Time>("training_dispatch", h.dispatch);
+  // Framework costs belong to the software stack, not the hardware (templates/software/).
+  for (const char* key : {"dispatch", "training_dispatch", "iteration"}) {
+    if (n.has(key)) {
+      throw n.error_at(key, "expected hardware only here; host." + std::string(key) +
+                                " is a software-stack cost: set it in a software profile "
+                                "(templates/software/*.yaml, --software), got " +
+                                n.quoted(key));
+    }
+  }
   h.launch_latency = n.get_non_negative_or<Time>("launch_latency", Time{});
   h.synchronize = n.get_non_negative_or<Time>("synchronize", Time{});
-  h.iteration = n.get_non_negative_or<Time>("iteration", Time{});
   h.host_to_device = n.get_non_negative_or<Bandwidth>("host_to_device", Bandwidth{});
   n.finish();
   return h;

@@ -12,7 +12,8 @@
 // data gradients). With sequence parallelism each all-reduce becomes an all-gather before the
 // column-parallel GEMM and a reduce-scatter after the row-parallel one, and the replicated
 // element-wise work shrinks to T/t rows; backward also re-gathers the layernorm outputs for the
-// weight gradients, overlapped with the data-gradient GEMMs (Korthikanti et al. 2022, §4.2.2).
+// weight gradients (Korthikanti et al. 2022, §4.2.2): on the compute stream unless the
+// partition overlaps them with the data-gradient GEMMs (GptPartition::overlap_sp_regather).
 // Recomputation re-runs a layer's forward (full) or its attention core (selective: scores,
 // softmax, context) at the start of its backward.
 //
@@ -276,7 +277,8 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
   const KernelId gelu_b =
       stream(i, "gelu.bwd", KernelKind::kElementwise, Phase::kBackwardData, 18.0 * t_ * fd,
              2.0 * t_ * fd * p_ + fd * p_, t_ * fd * p_, {fc2_d, fw.fc1});
-  const Deps ln2_in = gather_in(i, "ln2.regather.bwd", Phase::kBackwardData, {fw.ln2}, true);
+  const Deps ln2_in = gather_in(i, "ln2.regather.bwd", Phase::kBackwardData, {fw.ln2},
+                                  part_.overlap_sp_regather);
   const auto [fc1_d, fc1_w] = linear_bwd(i, "fc1", w.fc1, {gelu_b}, ln2_in);
   const Deps fc1_r = reduce_out(i, "fc1.reduce.bwd", Phase::kBackwardData, {fc1_d});
   const KernelId ln2_b = layernorm_bwd(i, "ln2", fc1_r.front());
@@ -307,7 +309,8 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
   const KernelId dk =
       attention_bwd(i, "attn.scores.dgrad_key", KernelKind::kAttentionScores,
                     GemmShape{ba, s, head, s}, sm_b);
-  const Deps ln1_in = gather_in(i, "ln1.regather.bwd", Phase::kBackwardData, {fw.ln1}, true);
+  const Deps ln1_in = gather_in(i, "ln1.regather.bwd", Phase::kBackwardData, {fw.ln1},
+                                  part_.overlap_sp_regather);
   const auto [qkv_d, qkv_w] = linear_bwd(i, "qkv", w.qkv, {dq, dk, dv}, ln1_in);
   const Deps qkv_r = reduce_out(i, "qkv.reduce.bwd", Phase::kBackwardData, {qkv_d});
   const KernelId ln1_b = layernorm_bwd(i, "ln1", qkv_r.front());

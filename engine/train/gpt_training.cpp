@@ -69,6 +69,7 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, const Mapping& m
     p.tensor = s.tp;
     p.sequence_parallel = s.sequence_parallel;
     p.recompute = s.recompute;
+    p.overlap_sp_regather = options_.overlap_sp_regather;
     p.layers = layers;
     p.embedding = embedding;
     p.head = head;

@@ -19,12 +19,14 @@
 #include "engine/dist/strategy.hpp"
 #include "engine/graph/workload.hpp"
 #include "engine/perf/kernel_timer.hpp"
+#include "engine/software/software_profile.hpp"
 #include "engine/system/mapping.hpp"
 #include "engine/train/stage_times.hpp"
 #include "engine/train/training_result.hpp"
 
 namespace pathfinder {
 
+// What the software stack overlaps (SoftwareProfile's overlap block) and how results are judged.
 struct TrainingOptions {
   // Data-parallel gradient reduction overlapped with the backward pass (PyTorch DDP buckets,
   // Megatron --overlap-grad-reduce); off: it starts when the backward pass ends.
@@ -32,10 +34,20 @@ struct TrainingOptions {
   // Fraction of tensor-parallel collectives hidden behind the GEMMs they feed (decomposed,
   // asynchronous tensor parallelism); Megatron-LM as measured by Korthikanti et al.: 0.
   double tensor_comm_overlap = 0.0;
+  // Sequence parallelism's backward re-gathers on a side stream (GptPartition).
+  bool overlap_sp_regather = false;
   // Report a strategy that does not fit in main memory as infeasible (default). Off: time it
   // anyway, as the DeepFlow reference does (it only prints the overflow) -- for reproducing
   // the paper's comparisons, never for recommendations.
   bool check_memory = true;
+
+  [[nodiscard]] static TrainingOptions from(const SoftwareProfile& s) {
+    TrainingOptions o;
+    o.overlap_data_parallel = s.overlap_data_parallel;
+    o.tensor_comm_overlap = s.tensor_comm_overlap;
+    o.overlap_sp_regather = s.overlap_sp_regather;
+    return o;
+  }
 };
 
 class GptTraining {

@@ -152,22 +152,18 @@ TEST_CASE("host section, vector ratio and memory utilization of shipped template
   const ArchTemplate a = load_template(source_path("templates/a100.yaml"));
   CHECK(a.core.vector_throughput_ratio == Approx(0.0625));  // 19.5 / 312 TFLOP/s
   CHECK(a.main_memory.max_utilization == Approx(0.9));
-  CHECK(a.host.dispatch.si() == Approx(12e-6));             // "12 us"
   CHECK(a.host.launch_latency.si() == Approx(5e-6));
   CHECK(a.host.synchronize.si() == Approx(11e-6));
-  // The fitted per-call floor of the A100 GEMMs: 12 + 5 + 11 = 28 us.
-  CHECK((a.host.dispatch + a.host.launch_latency + a.host.synchronize).in(units::microseconds) ==
-        Approx(28.0));
-  CHECK(a.host.iteration.si() == Approx(10e-3));            // "10 ms", fit to vTrain
-  CHECK(a.host.training_dispatch.si() == Approx(80e-6));    // "80 us", fit to vTrain
+  // The software stack's costs come from a profile, not the hardware template.
+  CHECK(a.host.dispatch.si() == 0.0);
+  CHECK(a.host.training_dispatch.si() == 0.0);
+  CHECK(a.host.iteration.si() == 0.0);
   CHECK(a.main_memory.stream_utilization == Approx(0.675));
   CHECK(a.host.host_to_device.si() == Approx(25e9));        // "25 GB/s"
   // deepflow_v100: only the reference's 9 us launch overhead, its H2D rate 12.4 GiB/s =
   // 12.4 x 2^30 B/s = 13314398617.6 B/s, and DRAM util 1.
   const ArchTemplate d = load_template(source_path("templates/deepflow_v100.yaml"));
   CHECK(d.host.launch_latency.si() == Approx(9e-6));
-  CHECK(d.host.dispatch.si() == 0.0);
-  CHECK(d.host.training_dispatch.si() == 0.0);  // defaults to dispatch
   CHECK(d.main_memory.stream_utilization == 1.0);  // defaults to max_utilization
   CHECK(d.host.synchronize.si() == 0.0);
   CHECK(d.host.iteration.si() == 0.0);
@@ -178,10 +174,16 @@ TEST_CASE("host section, vector ratio and memory utilization of shipped template
 TEST_CASE("host, vector ratio and memory utilization errors are exact", "[arch][config-error]") {
   // Host section appended after line 30 of minimal.yaml: "host:" is line 31, its keys line 32.
   const std::string split_end = "perimeter: 0.2}\n";
-  CHECK(patched_error(split_end, split_end + "host:\n  dispatch: -5 us\n") ==
-        "patched.yaml:32:13: error: host.dispatch: expected a non-negative time, got \"-5 us\"");
-  CHECK(patched_error(split_end, split_end + "host:\n  dispatch: 5 GB\n") ==
-        "patched.yaml:32:13: error: host.dispatch: expected a time such as \"1.5 us\", got "
+  // Framework costs are refused with a pointer to the software profile.
+  CHECK(patched_error(split_end, split_end + "host:\n  dispatch: 12 us\n") ==
+        "patched.yaml:32:13: error: host.dispatch: expected hardware only here; host.dispatch is "
+        "a software-stack cost: set it in a software profile (templates/software/*.yaml, "
+        "--software), got \"12 us\"");
+  CHECK(patched_error(split_end, split_end + "host:\n  launch_latency: -5 us\n") ==
+        "patched.yaml:32:19: error: host.launch_latency: expected a non-negative time, got "
+        "\"-5 us\"");
+  CHECK(patched_error(split_end, split_end + "host:\n  synchronize: 5 GB\n") ==
+        "patched.yaml:32:16: error: host.synchronize: expected a time such as \"1.5 us\", got "
         "\"5 GB\" (a size)");
   CHECK(patched_error(split_end, split_end + "host:\n  launch_latncy: 5 us\n") ==
         "patched.yaml:32:3: error: host.launch_latncy: unknown key; did you mean "
@@ -208,9 +210,6 @@ TEST_CASE("host, vector ratio and memory utilization errors are exact", "[arch][
   CHECK(patched_error(main_tech, main_tech + "    stream_utilization: 1.1\n") ==
         "patched.yaml:16:25: error: memory.main.stream_utilization: expected a fraction in "
         "(0, 1], got \"1.1\"");
-  CHECK(patched_error(split_end, split_end + "host:\n  training_dispatch: -80 us\n") ==
-        "patched.yaml:32:22: error: host.training_dispatch: expected a non-negative time, got "
-        "\"-80 us\"");
 }
 
 TEST_CASE("template parse errors are exact and located", "[arch][config-error]") {

@@ -74,12 +74,18 @@ TEST_CASE("a tensor-parallel layer all-reduces its activations twice each way", 
   CHECK(c.all_reduce == 4);
   CHECK(c.comm_bytes == Approx(4 * act));
   // Sequence parallel: all-gather before each column-parallel GEMM and reduce-scatter after
-  // each row-parallel one, both ways, plus 2 overlapped re-gathers for the weight gradients.
+  // each row-parallel one, both ways, plus 2 re-gathers for the weight gradients: on the
+  // compute stream by default, on the side stream when the partition overlaps them.
   const Census sp = census(build_gpt_graph(spec22b(), one_layer(8, true, Recompute::kNone)));
   CHECK(sp.all_reduce == 0);
   CHECK(sp.reduce_scatter == 4);
   CHECK(sp.all_gather == 6);
-  CHECK(sp.overlapped == 2);
+  CHECK(sp.overlapped == 0);
+  GptPartition overlapped = one_layer(8, true, Recompute::kNone);
+  overlapped.overlap_sp_regather = true;
+  const Census spo = census(build_gpt_graph(spec22b(), overlapped));
+  CHECK(spo.all_gather == 6);
+  CHECK(spo.overlapped == 2);
 }
 
 TEST_CASE("recomputation repeats forward work in the backward pass", "[graph]") {

@@ -22,7 +22,7 @@ struct MeasuredGemm {
 };
 
 std::vector<MeasuredGemm> llmcompass_a100() {
-  std::ifstream f(PATHFINDER_SHARED_DIR "/calibration/llmcompass_a100_fp16_gemm.csv");
+  std::ifstream f(PATHFINDER_TEST_DATA "/calibration/llmcompass_a100_fp16_gemm.csv");
   REQUIRE(f.good());
   std::string line;
   std::getline(f, line);  // M,K,N,latency_ms,tflops

@@ -153,7 +153,7 @@ TEST_CASE("device counts that do not fit the hierarchy are exact errors", "[syst
         "network.scale_out");
   CHECK(error_of([] { (void)shipped_system("mcm4", 6); }) ==
         test::source_path("templates/mcm4.yaml") +
-            ":41:3: error: system: 6 devices do not fill whole packages of 4 "
+            ":32:3: error: system: 6 devices do not fill whole packages of 4 "
             "(system.nodes_per_package)");
   // Two nodes per package and no intra-package network: the tier has nothing to run on.
   CHECK(error_of([] {

@@ -22,7 +22,7 @@ struct VtrainRow {
 };
 
 std::vector<VtrainRow> vtrain_rows() {
-  std::ifstream f(PATHFINDER_SHARED_DIR "/calibration/vtrain/ground_truth_single.csv");
+  std::ifstream f(PATHFINDER_TEST_DATA "/calibration/vtrain/ground_truth_single.csv");
   REQUIRE(f.good());
   std::string line;
   std::getline(f, line);  // header (after a UTF-8 byte-order mark)
@@ -117,20 +117,40 @@ TEST_CASE("[calibration] Korthikanti Table 4: one 22B layer with tensor parallel
   // h 6144, 64 heads, sequence 2048, micro-batch 4, tp 8 on one DGX A100 (NVSwitch).
   const GptSpec w{48, 6144, 64, 4 * 6144, 2048, 51200, 4, 4, DataType::kFp16, Optimizer::kAdam};
   GptTraining m = test::training_model("a100", w, 8);
+  // Measured rows (tests/data/calibration/korthikanti2022_table4_layer_times_22B.csv).
   struct Row {
-    const char* name;
+    std::string name;
     bool sp;
     Recompute r;
     double fwd, bwd;
   };
-  const Row rows[] = {{"baseline no recompute", false, Recompute::kNone, 7.7, 11.9},
-                      {"sequence parallelism", true, Recompute::kNone, 7.2, 11.8},
-                      {"baseline with recompute", false, Recompute::kFull, 7.7, 19.5},
-                      {"selective recompute", false, Recompute::kSelective, 7.7, 13.2},
-                      {"selective + sequence", true, Recompute::kSelective, 7.2, 13.1}};
-  std::printf("\n%-26s %8s %8s %7s %8s %8s %7s\n", "Korthikanti Table 4", "fwd ms", "pred",
+  const std::map<std::string, std::pair<bool, Recompute>> settings{
+      {"baseline_no_recompute", {false, Recompute::kNone}},
+      {"sequence_parallelism", {true, Recompute::kNone}},
+      {"baseline_with_full_recompute", {false, Recompute::kFull}},
+      {"selective_recompute", {false, Recompute::kSelective}},
+      {"selective_plus_sequence", {true, Recompute::kSelective}}};
+  std::vector<Row> rows;
+  {
+    std::ifstream f(PATHFINDER_TEST_DATA "/calibration/korthikanti2022_table4_layer_times_22B.csv");
+    REQUIRE(f.good());
+    std::string line;
+    std::getline(f, line);  // experiment,forward_ms,backward_ms,combined_ms,overhead_pct
+    while (std::getline(f, line)) {
+      std::istringstream is(line);
+      std::string name, fwd, bwd;
+      std::getline(is, name, ',');
+      std::getline(is, fwd, ',');
+      std::getline(is, bwd, ',');
+      const auto it = settings.find(name);
+      REQUIRE(it != settings.end());
+      rows.push_back({name, it->second.first, it->second.second, std::stod(fwd), std::stod(bwd)});
+    }
+  }
+  REQUIRE(rows.size() == 5);
+  std::printf("\n%-28s %8s %8s %7s %8s %8s %7s\n", "Korthikanti Table 4", "fwd ms", "pred",
               "err", "bwd ms", "pred", "err");
-  double worst = 0.0;
+  double worst_fwd = 0.0, worst_bwd = 0.0;
   for (const Row& row : rows) {
     Strategy s;
     s.tp = 8;
@@ -140,12 +160,18 @@ TEST_CASE("[calibration] Korthikanti Table 4: one 22B layer with tensor parallel
     const StageTimes& t = m.layer_times(s);
     const double f = t.forward.span * 1e3, b = t.backward.span * 1e3;
     const double ef = (f - row.fwd) / row.fwd, eb = (b - row.bwd) / row.bwd;
-    worst = std::max({worst, std::abs(ef), std::abs(eb)});
-    std::printf("%-26s %8.1f %8.2f %+6.1f%% %8.1f %8.2f %+6.1f%%\n", row.name, row.fwd, f,
+    worst_fwd = std::max(worst_fwd, std::abs(ef));
+    worst_bwd = std::max(worst_bwd, std::abs(eb));
+    std::printf("%-28s %8.1f %8.2f %+6.1f%% %8.1f %8.2f %+6.1f%%\n", row.name.c_str(), row.fwd, f,
                 100 * ef, row.bwd, b, 100 * eb);
   }
-  std::printf("worst %.1f%% (bound 10%%)\n", 100 * worst);
-  CHECK(worst <= 0.10);
+  std::printf("worst forward %.1f%% (bound 6%%), worst backward %.1f%% (bound 3%%)\n",
+              100 * worst_fwd, 100 * worst_bwd);
+  // Backward, with sequence parallelism's re-gathers on the compute stream (software profile
+  // megatron-lm): every row within 3%. Forward runs 3.6% (5.9% with SP) fast on every row: a
+  // mechanism of ~0.3 ms per layer forward is still missing (not fitted away).
+  CHECK(worst_bwd <= 0.03);
+  CHECK(worst_fwd <= 0.06);
 }
 
 }  // namespace pathfinder

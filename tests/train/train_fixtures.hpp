@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "engine/system/system_graph.hpp"
@@ -26,8 +27,10 @@ inline const ShippedSystem& shipped_system(const std::string& name) {
   return it->second;
 }
 
+// Options default to the template's shipped software profile (shipped_software).
 inline GptTraining training_model(const std::string& tmpl, const GptSpec& w, int devices,
-                                  TrainingOptions o = {}) {
+                                  std::optional<TrainingOptions> options = std::nullopt) {
+  const TrainingOptions o = options ? *options : TrainingOptions::from(shipped_software(tmpl));
   const ShippedSystem& s = shipped_system(tmpl);
   return GptTraining(w, make_perf_machine(s.spec, s.arch), make_system_graph(s.spec, s.arch, devices),
                      s.arch.core.peak.si(), o);

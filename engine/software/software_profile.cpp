@@ -1,0 +1,64 @@
+#include "engine/software/software_profile.hpp"
+
+#include <filesystem>
+
+#include "engine/config/node.hpp"
+#include "engine/core/error.hpp"
+
+namespace pathfinder {
+
+SoftwareProfile read_software_profile(const ConfigNode& root) {
+  SoftwareProfile s;
+  s.file = root.file();
+  s.name = root.require<std::string>("name");
+  (void)root.optional<std::string>("description");
+  const ConfigNode host = root.child("host");
+  s.dispatch = host.get_non_negative_or<Time>("dispatch", Time{});
+  s.training_dispatch = host.get_non_negative_or<Time>("training_dispatch", s.dispatch);
+  s.iteration = host.get_non_negative_or<Time>("iteration", Time{});
+  host.finish();
+  if (auto o = root.optional_child("overlap")) {
+    s.overlap_data_parallel = o->get_or<bool>("data_parallel", false);
+    s.tensor_comm_overlap = o->get_or<double>("tensor_parallel", 0.0);
+    if (!(s.tensor_comm_overlap >= 0.0 && s.tensor_comm_overlap <= 1.0)) {
+      throw o->error_at("tensor_parallel", "expected a fraction in [0, 1], got " +
+                                               o->quoted("tensor_parallel"));
+    }
+    s.overlap_sp_regather = o->get_or<bool>("sequence_parallel_regather", false);
+    o->finish();
+  }
+  root.finish();
+  return s;
+}
+
+SoftwareProfile load_software_profile(const std::string& path) {
+  return read_software_profile(ConfigNode::load_file(path));
+}
+
+std::string resolve_software_profile(const std::string& name_or_path,
+                                     const std::vector<std::string>& dirs) {
+  const std::string name = name_or_path.empty() ? kDefaultSoftwareProfile : name_or_path;
+  const bool is_path = name.find('/') != std::string::npos ||
+                       (name.size() > 5 && name.compare(name.size() - 5, 5, ".yaml") == 0);
+  if (is_path) return name;
+  std::string tried;
+  for (const std::string& d : dirs) {
+    const std::filesystem::path p = std::filesystem::path(d) / (name + ".yaml");
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(p, ec)) return p.lexically_normal().string();
+    tried += (tried.empty() ? "" : ", ") + p.lexically_normal().string();
+  }
+  throw ConfigError(Diagnostic{SourceLoc{name, 0, 0, "software"},
+                               "expected a software profile file or the name of one in " +
+                                   (tried.empty() ? std::string("(no directory)") : tried) +
+                                   ", got \"" + name + "\""});
+}
+
+ArchTemplate with_software(ArchTemplate t, const SoftwareProfile& s) {
+  t.host.dispatch = s.dispatch;
+  t.host.training_dispatch = s.training_dispatch;
+  t.host.iteration = s.iteration;
+  return t;
+}
+
+}  // namespace pathfinder

@@ -1,0 +1,55 @@
+// The software stack a training run uses (templates/software/*.yaml): what the framework costs
+// on the host and what it overlaps. Frameworks differ by 10% or more on the same hardware
+// (Megatron-LM 2021 reduces gradients after the backward pass; Megatron-Core overlaps the
+// reduction and the parameter gather; FSDP gathers parameters layer by layer), so these values
+// live beside, not inside, the hardware templates. Every value in a shipped profile carries its
+// source or is marked [fit] with what it was fitted to.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/arch/arch_template.hpp"
+#include "engine/core/units.hpp"
+
+namespace pathfinder {
+
+class ConfigNode;
+
+struct SoftwareProfile {
+  std::string name;
+  std::string file;
+  // Host CPU time to issue one operator outside a training step (eager framework dispatch,
+  // library heuristics and the driver call): the floor of an isolated GEMM call.
+  Time dispatch;
+  // Host time per modelled kernel inside a training step (module, autograd and framework
+  // operators that one fused graph kernel stands for).
+  Time training_dispatch;
+  // Fixed host work per iteration outside the modelled kernels (data loader, logging).
+  Time iteration;
+  // Gradient reduction overlapped with the backward pass (bucketed, as PyTorch DDP and
+  // Megatron-Core --overlap-grad-reduce do); off: after the backward pass (Megatron-LM local DDP).
+  bool overlap_data_parallel = false;
+  // Fraction of each tensor-parallel collective hidden behind the GEMMs (decomposed or
+  // userbuffer-overlapped tensor parallelism); 0 = blocking.
+  double tensor_comm_overlap = 0.0;
+  // Sequence parallelism's backward re-gathers of the layernorm outputs on a side stream.
+  bool overlap_sp_regather = false;
+};
+
+// Throws ConfigError with the file, line and column of the first problem.
+[[nodiscard]] SoftwareProfile load_software_profile(const std::string& path);
+[[nodiscard]] SoftwareProfile read_software_profile(const ConfigNode& root);
+
+// `name_or_path`: a file path (contains '/' or ends in .yaml), else a shipped profile's name,
+// looked up in each of `dirs` in order as NAME.yaml. Empty: the first dir's default profile.
+[[nodiscard]] std::string resolve_software_profile(const std::string& name_or_path,
+                                                   const std::vector<std::string>& dirs);
+
+// The profile shipped as the default (the software stack of the calibration measurements).
+inline constexpr const char* kDefaultSoftwareProfile = "megatron-lm";
+
+// The template's host with the profile's framework costs filled in.
+[[nodiscard]] ArchTemplate with_software(ArchTemplate t, const SoftwareProfile& s);
+
+}  // namespace pathfinder

@@ -1,0 +1,78 @@
+// Software profiles: the shipped ones load with their documented values, a template takes a
+// profile's host costs, and every bad value is a located error.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "engine/config/node.hpp"
+#include "engine/software/software_profile.hpp"
+#include "tests/arch/arch_fixtures.hpp"
+
+namespace pathfinder {
+namespace {
+
+std::string profile_error(const std::string& text) {
+  return test::error_of([&] { (void)read_software_profile(ConfigNode::load_string(text, "p.yaml")); });
+}
+
+const char* const kMinimal = "name: x\nhost:\n  dispatch: 12 us\n";
+
+}  // namespace
+
+TEST_CASE("shipped software profiles load with their sourced values", "[software]") {
+  const std::string dir = test::source_path("templates/software");
+  for (const char* name : {"megatron-lm", "megatron-core", "nanotron", "fsdp", "deepflow-reference"}) {
+    const SoftwareProfile p = load_software_profile(resolve_software_profile(name, {dir}));
+    CHECK(p.name == name);
+  }
+  const SoftwareProfile m = load_software_profile(resolve_software_profile("", {dir}));
+  CHECK(m.name == "megatron-lm");  // the default
+  // 12 us dispatch + the A100's 5 us launch + 11 us synchronize = the 28 us GEMM call floor.
+  CHECK(m.dispatch.in(units::microseconds) == Approx(12.0));
+  CHECK(m.training_dispatch.in(units::microseconds) == Approx(80.0));  // [fit] vTrain
+  CHECK(m.iteration.in(units::milliseconds) == Approx(10.0));         // [fit] vTrain
+  CHECK_FALSE(m.overlap_data_parallel);  // local DDP: reduction after the backward pass
+  CHECK_FALSE(m.overlap_sp_regather);    // Korthikanti Table 4
+  CHECK(m.tensor_comm_overlap == 0.0);
+  CHECK(load_software_profile(dir + "/megatron-core.yaml").overlap_data_parallel);
+  const SoftwareProfile d = load_software_profile(dir + "/deepflow-reference.yaml");
+  CHECK(d.dispatch.si() == 0.0);
+  CHECK(d.iteration.si() == 0.0);
+}
+
+TEST_CASE("a template takes the profile's host costs and keeps its hardware ones", "[software]") {
+  const ArchTemplate t = test::shipped_template("a100");  // with megatron-lm
+  CHECK((t.host.dispatch + t.host.launch_latency + t.host.synchronize).in(units::microseconds) ==
+        Approx(28.0));
+  CHECK(t.host.training_dispatch.in(units::microseconds) == Approx(80.0));
+  CHECK(t.host.host_to_device.si() == Approx(25e9));  // the template's PCIe Gen4 rate
+}
+
+TEST_CASE("training_dispatch defaults to dispatch", "[software]") {
+  const SoftwareProfile p = read_software_profile(ConfigNode::load_string(kMinimal, "p.yaml"));
+  CHECK(p.training_dispatch.in(units::microseconds) == Approx(12.0));
+  CHECK_FALSE(p.overlap_data_parallel);
+}
+
+TEST_CASE("software profile errors are located", "[software][config-error]") {
+  CHECK(profile_error("host:\n  dispatch: 1 us\n") ==
+        "p.yaml:1:1: error: name: missing required key (expected a string)");
+  CHECK(profile_error("name: x\nhost:\n  dispatch: -5 us\n") ==
+        "p.yaml:3:13: error: host.dispatch: expected a non-negative time, got \"-5 us\"");
+  CHECK(profile_error("name: x\nhost:\n  iteration: 5 GB\n") ==
+        "p.yaml:3:14: error: host.iteration: expected a time such as \"1.5 us\", got \"5 GB\" "
+        "(a size)");
+  CHECK(profile_error(std::string(kMinimal) + "overlap:\n  tensor_parallel: 1.5\n") ==
+        "p.yaml:5:20: error: overlap.tensor_parallel: expected a fraction in [0, 1], got \"1.5\"");
+  CHECK(profile_error(std::string(kMinimal) + "overlap:\n  data_paralel: true\n") ==
+        "p.yaml:5:3: error: overlap.data_paralel: unknown key; did you mean \"data_parallel\"?");
+  CHECK(profile_error(std::string(kMinimal) + "overlap:\n  data_parallel: maybe\n") ==
+        "p.yaml:5:18: error: overlap.data_parallel: expected true or false, got \"maybe\"");
+  const std::string missing = test::error_of(
+      [] { (void)resolve_software_profile("megatron-xl", {test::source_path("templates/software")}); });
+  CHECK(missing.find("error: software: expected a software profile file or the name of one in ") !=
+        std::string::npos);
+  CHECK(missing.find("got \"megatron-xl\"") != std::string::npos);
+}
+
+}  // namespace pathfinder
