@@ -15,7 +15,14 @@
 namespace pathfinder {
 
 struct ConfigNode::Impl {
+  explicit Impl(YAML::Node n) : node(std::move(n)) {}
+  Impl(YAML::Node n, std::shared_ptr<const std::string> t, std::vector<ConfigOverride> o)
+      : node(std::move(n)), text(std::move(t)), overrides(std::move(o)) {}
   YAML::Node node;
+  // A top-level node only: the text it was parsed from and the overrides applied to it.
+  // with_overrides re-parses the text, since YAML::Clone drops the marks errors point at.
+  std::shared_ptr<const std::string> text;
+  std::vector<ConfigOverride> overrides;
 };
 
 namespace {
@@ -97,10 +104,14 @@ ConfigOverride parse_config_override(std::string_view text, std::string_view opt
 }
 
 ConfigNode ConfigNode::with_overrides(const std::vector<ConfigOverride>& overrides) const {
-  PF_ASSERT(path_.empty() && impl_->node.IsMap());
-  YAML::Node root = YAML::Clone(impl_->node);
-  auto origins = std::make_shared<Origins>(origins_ ? *origins_ : Origins{});
-  for (const ConfigOverride& o : overrides) {
+  PF_ASSERT(path_.empty() && impl_->node.IsMap() && impl_->text);
+  // Parsed again from the text (it parsed once, so it parses again): a tree with the file's
+  // marks that the overrides can change without touching this node's.
+  YAML::Node root = YAML::Load(*impl_->text);
+  std::vector<ConfigOverride> all = impl_->overrides;
+  all.insert(all.end(), overrides.begin(), overrides.end());
+  auto origins = std::make_shared<Origins>();
+  for (const ConfigOverride& o : all) {
     const SourceLoc at{"command line", 0, 0, o.origin};
     YAML::Node map(root);  // reset(), never operator=, walks the tree: operator= writes through
     std::string path;
@@ -122,13 +133,15 @@ ConfigNode ConfigNode::with_overrides(const std::vector<ConfigOverride>& overrid
     map[o.key.substr(start)] = YAML::Node(o.value);
     (*origins)[o.key] = at;
   }
-  return ConfigNode(std::make_shared<Impl>(Impl{root}), file_, "", std::move(origins));
+  return ConfigNode(std::make_shared<Impl>(Impl{root, impl_->text, std::move(all)}), file_, "",
+                    std::move(origins));
 }
 
 ConfigNode ConfigNode::load_string(const std::string& text, const std::string& name) {
   auto file = std::make_shared<const std::string>(name);
   try {
-    auto impl = std::make_shared<Impl>(Impl{YAML::Load(text)});
+    auto impl = std::make_shared<Impl>(
+        Impl{YAML::Load(text), std::make_shared<const std::string>(text), {}});
     reject_duplicate_keys(impl->node, name, "");
     if (!impl->node.IsMap()) {
       SourceLoc at = loc_from_mark(name, impl->node.Mark(), "");

@@ -289,8 +289,15 @@ TEST_CASE("command-line overrides replace and add values, checked as the file's"
   CHECK(cfg.child("host").require<Bandwidth>("rate").si() == 2e9);
   CHECK(cfg.child("extra").require<int>("deep") == 3);
   CHECK(file.require<int>("size") == 8);  // the original is unchanged
-  // A key not overridden keeps its place in the file.
-  CHECK(cfg.loc_of("name").line == 1);
+  // A key not overridden keeps its place in the file (host's value, the map on line 4).
+  CHECK(cfg.loc_of("host").line == 4);
+  CHECK(cfg.loc_of("host").file == "w.yaml");
+  CHECK(error_of([&] { (void)cfg.require<int>("name"); }) ==
+        "w.yaml:1:7: error: name: expected a whole number, got \"x\"");
+  // Overrides accumulate: a second call keeps the first's.
+  const ConfigNode twice = cfg.with_overrides({parse_config_override("size=32")});
+  CHECK(twice.require<int>("size") == 32);
+  CHECK(twice.child("extra").require<int>("deep") == 3);
 
   // A bad overridden value is reported at the option, with the reader's own message.
   const ConfigNode bad = file.with_overrides({parse_config_override("size=0")});
