@@ -132,6 +132,11 @@ struct ComponentShare {
 struct ArchTemplate {
   std::string name;
   std::string file;
+  // The `techlib:` key: the technology library directory this template is bound against,
+  // resolved against the template file's folder (absolute paths as given). Where the CLI looks
+  // when it is absent: engine/cli/load.hpp.
+  std::optional<std::string> techlib;
+  SourceLoc techlib_loc;
   std::string logic;  // technology.logic
   SourceLoc logic_loc;
   CoreSpec core;

@@ -1,6 +1,7 @@
 #include "engine/arch/template_loader.hpp"
 
 #include <cmath>
+#include <filesystem>
 
 #include "engine/config/enum_read.hpp"
 #include "engine/config/node.hpp"
@@ -129,6 +130,14 @@ ArchTemplate read_template(const ConfigNode& root) {
   t.file = root.file();
   t.name = root.require<std::string>("name");
   (void)root.optional<std::string>("description");
+  if (const auto lib = root.optional<std::string>("techlib")) {
+    if (lib->empty()) throw root.error_at("techlib", "expected a directory path, got \"\"");
+    const std::filesystem::path p(*lib);
+    t.techlib = (p.is_absolute() ? p : std::filesystem::path(t.file).parent_path() / p)
+                    .lexically_normal()
+                    .string();
+    t.techlib_loc = root.loc_of("techlib");
+  }
   const ConfigNode tech = root.child("technology");
   t.logic = tech.require<std::string>("logic");
   t.logic_loc = tech.loc_of("logic");

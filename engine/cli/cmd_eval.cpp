@@ -1,24 +1,29 @@
 // pathfinder eval --template T --workload W [--tech N] [--memory M] [--network L]
 //                 [--techlib DIR] [--format table|csv|json] [--all-kernels]
+//                 [--set KEY=VALUE]... [--micro-batch N] [--global-batch N] [--sequence N]
 //                 [--devices N] [--strategy "tp8-pp8-dp16-mb1-1f1b-recompute=selective" | FILE]
+//                 [--isolated]
 // Times one training iteration of a workload on the template's micro-architecture, kernel by
-// kernel; with --strategy or --devices, distributed over the system (GPT workloads). An
-// infeasible micro-architecture or a strategy that does not fit in memory is a result:
-// reported, exit 0.
+// kernel; with --strategy or --devices, distributed over the system; with --isolated, one GEMM
+// call as a per-call benchmark measures it. An infeasible micro-architecture or a strategy that
+// does not fit in memory is a result: reported, exit 0.
 #include <cstdio>
 #include <string>
+#include <tuple>
+#include <variant>
+#include <vector>
 
 #include "engine/arch/arch_spec.hpp"
 #include "engine/arch/generator.hpp"
 #include "engine/cli/commands.hpp"
 #include "engine/cli/load.hpp"
+#include "engine/config/node.hpp"
+#include "engine/dist/strategy_check.hpp"
 #include "engine/graph/workload_loader.hpp"
 #include "engine/perf/graph_timing.hpp"
 #include "engine/perf/kernel_timer.hpp"
 #include "engine/perf/perf_machine.hpp"
 #include "engine/perf/perf_report.hpp"
-#include "engine/config/node.hpp"
-#include "engine/dist/strategy_check.hpp"
 #include "engine/system/system_graph.hpp"
 #include "engine/train/distributed_gemm.hpp"
 #include "engine/train/lstm_training.hpp"
@@ -28,23 +33,21 @@ namespace pathfinder::cli {
 
 namespace {
 
-Strategy strategy_from(const std::string& text, int devices) {
-  if (text.empty()) {
-    Strategy s;
-    s.dp = devices;  // data parallelism only
-    return s;
-  }
+SourceLoc command_line(const std::string& option) {
+  return SourceLoc{"command line", 0, 0, option};
+}
+
+// The strategy as written: none (data parallelism over --devices), a YAML file or a string.
+PartialStrategy written_strategy(const std::string& text) {
+  if (text.empty()) return {};
   const bool file = text.ends_with(".yaml") || text.ends_with(".yml");
-  return file ? read_strategy(ConfigNode::load_file(text)) : parse_strategy(text);
+  return file ? read_partial_strategy(ConfigNode::load_file(text)) : parse_partial_strategy(text);
 }
 
 std::string distributed(const ArchSpec& spec, const MicroArch& arch, const Workload& w,
-                        const std::string& text, int devices, const std::string& format,
+                        const Strategy& s, const std::string& format,
                         const TrainingOptions& options) {
-  const Strategy s = strategy_from(text, devices);
-  if (devices == 0) devices = s.devices();
-  validate_strategy(s, w.spec, devices);
-  const auto* gpt = std::get_if<GptSpec>(&w.spec);
+  const int devices = s.devices();
   if (const auto* lstm = std::get_if<LstmSpec>(&w.spec)) {
     LstmTraining model(*lstm, make_perf_machine(spec, arch),
                        make_system_graph(spec, arch, devices), arch.core.peak.si(), options);
@@ -60,28 +63,61 @@ std::string distributed(const ArchSpec& spec, const MicroArch& arch, const Workl
     if (format == "json") return to_json(r, s).dump(2) + "\n";
     return format_table(r, s);
   }
-  GptTraining model(*gpt, make_perf_machine(spec, arch), make_system_graph(spec, arch, devices),
-                    arch.core.peak.si(), options);
+  GptTraining model(std::get<GptSpec>(w.spec), make_perf_machine(spec, arch),
+                    make_system_graph(spec, arch, devices), arch.core.peak.si(), options);
   const TrainingResult r = model.evaluate(s);
   if (format == "json") return to_json(r, devices).dump(2) + "\n";
   if (format == "csv") return to_csv(r, devices);
   return format_table(r, devices, w.name + " on " + arch.name);
 }
 
+// eval --help's footer: the strategy grammar (engine/dist/strategy.hpp) and the exit status.
+constexpr const char* kFooter =
+    R"(Strategy (--strategy): tokens joined by '-', in any order, each at most once:
+  tpN        tensor-parallel degree (Megatron-LM column/row split)       default 1
+  ppN        pipeline stages, each a contiguous range of layers          default 1
+  dpN        data-parallel replicas             default --devices/(tp*pp), else 1
+  mbN        sequences per micro-batch; mb0 = the whole per-replica batch
+                                      default the workload's micro_batch (GPT), else 1
+  gpipe | 1f1b | interleaved   pipeline schedule                          default 1f1b
+  vN         model chunks per device, with interleaved only (e.g. interleaved-v2)
+  sp         sequence parallelism (Korthikanti et al. 2022)
+  zero0..zero3                 ZeRO stage                                 default zero0
+  recompute=none|selective|full  activation recomputation                 default none
+ or the paper's notation (DeepFlow, LSTM and GEMM workloads), optionally followed by
+ the tokens above: RC-{kp1}-{kp2}-d{dp}-p{lp} or CR-{kp1}-d{dp}-p{lp} (micro-batch 0).
+ A YAML file (*.yaml) holds the same as a string or as a map of tp, tp2, pp, dp,
+ micro_batch, schedule, virtual_stages, sequence_parallel, zero, recompute, split.
+ --devices N with a strategy that leaves dp out derives dp = N/(tp*pp); with dp
+ written, tp*pp*dp must equal N.
+Examples:
+  --strategy tp8-pp8-dp16-mb1-1f1b-sp-zero1-recompute=selective
+  --strategy tp8-pp8 --devices 1024                  (dp16, the workload's micro_batch)
+  --strategy tp4-pp8-interleaved-v3-recompute=full --devices 512
+  --strategy RC-4-2-d8-p2        --strategy CR-8-d8-p1
+  --set micro_batch=4 --set global_batch=512         (workload keys, checked as in the file)
+Exit status: 0 when the workload was evaluated, including an infeasible design or a
+strategy that does not fit in memory (reported as "infeasible: <reason>"; JSON
+"feasible": false, "reason", times null); 2 for bad input (a file, a key, an option or a
+strategy), with one located message per problem; 1 for an internal error.)";
+
 }  // namespace
 
 void add_eval_command(CLI::App& app, int& exit_code) {
   struct Options {
     std::string template_path, workload_path, format = "table";
-    bool all_kernels = false;
+    bool all_kernels = false, isolated = false;
     int devices = 0;
     std::string strategy;
+    std::vector<std::string> sets;
+    std::string micro_batch, global_batch, sequence;
     TrainingOptions training;
     MachineOptions machine;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
       "eval", "Time one training iteration of a workload on a template's micro-architecture");
+  cmd->footer(kFooter);
   cmd->add_option("--template", opt->template_path, "Architecture template YAML")->required();
   cmd->add_option("--workload", opt->workload_path, "Workload YAML (studies/workloads/)")
       ->required();
@@ -90,10 +126,24 @@ void add_eval_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"table", "csv", "json"}));
   cmd->add_flag("--all-kernels", opt->all_kernels,
                 "Table: one row per kernel instead of one per kernel name across layers");
-  cmd->add_option("--devices", opt->devices, "Devices to train on (default: the strategy's)")
+  cmd->add_option("--set", opt->sets,
+                  "Set a workload key, e.g. --set micro_batch=4 (repeatable; dotted keys for "
+                  "nested maps); checked as the file's own values")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+  cmd->add_option("--micro-batch", opt->micro_batch, "Same as --set micro_batch=N (GPT)");
+  cmd->add_option("--global-batch", opt->global_batch, "Same as --set global_batch=N (GPT)");
+  cmd->add_option("--sequence", opt->sequence, "Same as --set sequence=N (GPT, LSTM)");
+  cmd->add_option("--devices", opt->devices,
+                  "Devices to train on (default: the strategy's); derives dp when the strategy "
+                  "leaves it out")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--strategy", opt->strategy,
-                  "Parallelism, e.g. tp8-pp8-dp16-mb1-1f1b-recompute=selective, or a YAML file");
+                  "Parallelism, e.g. tp8-pp8-dp16-mb1-1f1b-recompute=selective, or a YAML file "
+                  "(grammar below)");
+  cmd->add_flag("--isolated", opt->isolated,
+                "GEMM workloads: time one call as a per-call benchmark does (host dispatch + "
+                "launch latency + device + synchronize, burst clocks) instead of an iteration");
   cmd->add_option("--tp-overlap", opt->training.tensor_comm_overlap,
                   "Fraction of tensor-parallel communication hidden behind compute (default 0)")
       ->check(CLI::Range(0.0, 1.0));
@@ -102,17 +152,53 @@ void add_eval_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("!--no-memory-check", opt->training.check_memory,
                 "Time strategies whose footprint exceeds main memory (as the paper's studies)");
   cmd->callback([opt, &exit_code] {
+    // Every input is read and checked before anything is evaluated or printed.
+    std::vector<ConfigOverride> overrides;
+    for (const std::string& s : opt->sets) overrides.push_back(parse_config_override(s));
+    for (const auto& [text, key, option] :
+         {std::tuple{&opt->micro_batch, "micro_batch", "--micro-batch"},
+          std::tuple{&opt->global_batch, "global_batch", "--global-batch"},
+          std::tuple{&opt->sequence, "sequence", "--sequence"}}) {
+      if (text->empty()) continue;
+      ConfigOverride o = parse_config_override(std::string(key) + "=" + *text);
+      o.origin = option;
+      overrides.push_back(std::move(o));
+    }
     const LoadedTemplate in = load_template_for(opt->template_path, opt->machine);
     const ArchSpec spec = bind_template(in.lib, in.tmpl);
+    const Workload w = load_workload(opt->workload_path, overrides);
+    const bool distribute = !opt->strategy.empty() || opt->devices > 0;
+    if (opt->isolated && !std::holds_alternative<GemmSpec>(w.spec)) {
+      throw ConfigError(Diagnostic{
+          command_line("--isolated"),
+          "times one GEMM call; \"" + w.name + "\" is a " +
+              std::string(to_string(kind_of(w.spec))) + " workload (a training iteration)"});
+    }
+    if (opt->isolated && distribute) {
+      throw ConfigError(Diagnostic{command_line("--isolated"),
+                                   "times one call on one device; leave out --strategy and "
+                                   "--devices"});
+    }
+    Strategy strategy;
+    if (distribute) {
+      strategy = complete_strategy(written_strategy(opt->strategy), w.spec, opt->devices,
+                                   command_line("--devices"));
+      validate_strategy(strategy, w.spec, strategy.devices());
+    }
+
     const MicroArch arch = generate_micro_arch(spec, ResourceSplit::from_template(in.tmpl));
-    const Workload w = load_workload(opt->workload_path);
     std::string out;
-    if (arch.feasible && (!opt->strategy.empty() || opt->devices > 0)) {
-      out = distributed(spec, arch, w, opt->strategy, opt->devices, opt->format, opt->training);
-    } else if (!arch.feasible) {
+    if (!arch.feasible) {
       if (opt->format == "json") out = infeasible_json(arch, w).dump(2) + "\n";
       else if (opt->format == "csv") out = infeasible_csv(arch);
       else out = format_infeasible_table(arch, w);
+    } else if (opt->isolated) {
+      KernelTimer timer(make_perf_machine(spec, arch, PerfMode::kBurst));
+      if (opt->format == "json") out = isolated_call_json(arch, w, timer).dump(2) + "\n";
+      else if (opt->format == "csv") out = isolated_call_csv(w, timer);
+      else out = format_isolated_call(arch, w, timer);
+    } else if (distribute) {
+      out = distributed(spec, arch, w, strategy, opt->format, opt->training);
     } else {
       KernelTimer timer(make_perf_machine(spec, arch));
       const GraphTiming g = time_workload(w, timer);

@@ -38,7 +38,7 @@ void add_search_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--threads", opt->threads, "Worker threads (default: all cores)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--out", opt->out, "Write PREFIX.yaml and PREFIX.csv");
-  cmd->add_option("--techlib", opt->techlib, "Technology library directory");
+  cmd->add_option("--techlib", opt->techlib, techlib_help());
   cmd->callback([opt, &exit_code] {
     SearchStudy study = load_search_study(opt->study);
     if (!opt->optimizer.empty()) {
@@ -51,8 +51,9 @@ void add_search_command(CLI::App& app, int& exit_code) {
       threads.emplace(oneapi::tbb::global_control::max_allowed_parallelism,
                       static_cast<std::size_t>(opt->threads));
     }
-    const TechLibrary lib = load_techlib_for(study.template_path, opt->techlib);
-    const ArchSpec spec = bind_template(lib, load_template(study.template_path));
+    const ArchTemplate tmpl = load_template(study.template_path);
+    const TechLibrary lib = load_techlib_for(tmpl, opt->techlib);
+    const ArchSpec spec = bind_template(lib, tmpl);
     TrainingOptions training;
     training.check_memory = study.check_memory;
     const DesignEvaluator e(spec, load_workload(study.workload_path).spec, study.devices,

@@ -35,7 +35,7 @@ void add_study_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-points", opt->max_points,
                   "Evaluate at most N unfinished points, then stop (rerun to continue)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--techlib", opt->techlib, "Technology library directory");
+  cmd->add_option("--techlib", opt->techlib, techlib_help());
   cmd->callback([opt, &exit_code] {
     const StudySpec study = load_study(opt->study);
     const std::string out = opt->out.empty() ? "results/" + study.name : opt->out;
@@ -46,8 +46,10 @@ void add_study_command(CLI::App& app, int& exit_code) {
     }
     StudyRunOptions run_options;
     run_options.out_dir = out;
-    // The library beside the first template (the key's, else the template axis's first).
-    run_options.techlib_dir = techlib_dir_for(study.templates.front().path, opt->techlib);
+    // The first template's library (the key's, else the template axis's first), found as
+    // engine/cli/load.hpp says.
+    run_options.techlib_dir =
+        techlib_dir_for(load_template(study.templates.front().path), opt->techlib);
     run_options.max_points = opt->max_points;
     const bool terminal = isatty(fileno(stderr)) != 0;
     if (terminal) {

@@ -19,7 +19,7 @@ std::vector<Diagnostic> validate_file(const std::string& path, const std::string
     const ConfigNode root = ConfigNode::load_file(path);
     if (root.has("core")) {
       const ArchTemplate t = read_template(root);
-      return check_template(t, load_techlib_for(path, techlib_flag));
+      return check_template(t, load_techlib_for(t, techlib_flag));
     }
     if (root.has("logic") || root.has("memory") || root.has("network")) {
       TechLibrary lib;
@@ -44,7 +44,7 @@ void add_validate_command(CLI::App& app, int& exit_code) {
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("validate", "Check configuration files and list every problem");
   cmd->add_option("files", opt->files, "Templates or technology-library files")->required();
-  cmd->add_option("--techlib", opt->techlib, "Technology library directory for templates");
+  cmd->add_option("--techlib", opt->techlib, techlib_help());
   cmd->callback([opt, &exit_code] {
     std::size_t problems = 0;
     for (const auto& f : opt->files) {

@@ -4,19 +4,37 @@
 #include <filesystem>
 #include <utility>
 
+#include "engine/core/error.hpp"
 #include "engine/techlib/techlib_loader.hpp"
 
 namespace pathfinder::cli {
 
-std::string techlib_dir_for(const std::string& template_path, const std::string& flag) {
+std::string techlib_dir_for(const ArchTemplate& t, const std::string& flag) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
   if (!flag.empty()) return flag;
+  if (t.techlib) {
+    if (!fs::is_directory(*t.techlib, ec)) {
+      throw ConfigError(Diagnostic{t.techlib_loc, "no technology library directory at \"" +
+                                                      *t.techlib + "\""});
+    }
+    return *t.techlib;
+  }
   if (const char* env = std::getenv("PATHFINDER_TECHLIB"); env != nullptr && *env != '\0') return env;
-  const std::filesystem::path p(template_path);
-  return (p.parent_path() / ".." / "techlib").lexically_normal().string();
+  const fs::path beside =
+      (fs::path(t.file).parent_path() / ".." / "techlib").lexically_normal();
+  if (fs::is_directory(beside, ec)) return beside.string();
+  return PATHFINDER_SHIPPED_TECHLIB;
 }
 
-TechLibrary load_techlib_for(const std::string& template_path, const std::string& flag) {
-  return load_tech_library_dir(techlib_dir_for(template_path, flag));
+TechLibrary load_techlib_for(const ArchTemplate& t, const std::string& flag) {
+  return load_tech_library_dir(techlib_dir_for(t, flag));
+}
+
+std::string techlib_help() {
+  return "Technology library directory. Without it: the template's techlib: key (relative to "
+         "the template), then $PATHFINDER_TECHLIB, then techlib/ beside the template's folder, "
+         "then the shipped library (" PATHFINDER_SHIPPED_TECHLIB ")";
 }
 
 void add_machine_options(CLI::App& cmd, MachineOptions& opt) {
@@ -24,13 +42,14 @@ void add_machine_options(CLI::App& cmd, MachineOptions& opt) {
   cmd.add_option("--memory", opt.overrides.memory, "Main-memory technology (e.g. HBM3)");
   cmd.add_option("--network", opt.overrides.network,
                  "Inter-package link technology (e.g. NDR-x8)");
-  cmd.add_option("--techlib", opt.techlib, "Technology library directory");
+  cmd.add_option("--techlib", opt.techlib, techlib_help());
 }
 
 LoadedTemplate load_template_for(const std::string& template_path, const MachineOptions& opt) {
   // The template first: a missing template is the error to report, not the techlib beside it.
   ArchTemplate t = apply_overrides(load_template(template_path), opt.overrides);
-  return {std::move(t), load_techlib_for(template_path, opt.techlib)};
+  TechLibrary lib = load_techlib_for(t, opt.techlib);
+  return {std::move(t), std::move(lib)};
 }
 
 }  // namespace pathfinder::cli

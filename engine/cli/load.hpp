@@ -11,11 +11,17 @@
 
 namespace pathfinder::cli {
 
-// --techlib if given, else $PATHFINDER_TECHLIB, else <template dir>/../techlib.
-[[nodiscard]] std::string techlib_dir_for(const std::string& template_path,
-                                          const std::string& flag);
-[[nodiscard]] TechLibrary load_techlib_for(const std::string& template_path,
-                                           const std::string& flag);
+// The technology library directory for a template, the first of:
+//   1. --techlib DIR (flag), the explicit choice for this run;
+//   2. the template's own `techlib:` key, relative to the template file;
+//   3. $PATHFINDER_TECHLIB, when set and not empty;
+//   4. techlib/ beside the template's folder (<template dir>/../techlib), when it exists;
+//   5. the shipped library: the source tree's techlib/, compiled in.
+// Throws ConfigError at the template's key when the key names no directory.
+[[nodiscard]] std::string techlib_dir_for(const ArchTemplate& t, const std::string& flag);
+[[nodiscard]] TechLibrary load_techlib_for(const ArchTemplate& t, const std::string& flag);
+// The text `--help` shows for --techlib: the search order above.
+[[nodiscard]] std::string techlib_help();
 
 // --tech, --memory, --network and --techlib.
 struct MachineOptions {

@@ -15,7 +15,14 @@
 namespace pathfinder {
 
 struct ConfigNode::Impl {
+  explicit Impl(YAML::Node n) : node(std::move(n)) {}
+  Impl(YAML::Node n, std::shared_ptr<const std::string> t, std::vector<ConfigOverride> o)
+      : node(std::move(n)), text(std::move(t)), overrides(std::move(o)) {}
   YAML::Node node;
+  // A top-level node only: the text it was parsed from and the overrides applied to it.
+  // with_overrides re-parses the text, since YAML::Clone drops the marks errors point at.
+  std::shared_ptr<const std::string> text;
+  std::vector<ConfigOverride> overrides;
 };
 
 namespace {
@@ -61,16 +68,80 @@ void reject_duplicate_keys(const YAML::Node& n, const std::string& file, const s
 }  // namespace
 
 ConfigNode::ConfigNode(std::shared_ptr<const Impl> impl, std::shared_ptr<const std::string> file,
-                       std::string path)
+                       std::string path, std::shared_ptr<const Origins> origins)
     : impl_(std::move(impl)),
       file_(std::move(file)),
       path_(std::move(path)),
+      origins_(std::move(origins)),
       read_(std::make_shared<std::set<std::string>>()) {}
+
+SourceLoc ConfigNode::located(int mark_line, int mark_column, const std::string& path) const {
+  if (origins_) {
+    if (const auto it = origins_->find(path); it != origins_->end()) return it->second;
+  }
+  YAML::Mark m = YAML::Mark::null_mark();
+  m.line = mark_line;
+  m.column = mark_column;
+  return loc_from_mark(*file_, m, path);
+}
+
+ConfigOverride parse_config_override(std::string_view text, std::string_view option) {
+  const auto bad = [&](const std::string& why) {
+    return ConfigError(Diagnostic{SourceLoc{"command line", 0, 0, std::string(option)},
+                                  "expected key=value, got \"" + std::string(text) + "\" (" +
+                                      why + ")"});
+  };
+  const std::size_t eq = text.find('=');
+  if (eq == std::string_view::npos) throw bad("no '='");
+  ConfigOverride o{std::string(text.substr(0, eq)), std::string(text.substr(eq + 1)), ""};
+  o.origin = std::string(option) + " " + o.key;
+  if (o.key.empty()) throw bad("no key before '='");
+  if (o.value.empty()) throw bad("no value after '='");
+  if (o.key.front() == '.' || o.key.back() == '.' || o.key.find("..") != std::string::npos) {
+    throw bad("an empty part in the dotted key");
+  }
+  return o;
+}
+
+ConfigNode ConfigNode::with_overrides(const std::vector<ConfigOverride>& overrides) const {
+  PF_ASSERT(path_.empty() && impl_->node.IsMap() && impl_->text);
+  // Parsed again from the text (it parsed once, so it parses again): a tree with the file's
+  // marks that the overrides can change without touching this node's.
+  YAML::Node root = YAML::Load(*impl_->text);
+  std::vector<ConfigOverride> all = impl_->overrides;
+  all.insert(all.end(), overrides.begin(), overrides.end());
+  auto origins = std::make_shared<Origins>();
+  for (const ConfigOverride& o : all) {
+    const SourceLoc at{"command line", 0, 0, o.origin};
+    YAML::Node map(root);  // reset(), never operator=, walks the tree: operator= writes through
+    std::string path;
+    std::size_t start = 0;
+    for (std::size_t dot = o.key.find('.'); dot != std::string::npos;
+         start = dot + 1, dot = o.key.find('.', start)) {
+      const std::string part = o.key.substr(start, dot - start);
+      path = path.empty() ? part : path + "." + part;
+      YAML::Node next = map[part];
+      if (!next.IsDefined() || next.IsNull()) {
+        map[part] = YAML::Node(YAML::NodeType::Map);
+        origins->emplace(path, at);
+        next.reset(map[part]);
+      } else if (!next.IsMap()) {
+        throw ConfigError(Diagnostic{at, path + " is " + kind_of(next) + ", not a map"});
+      }
+      map.reset(next);
+    }
+    map[o.key.substr(start)] = YAML::Node(o.value);
+    (*origins)[o.key] = at;
+  }
+  return ConfigNode(std::make_shared<Impl>(Impl{root, impl_->text, std::move(all)}), file_, "",
+                    std::move(origins));
+}
 
 ConfigNode ConfigNode::load_string(const std::string& text, const std::string& name) {
   auto file = std::make_shared<const std::string>(name);
   try {
-    auto impl = std::make_shared<Impl>(Impl{YAML::Load(text)});
+    auto impl = std::make_shared<Impl>(
+        Impl{YAML::Load(text), std::make_shared<const std::string>(text), {}});
     reject_duplicate_keys(impl->node, name, "");
     if (!impl->node.IsMap()) {
       SourceLoc at = loc_from_mark(name, impl->node.Mark(), "");
@@ -120,13 +191,16 @@ std::string ConfigNode::child_path(std::string_view key) const {
   return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
 }
 
-SourceLoc ConfigNode::loc() const { return loc_from_mark(*file_, impl_->node.Mark(), path_); }
+SourceLoc ConfigNode::loc() const {
+  const YAML::Mark m = impl_->node.Mark();
+  return located(m.line, m.column, path_);
+}
 
 SourceLoc ConfigNode::loc_of(std::string_view key) const {
   const YAML::Node& n = impl_->node;
   if (n.IsMap()) {
     const YAML::Node c = n[std::string(key)];
-    if (c.IsDefined()) return loc_from_mark(*file_, c.Mark(), child_path(key));
+    if (c.IsDefined()) return located(c.Mark().line, c.Mark().column, child_path(key));
   }
   SourceLoc l = loc();
   l.key_path = child_path(key);
@@ -163,7 +237,7 @@ std::optional<ConfigNode> ConfigNode::child_for_value(std::string_view key, bool
     l.key_path = child_path(key);
     throw ConfigError(Diagnostic{l, "missing required key (expected " + expected + ")"});
   }
-  return ConfigNode(std::make_shared<Impl>(Impl{c}), file_, child_path(key));
+  return ConfigNode(std::make_shared<Impl>(Impl{c}), file_, child_path(key), origins_);
 }
 
 ConfigNode ConfigNode::child(std::string_view key) const {
@@ -185,7 +259,7 @@ std::vector<ConfigNode> ConfigNode::items(std::string_view key) const {
   std::size_t i = 0;
   for (const auto& e : c->impl_->node) {
     out.push_back(ConfigNode(std::make_shared<Impl>(Impl{e}), file_,
-                             c->path_ + "[" + std::to_string(i++) + "]"));
+                             c->path_ + "[" + std::to_string(i++) + "]", origins_));
   }
   return out;
 }
@@ -204,7 +278,8 @@ std::vector<std::pair<std::string, ConfigNode>> ConfigNode::entries() const {
   for (const auto& kv : impl_->node) {
     const std::string k = kv.first.as<std::string>();
     read_->insert(k);
-    out.emplace_back(k, ConfigNode(std::make_shared<Impl>(Impl{kv.second}), file_, child_path(k)));
+    out.emplace_back(k, ConfigNode(std::make_shared<Impl>(Impl{kv.second}), file_, child_path(k),
+                                   origins_));
   }
   return out;
 }
@@ -215,7 +290,8 @@ void ConfigNode::finish() const {
   for (const auto& kv : impl_->node) {
     const std::string k = kv.first.as<std::string>();
     if (read_->count(k) != 0) continue;
-    throw ConfigError(Diagnostic{loc_from_mark(*file_, kv.first.Mark(), child_path(k)),
+    throw ConfigError(Diagnostic{located(kv.first.Mark().line, kv.first.Mark().column,
+                                         child_path(k)),
                                  "unknown key" + did_you_mean(k, known)});
   }
 }

@@ -5,7 +5,9 @@
 // Every key of a map must be read before finish(), which rejects the rest with a did-you-mean.
 #pragma once
 
+#include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -25,11 +27,33 @@ struct is_quantity : std::false_type {};
 template <class D>
 struct is_quantity<Quantity<D>> : std::true_type {};
 
+// A value given on the command line for a key of a file (`--set micro_batch=4`): the dotted key
+// path, the value as the scalar text the file would hold, and what messages about it name.
+struct ConfigOverride {
+  std::string key;     // dotted for nested maps: "micro_batch", "host.dispatch"
+  std::string value;   // read exactly as a scalar in the file: "4", "4096", "bf16", "12 us"
+  std::string origin;  // "--set micro_batch", or a shorthand option such as "--micro-batch"
+};
+
+// "key=value" as a ConfigOverride with origin "<option> key". Throws ConfigError at
+// `command line` naming the option for a missing '=', an empty key or value, or an empty part
+// of a dotted key ("a..b").
+[[nodiscard]] ConfigOverride parse_config_override(std::string_view text,
+                                                   std::string_view option = "--set");
+
 class ConfigNode {
  public:
   // Throws ConfigError for a missing or unreadable file and for malformed YAML.
   [[nodiscard]] static ConfigNode load_file(const std::string& path);
   [[nodiscard]] static ConfigNode load_string(const std::string& text, const std::string& name);
+
+  // A copy of this top-level map with each override applied in order: an existing value is
+  // replaced, a missing key (and any missing map on its dotted path) is created, and the
+  // readers' checks then run on the result exactly as on the file. Problems with an overridden
+  // value or key are reported at `command line` with the key path `--set key`:
+  //   command line: error: --set micro_batch: expected a positive number, got "0"
+  // Throws ConfigError when a dotted path runs through a value that is not a map.
+  [[nodiscard]] ConfigNode with_overrides(const std::vector<ConfigOverride>& overrides) const;
 
   [[nodiscard]] bool has(std::string_view key) const;
   [[nodiscard]] bool is_map() const;
@@ -120,8 +144,12 @@ class ConfigNode {
   struct Impl;
 
  private:
+  using Origins = std::map<std::string, SourceLoc, std::less<>>;  // key path -> where it was set
   ConfigNode(std::shared_ptr<const Impl> impl, std::shared_ptr<const std::string> file,
-             std::string path);
+             std::string path, std::shared_ptr<const Origins> origins = nullptr);
+  // Where the node at `path` came from: the option that overrode it, else the file at the
+  // yaml-cpp mark (0-based line and column; -1 for a node without one).
+  [[nodiscard]] SourceLoc located(int mark_line, int mark_column, const std::string& path) const;
   [[nodiscard]] std::optional<ConfigNode> child_for_value(std::string_view key, bool required,
                                                           const std::string& expected) const;
   [[nodiscard]] std::string child_path(std::string_view key) const;
@@ -179,6 +207,7 @@ class ConfigNode {
   std::shared_ptr<const Impl> impl_;
   std::shared_ptr<const std::string> file_;
   std::string path_;
+  std::shared_ptr<const Origins> origins_;  // null unless with_overrides made this tree
   std::shared_ptr<std::set<std::string>> read_;
 };
 

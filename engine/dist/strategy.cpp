@@ -107,6 +107,10 @@ class StrategyParser {
   }
 
   Strategy s;
+  // After run(): whether dp and the micro-batch size were written (the paper notation writes
+  // d{dp} and defines micro-batch 0).
+  [[nodiscard]] bool has_dp() const { return !set_[kDp].empty() || options_from_ > 0; }
+  [[nodiscard]] bool has_micro_batch() const { return !set_[kMb].empty() || options_from_ > 0; }
 
  private:
   static bool is_paper_prefix(std::string_view t) {
@@ -248,18 +252,22 @@ std::vector<std::string> valid_kernel_splits() { return enum_table::names(kSplit
 
 SourceLoc strategy_source() { return SourceLoc{"strategy", 0, 0, ""}; }
 
-Strategy parse_strategy(std::string_view text) {
+Strategy parse_strategy(std::string_view text) { return parse_partial_strategy(text).strategy; }
+
+PartialStrategy parse_partial_strategy(std::string_view text) {
   StrategyParser p(text);
   if (std::string e = p.run(); !e.empty()) throw ConfigError(Diagnostic{strategy_source(), e});
-  return p.s;
+  return {p.s, p.has_dp(), p.has_micro_batch()};
 }
 
-Strategy read_strategy(const ConfigNode& n) {
+Strategy read_strategy(const ConfigNode& n) { return read_partial_strategy(n).strategy; }
+
+PartialStrategy read_partial_strategy(const ConfigNode& n) {
   if (n.is_scalar()) {
     const auto text = n.as<std::string>();
     StrategyParser p(text);
     if (std::string e = p.run(); !e.empty()) throw n.error(e);
-    return p.s;
+    return {p.s, p.has_dp(), p.has_micro_batch()};
   }
   if (!n.is_map()) {
     throw n.error(
@@ -292,7 +300,7 @@ Strategy read_strategy(const ConfigNode& n) {
   }
   s.recompute = read_enum(n, "recompute", parse_recompute, valid_recomputes, Recompute::kNone);
   n.finish();
-  return s;
+  return {s, n.has("dp"), n.has("micro_batch") || s.split != KernelSplit::kTensor};
 }
 
 std::string to_string(const Strategy& s) {

@@ -75,6 +75,19 @@ struct Strategy {
 // Strict: unknown keys are errors. Errors carry the file, line and key path.
 [[nodiscard]] Strategy read_strategy(const ConfigNode& n);
 
+// A strategy as written, before a workload and a device count complete it
+// (complete_strategy, strategy_check.hpp): the fields not written hold Strategy's defaults, and
+// the flags say whether dp and the micro-batch size were written. The paper notation writes
+// d{dp} and defines micro-batch 0, so both count as written for RC and CR; in a YAML map, a key
+// counts when present.
+struct PartialStrategy {
+  Strategy strategy;
+  bool has_dp = false;
+  bool has_micro_batch = false;
+};
+[[nodiscard]] PartialStrategy parse_partial_strategy(std::string_view text);
+[[nodiscard]] PartialStrategy read_partial_strategy(const ConfigNode& n);
+
 // The canonical spelling: tp, pp, dp, mb and the schedule always (v after interleaved), then
 // sp, zeroN and recompute=X when they differ from the defaults; the paper notation for RC and
 // CR, followed by the options that differ from its defaults. parse_strategy(to_string(s)) == s

@@ -235,6 +235,43 @@ bool is_valid_strategy(const Strategy& s, const WorkloadSpec& w, int devices) {
   return k.ok();
 }
 
+Strategy complete_strategy(const PartialStrategy& p, const WorkloadSpec& w, int devices,
+                           const SourceLoc& devices_loc) {
+  Strategy s = p.strategy;
+  if (const auto* gpt = std::get_if<GptSpec>(&w); gpt != nullptr && !p.has_micro_batch) {
+    s.micro_batch = static_cast<int>(gpt->micro_batch);
+  }
+  if (devices == 0) return s;
+  // The degrees other than dp as check_strategy names them ("tp8 x pp8"), and their product in
+  // double: exact below 2^53, and degrees near INT_MAX must not overflow.
+  const bool tensor = s.split == KernelSplit::kTensor;
+  std::string degrees = tensor ? "tp" + std::to_string(s.tp) : "kp1 " + std::to_string(s.tp);
+  if (s.split == KernelSplit::kRowColumn) degrees += " x kp2 " + std::to_string(s.tp2);
+  degrees += (tensor ? " x pp" : " x p") + std::to_string(s.pp);
+  const double model = static_cast<double>(s.tp) * s.tp2 * s.pp;
+  const auto count = [](double n) {
+    return n < 0x1p53 ? std::to_string(static_cast<I64>(n)) : std::string("too many");
+  };
+  if (p.has_dp) {
+    const double product = model * s.dp;
+    if (product != devices) {
+      throw ConfigError(Diagnostic{
+          devices_loc, "--devices is " + std::to_string(devices) + ", but the strategy's " +
+                           degrees + (tensor ? " x dp" : " x d") + std::to_string(s.dp) + " = " +
+                           count(product) + " devices (leave dp out to derive it)"});
+    }
+    return s;
+  }
+  if (model > devices || devices % static_cast<I64>(model) != 0) {
+    throw ConfigError(Diagnostic{
+        devices_loc, std::to_string(devices) + " is not a multiple of " + degrees + " = " +
+                         count(model) + ": no whole data-parallel degree dp fills " +
+                         std::to_string(devices) + " devices"});
+  }
+  s.dp = static_cast<int>(devices / static_cast<I64>(model));
+  return s;
+}
+
 void validate_strategy(const Strategy& s, const WorkloadSpec& w, int devices,
                        const SourceLoc& where) {
   auto problems = check_strategy(s, w, devices, where);

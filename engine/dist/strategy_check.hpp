@@ -27,6 +27,15 @@
 
 namespace pathfinder {
 
+// Completes a strategy as written (PartialStrategy) for a workload and a device count; devices
+// 0 means the strategy's own product. A micro-batch size not written takes a GPT workload's
+// micro_batch (other workloads have none: Strategy's default stays). A dp not written takes
+// devices / (tp·tp2·pp), or stays 1 without a device count. Throws ConfigError at
+// `devices_loc` when devices is not a multiple of tp·tp2·pp, or when a written dp makes the
+// degrees' product differ from devices; each message names the numbers.
+[[nodiscard]] Strategy complete_strategy(const PartialStrategy& p, const WorkloadSpec& w,
+                                         int devices, const SourceLoc& devices_loc);
+
 // Every problem, each at `where` (the YAML node the strategy came from, or strategy_source()).
 [[nodiscard]] std::vector<Diagnostic> check_strategy(const Strategy& s, const WorkloadSpec& w,
                                                      int devices,

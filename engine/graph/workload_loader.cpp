@@ -100,12 +100,14 @@ WorkloadFile read_workload_file(const ConfigNode& root) {
   return w;
 }
 
-WorkloadFile load_workload_file(const std::string& path) {
-  return read_workload_file(ConfigNode::load_file(path));
+WorkloadFile load_workload_file(const std::string& path,
+                                const std::vector<ConfigOverride>& overrides) {
+  const ConfigNode root = ConfigNode::load_file(path);
+  return read_workload_file(overrides.empty() ? root : root.with_overrides(overrides));
 }
 
-Workload load_workload(const std::string& path) {
-  WorkloadFile f = load_workload_file(path);
+Workload load_workload(const std::string& path, const std::vector<ConfigOverride>& overrides) {
+  WorkloadFile f = load_workload_file(path, overrides);
   Workload w = make_workload(std::move(f.name), f.spec);
   w.file = std::move(f.file);
   return w;

@@ -13,16 +13,20 @@
 // Parse errors (unknown key, missing key, non-positive size, unknown spelling) throw at once;
 // the semantic pass (hidden a multiple of heads, global_batch a multiple of micro_batch)
 // collects every problem into one ConfigError.
+//
+// Overrides (`pathfinder eval --set micro_batch=4`) are applied to the parsed file before it is
+// read, so an overridden value passes the same checks as one in the file, and a problem with it
+// is reported at the option: `command line: error: --set micro_batch: expected ...`.
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "engine/config/node.hpp"  // ConfigOverride
 #include "engine/core/error.hpp"
 #include "engine/graph/workload.hpp"
 
 namespace pathfinder {
-
-class ConfigNode;
 
 // A workload file before its graph is built.
 struct WorkloadFile {
@@ -32,8 +36,10 @@ struct WorkloadFile {
 };
 
 [[nodiscard]] WorkloadFile read_workload_file(const ConfigNode& root);
-[[nodiscard]] WorkloadFile load_workload_file(const std::string& path);
+[[nodiscard]] WorkloadFile load_workload_file(const std::string& path,
+                                              const std::vector<ConfigOverride>& overrides = {});
 // Loads and builds the graph and its stats.
-[[nodiscard]] Workload load_workload(const std::string& path);
+[[nodiscard]] Workload load_workload(const std::string& path,
+                                     const std::vector<ConfigOverride>& overrides = {});
 
 }  // namespace pathfinder

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <sstream>
 #include <unordered_map>
+#include <variant>
 
 #include "engine/core/error.hpp"
 #include "engine/core/format.hpp"
@@ -28,7 +29,7 @@ nlohmann::ordered_json head_json(const MicroArch& a, const Workload& w) {
   j["device"] = a.name;
   j["logic"] = a.logic;
   j["feasible"] = a.feasible;
-  if (!a.feasible) j["infeasible_reason"] = a.infeasible_reason;
+  if (!a.feasible) j["reason"] = a.infeasible_reason;
   return j;
 }
 
@@ -267,12 +268,95 @@ std::string format_table(const MicroArch& a, const Workload& w, const GraphTimin
 
 nlohmann::ordered_json infeasible_json(const MicroArch& a, const Workload& w) {
   PF_ASSERT(!a.feasible);
-  return head_json(a, w);
+  nlohmann::ordered_json j = head_json(a, w);
+  // The totals of a feasible design, each time and rate null: there is no device to run on.
+  const nlohmann::ordered_json none;
+  nlohmann::ordered_json tot;
+  tot["micro_batches"] = w.stats.micro_batches;
+  for (const char* key : {"micro_batch_span_s", "update_span_s", "input_transfer_s",
+                          "iteration_time_s", "device_busy_s", "device_utilization"}) {
+    tot[key] = none;
+  }
+  tot["flops_per_iteration"] = w.stats.flops_per_iteration.si();
+  tot["achieved_flops_per_s"] = none;
+  tot["fraction_of_peak"] = none;
+  j["totals"] = std::move(tot);
+  return j;
 }
 
 std::string infeasible_csv(const MicroArch& a) {
   PF_ASSERT(!a.feasible);
   return std::string(kCsvHeader) + "# infeasible: " + a.infeasible_reason + "\n";
+}
+
+namespace {
+
+struct IsolatedCall {
+  const Kernel* kernel = nullptr;
+  KernelTime time;
+  double call = 0.0;  // s, host issue to host observing completion
+};
+
+IsolatedCall isolated_call(const Workload& w, KernelTimer& t) {
+  PF_ASSERT(std::holds_alternative<GemmSpec>(w.spec));
+  const auto& ks = w.graph.kernels();
+  const auto gemm =
+      std::find_if(ks.begin(), ks.end(), [](const Kernel& k) { return k.gemm.has_value(); });
+  PF_ASSERT(gemm != ks.end());
+  IsolatedCall c;
+  c.kernel = &*gemm;
+  c.time = t.time(*gemm);
+  c.call = isolated_time(t.machine().host, c.time);
+  return c;
+}
+
+}  // namespace
+
+nlohmann::ordered_json isolated_call_json(const MicroArch& a, const Workload& w, KernelTimer& t) {
+  const IsolatedCall c = isolated_call(w, t);
+  const HostSpec& h = t.machine().host;
+  nlohmann::ordered_json j = head_json(a, w);
+  j["mode"] = "isolated_call";
+  j["gemm"] = shape_json(*c.kernel->gemm);
+  j["flops"] = c.time.flops;
+  j["device_s"] = c.time.device;
+  j["binding"] = t.binding_name(c.time.binding);
+  j["host_dispatch_s"] = h.dispatch.si();
+  j["launch_latency_s"] = h.launch_latency.si();
+  j["synchronize_s"] = h.synchronize.si();
+  j["call_s"] = c.call;
+  j["device_flops_per_s"] = c.time.achieved();
+  j["call_flops_per_s"] = c.time.flops / c.call;
+  return j;
+}
+
+std::string isolated_call_csv(const Workload& w, KernelTimer& t) {
+  const IsolatedCall c = isolated_call(w, t);
+  const HostSpec& h = t.machine().host;
+  const GemmShape& s = *c.kernel->gemm;
+  return "workload,m,n,k,flops,device_s,binding,host_dispatch_s,launch_latency_s,synchronize_s,"
+         "call_s,call_flops_per_s\n" +
+         csv_field(w.name) + "," + std::to_string(s.m) + "," + std::to_string(s.n) + "," +
+         std::to_string(s.k) + "," + num(c.time.flops) + "," + num(c.time.device) + "," +
+         csv_field(t.binding_name(c.time.binding)) + "," + num(h.dispatch.si()) + "," +
+         num(h.launch_latency.si()) + "," + num(h.synchronize.si()) + "," + num(c.call) + "," +
+         num(c.time.flops / c.call) + "\n";
+}
+
+std::string format_isolated_call(const MicroArch& a, const Workload& w, KernelTimer& t) {
+  const IsolatedCall c = isolated_call(w, t);
+  const HostSpec& h = t.machine().host;
+  std::string out = heading(a, w) + ", one isolated call\n\n";
+  out += printf_string("%-16s %12s  %s, %.1f TFLOP/s\n", "device",
+                       format_seconds(c.time.device).c_str(),
+                       t.binding_name(c.time.binding).c_str(), c.time.achieved() / 1e12);
+  out += printf_string("%-16s %12s\n", "host dispatch", format_seconds(h.dispatch.si()).c_str());
+  out += printf_string("%-16s %12s\n", "launch latency",
+                       format_seconds(h.launch_latency.si()).c_str());
+  out += printf_string("%-16s %12s\n", "synchronize", format_seconds(h.synchronize.si()).c_str());
+  out += printf_string("%-16s %12s  %.1f TFLOP/s\n", "call", format_seconds(c.call).c_str(),
+                       c.time.flops / c.call / 1e12);
+  return out;
 }
 
 std::string format_infeasible_table(const MicroArch& a, const Workload& w) {

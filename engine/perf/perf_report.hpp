@@ -38,11 +38,24 @@ namespace pathfinder {
                                        bool all_kernels = false);
 
 // An infeasible micro-architecture is a result, not an error: the same heading with
-// `feasible: false` and the generator's reason, and no kernels. The CSV is the header line
+// `feasible: false` and the generator's reason as `reason`, no kernels, and totals whose times
+// and rates are null (the workload's FLOP count stays). The CSV is the header line
 // followed by one `# infeasible: <reason>` line.
 [[nodiscard]] nlohmann::ordered_json infeasible_json(const MicroArch& a, const Workload& w);
 [[nodiscard]] std::string infeasible_csv(const MicroArch& a);
 [[nodiscard]] std::string format_infeasible_table(const MicroArch& a, const Workload& w);
+
+// One GEMM workload's kernel timed as a per-call benchmark measures it (`eval --isolated`; the
+// GEMM calibration, tests/perf/test_gemm_model.cpp): the host issues the call, the device runs
+// it, the host waits. call = host.dispatch + host.launch_latency + device + host.synchronize
+// (isolated_time, graph_timing.hpp); no training host costs (training_dispatch, iteration,
+// input transfer). The timer should run at burst throughput (PerfMode::kBurst): one call does
+// not sustain a training run's clocks. The workload must be a GEMM.
+[[nodiscard]] nlohmann::ordered_json isolated_call_json(const MicroArch& a, const Workload& w,
+                                                        KernelTimer& t);
+[[nodiscard]] std::string isolated_call_csv(const Workload& w, KernelTimer& t);
+[[nodiscard]] std::string format_isolated_call(const MicroArch& a, const Workload& w,
+                                               KernelTimer& t);
 
 // The table's grouping. "l3.qkv.fwd" -> "l*.qkv.fwd", "t5.l1.cell.fwd" -> "t*.l*.cell.fwd",
 // "logits.fwd" unchanged: leading `t<digits>.` and `l<digits>.` segments become `t*.`/`l*.`.

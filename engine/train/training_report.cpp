@@ -23,28 +23,32 @@ std::array<std::pair<const char*, double>, 7> parts(const TrainingBreakdown& b) 
 }  // namespace
 
 nlohmann::json to_json(const TrainingResult& r, int devices) {
+  // An infeasible strategy has no times: null, never a 0 that reads as infinitely fast.
+  const auto if_feasible = [&r](auto v) {
+    return r.feasible ? nlohmann::json(v) : nlohmann::json();
+  };
   nlohmann::json j;
   j["strategy"] = to_string(r.strategy);
   j["devices"] = devices;
   j["feasible"] = r.feasible;
-  if (!r.feasible) j["infeasible_reason"] = r.reason;
-  j["iteration_s"] = r.iteration_time;
+  if (!r.feasible) j["reason"] = r.reason;
+  j["iteration_s"] = if_feasible(r.iteration_time);
   j["micro_batches_per_pipeline"] = r.micro_batches;
-  j["stage_forward_s"] = r.stage_forward;
-  j["stage_backward_s"] = r.stage_backward;
-  j["critical_stage"] = r.critical_stage;
+  j["stage_forward_s"] = if_feasible(r.stage_forward);
+  j["stage_backward_s"] = if_feasible(r.stage_backward);
+  j["critical_stage"] = if_feasible(r.critical_stage);
   nlohmann::json b;
-  for (const auto& [name, v] : parts(r.breakdown)) b[std::string(name) + "_s"] = v;
+  for (const auto& [name, v] : parts(r.breakdown)) b[std::string(name) + "_s"] = if_feasible(v);
   j["breakdown"] = b;
-  j["device_busy_s"] = r.device_busy;
+  j["device_busy_s"] = if_feasible(r.device_busy);
   std::vector<double> utilization;
   for (double busy : r.device_busy) {
     utilization.push_back(r.iteration_time > 0.0 ? busy / r.iteration_time : 0.0);
   }
-  j["stage_utilization"] = utilization;
+  j["stage_utilization"] = if_feasible(utilization);
   j["model_flops"] = r.model_flops;
-  j["mfu"] = r.mfu;
-  j["tokens_per_s"] = r.tokens_per_second;
+  j["mfu"] = if_feasible(r.mfu);
+  j["tokens_per_s"] = if_feasible(r.tokens_per_second);
   j["memory"] = {{"weights_bytes", r.memory.weights.si()},
                  {"gradients_bytes", r.memory.gradients.si()},
                  {"optimizer_bytes", r.memory.optimizer.si()},
@@ -58,13 +62,18 @@ nlohmann::json to_json(const TrainingResult& r, int devices) {
 }
 
 std::string to_csv(const TrainingResult& r, int devices) {
+  // An infeasible strategy leaves its time columns empty (as a spreadsheet's missing value).
+  const auto if_feasible = [&r](const char* format, double v) {
+    return r.feasible ? printf_string(format, v) : std::string();
+  };
   std::string head = "strategy,devices,feasible,iteration_s,mfu,tokens_per_s";
-  std::string row = printf_string("%s,%d,%d,%.9g,%.6g,%.9g", to_string(r.strategy).c_str(),
-                                  devices, r.feasible ? 1 : 0, r.iteration_time, r.mfu,
-                                  r.tokens_per_second);
+  std::string row =
+      printf_string("%s,%d,%d,", to_string(r.strategy).c_str(), devices, r.feasible ? 1 : 0) +
+      if_feasible("%.9g", r.iteration_time) + "," + if_feasible("%.6g", r.mfu) + "," +
+      if_feasible("%.9g", r.tokens_per_second);
   for (const auto& [name, v] : parts(r.breakdown)) {
     head += std::string(",") + name + "_s";
-    row += printf_string(",%.9g", v);
+    row += "," + if_feasible("%.9g", v);
   }
   head += ",memory_bytes,capacity_bytes\n";
   row += printf_string(",%.9g,%.9g\n", r.memory.total().si(), r.memory_capacity);

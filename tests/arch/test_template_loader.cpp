@@ -434,3 +434,23 @@ TEST_CASE("scale-out and congestion errors are exact", "[arch][config-error]") {
   CHECK(with_scale_out("{bandwidth: 25 GB/s, latency: 5 us, topology: switch, technology: HDR-x8}") ==
         "patched.yaml:18:68: error: network.scale_out.technology: unknown key");
 }
+
+TEST_CASE("the techlib key resolves against the template's folder", "[arch]") {
+  const auto with_key = [](const std::string& key, const std::string& file) {
+    std::ifstream in(fixture("minimal"));
+    std::stringstream text;
+    text << in.rdbuf();
+    return read_template(ConfigNode::load_string("techlib: " + key + "\n" + text.str(), file));
+  };
+  CHECK_FALSE(load_template(fixture("minimal")).techlib.has_value());
+  const ArchTemplate rel = with_key("../techlib", "/work/x/templates/t.yaml");
+  CHECK(rel.techlib == "/work/x/techlib");
+  CHECK(rel.techlib_loc.line == 1);
+  CHECK(rel.techlib_loc.col == 10);
+  CHECK(with_key("lib", "t.yaml").techlib == "lib");  // a template in the working directory
+  CHECK(with_key("/opt/lib", "/work/t.yaml").techlib == "/opt/lib");
+  CHECK(error_of([&] { (void)with_key("''", "t.yaml"); }) ==
+        "t.yaml:1:10: error: techlib: expected a directory path, got \"\"");
+  CHECK(error_of([&] { (void)with_key("[a, b]", "t.yaml"); }) ==
+        "t.yaml:1:10: error: techlib: expected a string, got a list");
+}

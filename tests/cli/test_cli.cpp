@@ -53,12 +53,13 @@ const fs::path& scratch() {
   return s.dir;
 }
 
-// Runs `pathfinder <args>` in the repository root. args is passed to the shell as written.
-Run run(const std::string& args) {
+// Runs `pathfinder <args>` in the repository root without $PATHFINDER_TECHLIB, or with `env`
+// (VAR=value ...) set. args is passed to the shell as written.
+Run run(const std::string& args, const std::string& env = "") {
   const fs::path out = scratch() / "stdout.txt";
   const fs::path err = scratch() / "stderr.txt";
-  const std::string cmd = "cd '" + source_path("") + "' && env -u PATHFINDER_TECHLIB '" +
-                          std::string(PATHFINDER_EXE) + "' " + args + " >'" + out.string() +
+  const std::string cmd = "cd '" + source_path("") + "' && env -u PATHFINDER_TECHLIB " + env +
+                          " '" + std::string(PATHFINDER_EXE) + "' " + args + " >'" + out.string() +
                           "' 2>'" + err.string() + "'";
   const int status = std::system(cmd.c_str());
   Run r;
@@ -370,7 +371,11 @@ TEST_CASE("eval reports an infeasible design and exits 0", "[cli][eval]") {
   CHECK(j.code == 0);
   const nlohmann::json doc = nlohmann::json::parse(j.out);
   CHECK(doc.at("feasible") == false);
-  CHECK(doc.at("infeasible_reason") == reason);
+  CHECK(doc.at("reason") == reason);
+  // No times: null, never 0.
+  CHECK(doc.at("totals").at("iteration_time_s").is_null());
+  CHECK(doc.at("totals").at("achieved_flops_per_s").is_null());
+  CHECK(doc.at("totals").at("fraction_of_peak").is_null());
 }
 
 TEST_CASE("eval input errors exit 2", "[cli][eval][config-error]") {
@@ -492,6 +497,208 @@ TEST_CASE("study runs a sweep, writes its files, and resumes", "[cli]") {
   CHECK(again.out.find("0 evaluated now") != std::string::npos);
   const Run bad = run("study tests/data/studies/bad_strategy.yaml");
   CHECK(bad.code == 2);
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("eval: a strategy without mbN takes the workload's micro_batch", "[cli][eval]") {
+  // gpt_micro_batch2.yaml sets micro_batch 2; before, a strategy without mbN silently ran mb1.
+  const std::string args = "eval --template templates/a100.yaml --workload "
+                           "tests/data/workloads/gpt_micro_batch2.yaml --strategy ";
+  const Run bare = run(args + "tp8-pp8");
+  const Run explicit_mb = run(args + "tp8-pp8-mb2");
+  REQUIRE(bare.code == 0);
+  CHECK(bare.err.empty());
+  CHECK(bare.out == explicit_mb.out);
+  CHECK(first_line(bare.out) == "gpt-mb2 on A100-SXM4-80GB on 64 devices, tp8-pp8-dp1-mb2-1f1b");
+  const Run json = run(args + "tp8-pp8 --format json");
+  REQUIRE(json.code == 0);
+  CHECK(json.out == run(args + "tp8-pp8-mb2 --format json").out);
+  const auto j = nlohmann::json::parse(json.out);
+  CHECK(j.at("strategy") == "tp8-pp8-dp1-mb2-1f1b");
+  CHECK(j.at("micro_batches_per_pipeline") == 8);  // global_batch 16 / (dp1 x mb2)
+  // A written mbN wins: 16 / (1 x 1) = 16 micro-batches.
+  CHECK(nlohmann::json::parse(run(args + "tp8-pp8-mb1 --format json").out)
+            .at("micro_batches_per_pipeline") == 16);
+  // The same for a strategy YAML without micro_batch (and without dp: from --devices).
+  const Run yaml = run(args + "tests/data/strategies/tp8_pp8.yaml --devices 64 --format json");
+  REQUIRE(yaml.code == 0);
+  CHECK(yaml.out == json.out);
+}
+
+TEST_CASE("eval --devices derives dp from a strategy that leaves it out", "[cli][eval]") {
+  const std::string args = "eval --template templates/a100.yaml --workload "
+                           "studies/workloads/gpt3_175b.yaml --format json --strategy ";
+  // 1024 devices / (tp8 x pp8) = dp16, as Narayanan et al. 2021 train GPT-3 175B.
+  const Run r = run(args + "tp8-pp8 --devices 1024");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j.at("devices") == 1024);
+  CHECK(j.at("strategy") == "tp8-pp8-dp16-mb1-1f1b");
+  CHECK(r.out == run(args + "tp8-pp8-dp16 --devices 1024").out);
+  CHECK(r.out == run(args + "tp8-pp8-dp16").out);
+
+  const Run odd = run(args + "tp8-pp8 --devices 1000");
+  CHECK(odd.code == 2);
+  CHECK(odd.out.empty());
+  CHECK(odd.err == "command line: error: --devices: 1000 is not a multiple of tp8 x pp8 = 64: "
+                   "no whole data-parallel degree dp fills 1000 devices\n");
+  const Run disagree = run(args + "tp8-pp8-dp8 --devices 1024");
+  CHECK(disagree.code == 2);
+  CHECK(disagree.out.empty());
+  CHECK(disagree.err == "command line: error: --devices: --devices is 1024, but the strategy's "
+                        "tp8 x pp8 x dp8 = 512 devices (leave dp out to derive it)\n");
+}
+
+TEST_CASE("eval --set overrides workload keys with the loader's checks", "[cli][eval]") {
+  const std::string args = "eval --template templates/a100.yaml --workload "
+                           "studies/workloads/gpt3_1.3b.yaml --strategy tp2-pp2 --devices 8 "
+                           "--format json";
+  // gpt3_1.3b.yaml: micro_batch 1, global_batch 512.
+  const Run r = run(args + " --set micro_batch=4 --set global_batch=256 --set sequence=1024");
+  REQUIRE(r.code == 0);
+  CHECK(r.err.empty());
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j.at("strategy") == "tp2-pp2-dp2-mb4-1f1b");      // the overridden micro_batch
+  CHECK(j.at("micro_batches_per_pipeline") == 32);        // 256 / (dp2 x mb4)
+  // 1.3B parameters x 6 FLOP x 256 x 1024 tokens ≈ 2.1 PFLOP (Megatron's count adds attention).
+  CHECK(j.at("model_flops").get<double>() > 6.0 * 1.3e9 * 256 * 1024);
+  CHECK(j.at("model_flops").get<double>() < 6.0 * 1.5e9 * 256 * 1024);
+  // The shorthands are the same overrides.
+  CHECK(run(args + " --micro-batch 4 --global-batch 256 --sequence 1024").out == r.out);
+
+  const auto error = [&](const std::string& extra) {
+    const Run bad = run(args + " " + extra);
+    CHECK(bad.code == 2);
+    CHECK(bad.out.empty());
+    return bad.err;
+  };
+  CHECK(error("--set micro_batch=0") ==
+        "command line: error: --set micro_batch: expected a positive number, got \"0\"\n");
+  CHECK(error("--micro-batch two") ==
+        "command line: error: --micro-batch: expected a whole number, got \"two\"\n");
+  CHECK(error("--set micro_bach=2") ==
+        "command line: error: --set micro_bach: unknown key; did you mean \"micro_batch\"?\n");
+  CHECK(error("--set micro_batch") ==
+        "command line: error: --set: expected key=value, got \"micro_batch\" (no '=')\n");
+  CHECK(error("--set global_batch=510 --set micro_batch=4") ==
+        "command line: error: --set global_batch: expected a multiple of micro_batch (4), got "
+        "\"510\"\n");
+}
+
+TEST_CASE("eval: an infeasible strategy is unmistakable in JSON", "[cli][eval]") {
+  // GPT-3 175B on one A100 without any model parallelism: 175e9 parameters x 16 bytes of Adam
+  // mixed-precision state = 2.8 TB against 80 GiB. Reported, exit 0 (eval --help).
+  const Run r = run("eval --template templates/a100.yaml --workload "
+                    "studies/workloads/gpt3_175b.yaml --devices 8 --format json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j.at("feasible") == false);
+  CHECK_FALSE(j.at("reason").get<std::string>().empty());
+  for (const char* key : {"iteration_s", "mfu", "tokens_per_s", "stage_forward_s"}) {
+    INFO(key);
+    CHECK(j.at(key).is_null());
+  }
+  CHECK(j.at("breakdown").at("compute_s").is_null());
+  CHECK(j.at("memory").at("total_bytes").get<double>() > 175e9 * 16 / 8);
+  const Run t = run("eval --template templates/a100.yaml --workload "
+                    "studies/workloads/gpt3_175b.yaml --devices 8");
+  CHECK(t.code == 0);
+  CHECK(t.out.find("\ninfeasible: ") != std::string::npos);
+}
+
+TEST_CASE("eval --help documents the strategy grammar and the exit status", "[cli][eval]") {
+  const Run h = run("eval --help");
+  REQUIRE(h.code == 0);
+  for (const char* text :
+       {"tpN", "ppN", "dpN", "mbN", "gpipe | 1f1b | interleaved", "vN", "sp", "zero0..zero3",
+        "recompute=none|selective|full", "RC-{kp1}-{kp2}-d{dp}-p{lp}", "CR-{kp1}-d{dp}-p{lp}",
+        "--strategy tp8-pp8 --devices 1024", "default the workload's micro_batch",
+        "Exit status: 0", "--set", "--isolated", "$PATHFINDER_TECHLIB"}) {
+    INFO(text);
+    CHECK(h.out.find(text) != std::string::npos);
+  }
+}
+
+TEST_CASE("a template copied elsewhere finds a technology library", "[cli][techlib]") {
+  const fs::path dir = scratch() / "copied";
+  fs::create_directories(dir);
+  fs::copy_file(source_path("templates/a100.yaml"), dir / "a100.yaml",
+                fs::copy_options::overwrite_existing);
+  // No techlib/ beside its folder, no option, no $PATHFINDER_TECHLIB: the shipped library.
+  const Run r = run("arch '" + (dir / "a100.yaml").string() + "'");
+  REQUIRE(r.code == 0);
+  CHECK(r.err.empty());
+  CHECK(first_line(r.out) == "A100-SXM4-80GB on N7");
+  CHECK(r.out == run("arch templates/a100.yaml").out);
+
+  // The template's own techlib: key, relative to the template file.
+  const auto write = [&](const std::string& name, const std::string& key) {
+    std::ofstream(dir / name) << "techlib: " << key << "\n"
+                              << slurp(source_path("templates/a100.yaml"));
+    return "'" + (dir / name).string() + "'";
+  };
+  const std::string missing = write("missing_lib.yaml", "no_such_dir");
+  const Run bad = run("arch " + missing);
+  CHECK(bad.code == 2);
+  CHECK(bad.out.empty());
+  CHECK(bad.err == (dir / "missing_lib.yaml").string() +
+                       ":1:10: error: techlib: no technology library directory at \"" +
+                       (dir / "no_such_dir").string() + "\"\n");
+  // --techlib wins over the key.
+  CHECK(run("arch --techlib techlib " + missing).code == 0);
+  // The key wins over $PATHFINDER_TECHLIB.
+  fs::remove(dir / "lib");
+  fs::create_directory_symlink(source_path("techlib"), dir / "lib");
+  const std::string keyed = write("keyed.yaml", "lib");
+  const Run k = run("arch " + keyed, "PATHFINDER_TECHLIB=/nonexistent");
+  CHECK(k.code == 0);
+  CHECK(k.out == r.out);
+  // $PATHFINDER_TECHLIB wins over the shipped library.
+  const Run env =
+      run("arch '" + (dir / "a100.yaml").string() + "'", "PATHFINDER_TECHLIB=/nonexistent");
+  CHECK(env.code == 2);
+  CHECK(env.err.rfind("/nonexistent: error: cannot read technology library directory", 0) == 0);
+}
+
+TEST_CASE("eval --isolated times one GEMM call: host floor plus device", "[cli][eval]") {
+  const std::string args =
+      "eval --template templates/a100.yaml --workload studies/workloads/gemm.yaml --format json";
+  const Run r = run(args + " --isolated");
+  REQUIRE(r.code == 0);
+  CHECK(r.err.empty());
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j.at("mode") == "isolated_call");
+  const double device = j.at("device_s").get<double>();
+  // a100.yaml host: dispatch 12 us + launch_latency 5 us + synchronize 11 us = 28 us.
+  CHECK(j.at("call_s").get<double>() == Approx(device + 28e-6).epsilon(1e-12));
+  // Compute-bound 2·8192³ = 1.0995 TFLOP at no more than 311.87 x 0.95 = 296.3 TFLOP/s:
+  // >= 3.711 ms; a single call runs at burst clocks, 1/0.85 faster than the training
+  // iteration's sustained throughput (core.sustained_fraction) for the same compute-bound plan.
+  CHECK(device >= 3.711e-3);
+  const auto training = nlohmann::json::parse(run(args).out);
+  CHECK(device == Approx(0.85 * training.at("kernels")[0].at("device_s").get<double>()));
+  // The iteration adds a100.yaml's 10 ms of host work (host.iteration), the call does not.
+  CHECK(training.at("totals").at("iteration_time_s").get<double>() > device + 10e-3);
+
+  const Run t = run("eval --template templates/a100.yaml --workload studies/workloads/gemm.yaml "
+                    "--isolated");
+  REQUIRE(t.code == 0);
+  CHECK(first_line(t.out) == "gemm-8192 (gemm) on A100-SXM4-80GB (N7), one isolated call");
+
+  const Run gpt = run("eval --template templates/a100.yaml --workload "
+                      "studies/workloads/gpt3_1.3b.yaml --isolated");
+  CHECK(gpt.code == 2);
+  CHECK(gpt.out.empty());
+  CHECK(gpt.err == "command line: error: --isolated: times one GEMM call; \"gpt3-1.3b\" is a gpt "
+                   "workload (a training iteration)\n");
+  const Run dist = run("eval --template templates/a100.yaml --workload "
+                       "studies/workloads/gemm.yaml --isolated --strategy CR-4-d1-p1");
+  CHECK(dist.code == 2);
+  CHECK(dist.err == "command line: error: --isolated: times one call on one device; leave out "
+                    "--strategy and --devices\n");
 }
 
 }  // namespace pathfinder

@@ -258,3 +258,63 @@ TEST_CASE("a top-level scalar is reported at its own line",
   CHECK(error_of([&] { (void)ConfigNode::load_file(path); }) ==
         path + ":2:1: error: expected a YAML map at the top level, got \"just a string\"");
 }
+
+TEST_CASE("command-line overrides: key=value parsing", "[config][override]") {
+  const ConfigOverride o = parse_config_override("micro_batch=4");
+  CHECK(o.key == "micro_batch");
+  CHECK(o.value == "4");
+  CHECK(o.origin == "--set micro_batch");
+  // Only the first '=' separates: the value may hold one.
+  CHECK(parse_config_override("host.dispatch=a=b").value == "a=b");
+  CHECK(error_of([] { (void)parse_config_override("micro_batch"); }) ==
+        "command line: error: --set: expected key=value, got \"micro_batch\" (no '=')");
+  CHECK(error_of([] { (void)parse_config_override("=4"); }) ==
+        "command line: error: --set: expected key=value, got \"=4\" (no key before '=')");
+  CHECK(error_of([] { (void)parse_config_override("micro_batch="); }) ==
+        "command line: error: --set: expected key=value, got \"micro_batch=\" (no value after "
+        "'=')");
+  CHECK(error_of([] { (void)parse_config_override("host..dispatch=1"); }) ==
+        "command line: error: --set: expected key=value, got \"host..dispatch=1\" (an empty "
+        "part in the dotted key)");
+}
+
+TEST_CASE("command-line overrides replace and add values, checked as the file's",
+          "[config][override]") {
+  const ConfigNode file = ConfigNode::load_string("name: x\nsize: 8\nhost:\n  rate: 1 GB/s\n",
+                                                  "w.yaml");
+  const ConfigNode cfg = file.with_overrides({parse_config_override("size=16"),
+                                              parse_config_override("host.rate=2 GB/s"),
+                                              parse_config_override("extra.deep=3")});
+  CHECK(cfg.require<int>("size") == 16);
+  CHECK(cfg.child("host").require<Bandwidth>("rate").si() == 2e9);
+  CHECK(cfg.child("extra").require<int>("deep") == 3);
+  CHECK(file.require<int>("size") == 8);  // the original is unchanged
+  // A key not overridden keeps its place in the file (host's value, the map on line 4).
+  CHECK(cfg.loc_of("host").line == 4);
+  CHECK(cfg.loc_of("host").file == "w.yaml");
+  CHECK(error_of([&] { (void)cfg.require<int>("name"); }) ==
+        "w.yaml:1:7: error: name: expected a whole number, got \"x\"");
+  // Overrides accumulate: a second call keeps the first's.
+  const ConfigNode twice = cfg.with_overrides({parse_config_override("size=32")});
+  CHECK(twice.require<int>("size") == 32);
+  CHECK(twice.child("extra").require<int>("deep") == 3);
+
+  // A bad overridden value is reported at the option, with the reader's own message.
+  const ConfigNode bad = file.with_overrides({parse_config_override("size=0")});
+  CHECK(error_of([&] { (void)bad.require_positive<int>("size"); }) ==
+        "command line: error: --set size: expected a positive number, got \"0\"");
+  const ConfigNode unit = file.with_overrides({parse_config_override("host.rate=2 GHz")});
+  CHECK(error_of([&] { (void)unit.child("host").require<Bandwidth>("rate"); }) ==
+        "command line: error: --set host.rate: expected a bandwidth such as \"900 GB/s\", got "
+        "\"2 GHz\" (a frequency)");
+  // An unknown key is reported by finish() with its did-you-mean, at the option.
+  const ConfigNode typo = file.with_overrides({parse_config_override("sise=4")});
+  (void)typo.require<std::string>("name");
+  (void)typo.require<int>("size");
+  (void)typo.child("host");
+  CHECK(error_of([&] { typo.finish(); }) ==
+        "command line: error: --set sise: unknown key; did you mean \"size\"?");
+  // A dotted path through a value that is not a map.
+  CHECK(error_of([&] { (void)file.with_overrides({parse_config_override("size.x=1")}); }) ==
+        "command line: error: --set size.x: size is \"8\", not a map");
+}

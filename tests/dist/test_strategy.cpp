@@ -220,3 +220,32 @@ TEST_CASE("enum spellings", "[dist]") {
     CHECK(to_string(*parse_kernel_split(name)) == name);
   CHECK_FALSE(parse_pipeline_schedule("1F1B"));
 }
+
+TEST_CASE("a partial strategy says whether dp and the micro-batch were written", "[dist]") {
+  const PartialStrategy bare = parse_partial_strategy("tp8-pp8");
+  CHECK(bare.strategy == parse_strategy("tp8-pp8"));
+  CHECK_FALSE(bare.has_dp);
+  CHECK_FALSE(bare.has_micro_batch);
+  const PartialStrategy full = parse_partial_strategy("mb2-dp16-tp8-pp8");
+  CHECK(full.has_dp);
+  CHECK(full.has_micro_batch);
+  CHECK(full.strategy.dp == 16);
+  CHECK(full.strategy.micro_batch == 2);
+  // The paper notation writes d{dp} and defines micro-batch 0.
+  const PartialStrategy paper = parse_partial_strategy("CR-8-d8-p1");
+  CHECK(paper.has_dp);
+  CHECK(paper.has_micro_batch);
+  CHECK(paper.strategy.micro_batch == 0);
+
+  const auto yaml = [](const std::string& text) {
+    return read_partial_strategy(ConfigNode::load_string(text, "s.yaml").entries().at(0).second);
+  };
+  const PartialStrategy map = yaml("strategy:\n  tp: 8\n  pp: 8\n");
+  CHECK_FALSE(map.has_dp);
+  CHECK_FALSE(map.has_micro_batch);
+  const PartialStrategy map_full = yaml("strategy:\n  dp: 2\n  micro_batch: 4\n");
+  CHECK(map_full.has_dp);
+  CHECK(map_full.has_micro_batch);
+  CHECK(yaml("strategy: tp8-dp2\n").has_dp);
+  CHECK(yaml("strategy:\n  split: cr\n  tp: 8\n").has_micro_batch);  // the paper's mb0
+}

@@ -200,3 +200,48 @@ TEST_CASE("is_valid_strategy agrees with check_strategy", "[dist][property]") {
   CHECK(checked == 3 * 3 * 4 * 4 * 4 * 2 * 2);
   CHECK(valid > 0);
 }
+
+TEST_CASE("complete_strategy takes the workload's micro-batch and derives dp", "[dist]") {
+  const SourceLoc at{"command line", 0, 0, "--devices"};
+  GptSpec g = shipped_gpt("gpt3_175b");  // 96 layers, 96 heads, micro_batch 1, global 1536
+  g.micro_batch = 2;
+  // No mbN: the workload's micro_batch; no dp and no device count: dp 1.
+  const Strategy bare = complete_strategy(parse_partial_strategy("tp8-pp8"), g, 0, at);
+  CHECK(bare == parse_strategy("tp8-pp8-dp1-mb2"));
+  // A written mbN wins over the workload's.
+  CHECK(complete_strategy(parse_partial_strategy("tp8-pp8-mb4"), g, 0, at).micro_batch == 4);
+  // 1024 devices / (tp8 x pp8 = 64) = dp16.
+  CHECK(complete_strategy(parse_partial_strategy("tp8-pp8"), g, 1024, at) ==
+        parse_strategy("tp8-pp8-dp16-mb2"));
+  // No strategy at all: data parallelism over every device.
+  CHECK(complete_strategy(PartialStrategy{}, g, 64, at) == parse_strategy("dp64-mb2"));
+  // A written dp that agrees passes unchanged.
+  CHECK(complete_strategy(parse_partial_strategy("tp8-pp8-dp16"), g, 1024, at).dp == 16);
+  // Workloads without a micro_batch key keep Strategy's default (LSTM) or the paper's mb0.
+  CHECK(complete_strategy(parse_partial_strategy("dp2"), shipped_workload("lstm_lm"), 0, at)
+            .micro_batch == 1);
+  CHECK(complete_strategy(parse_partial_strategy("CR-8-d8-p1"), shipped_workload("lstm_lm"), 64,
+                          at)
+            .micro_batch == 0);
+
+  // 1000 / 64 = 15.6: no whole dp.
+  CHECK(error_of([&] {
+          (void)complete_strategy(parse_partial_strategy("tp8-pp8"), g, 1000, at);
+        }) == "command line: error: --devices: 1000 is not a multiple of tp8 x pp8 = 64: no "
+              "whole data-parallel degree dp fills 1000 devices");
+  // tp8 x pp8 x dp16 = 1024 != 1000.
+  CHECK(error_of([&] {
+          (void)complete_strategy(parse_partial_strategy("tp8-pp8-dp16"), g, 1000, at);
+        }) == "command line: error: --devices: --devices is 1000, but the strategy's tp8 x pp8 "
+              "x dp16 = 1024 devices (leave dp out to derive it)");
+  CHECK(error_of([&] {
+          (void)complete_strategy(parse_partial_strategy("RC-4-2-d8-p2"),
+                                  shipped_workload("lstm_lm"), 64, at);
+        }) == "command line: error: --devices: --devices is 64, but the strategy's kp1 4 x kp2 "
+              "2 x p2 x d8 = 128 devices (leave dp out to derive it)");
+  // Degrees whose product overflows 64 bits are reported, not wrapped.
+  CHECK(error_of([&] {
+          (void)complete_strategy(parse_partial_strategy("tp2147483647-pp2147483647"), g, 8, at);
+        }) == "command line: error: --devices: 8 is not a multiple of tp2147483647 x pp2147483647 "
+              "= too many: no whole data-parallel degree dp fills 8 devices");
+}

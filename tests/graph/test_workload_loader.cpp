@@ -172,3 +172,35 @@ TEST_CASE("workload semantic errors are collected into one ConfigError", "[graph
   CHECK(got == expected);
   CHECK(load_error("indivisible") == expected[0] + "\n" + expected[1]);
 }
+
+TEST_CASE("workload overrides pass the file's own checks", "[graph][override]") {
+  const auto set = [](const std::string& s) { return parse_config_override(s); };
+  // gpt3_1.3b.yaml: micro_batch 1, global_batch 512, sequence 2048.
+  const auto g = std::get<GptSpec>(
+      load_workload_file(shipped("gpt3_1.3b"), {set("micro_batch=4"), set("global_batch=256"),
+                                                set("sequence=4096")})
+          .spec);
+  CHECK(g.micro_batch == 4);
+  CHECK(g.global_batch == 256);
+  CHECK(g.sequence == 4096);
+  CHECK(g.layers == 24);  // untouched keys keep the file's values
+
+  const auto error = [&](const std::vector<ConfigOverride>& o) {
+    return error_of([&] { (void)load_workload_file(shipped("gpt3_1.3b"), o); });
+  };
+  CHECK(error({set("micro_batch=0")}) ==
+        "command line: error: --set micro_batch: expected a positive number, got \"0\"");
+  CHECK(error({set("micro_batch=two")}) ==
+        "command line: error: --set micro_batch: expected a whole number, got \"two\"");
+  CHECK(error({set("micro_bach=2")}) ==
+        "command line: error: --set micro_bach: unknown key; did you mean \"micro_batch\"?");
+  CHECK(error({set("precision=fp64")}) ==
+        "command line: error: --set precision: expected one of fp32, fp16, bf16 or fp8, got "
+        "\"fp64\"; did you mean \"fp32\"?");
+  // The semantic pass too: 512 / 3 is not whole, reported at the file's global_batch.
+  CHECK(error({set("micro_batch=3")}) == shipped("gpt3_1.3b") +
+        ":17:15: error: global_batch: expected a multiple of micro_batch (3), got \"512\"");
+  CHECK(error({set("global_batch=510"), set("micro_batch=4")}) ==
+        "command line: error: --set global_batch: expected a multiple of micro_batch (4), got "
+        "\"510\"");
+}

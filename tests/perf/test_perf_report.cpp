@@ -289,12 +289,57 @@ TEST_CASE("an infeasible design is reported, not thrown", "[perf][report]") {
 
   const nlohmann::ordered_json j = infeasible_json(a, w);
   CHECK(j.at("feasible") == false);
-  CHECK(j.at("infeasible_reason") == reason);
+  CHECK(j.at("reason") == reason);
   CHECK_FALSE(j.contains("kernels"));
+  // No device, no times: every time and rate is null, never a 0 that reads as instantaneous.
+  const auto& tot = j.at("totals");
+  for (const char* key : {"micro_batch_span_s", "update_span_s", "input_transfer_s",
+                          "iteration_time_s", "device_busy_s", "device_utilization",
+                          "achieved_flops_per_s", "fraction_of_peak"}) {
+    INFO(key);
+    CHECK(tot.at(key).is_null());
+  }
+  CHECK(tot.at("flops_per_iteration").get<double>() == 2.0 * 64 * 64 * 64);
   CHECK(format_infeasible_table(a, w) ==
         "gemm (gemm) on A100-SXM4-80GB (N7)\n\ninfeasible: " + reason + "\n");
   const std::vector<std::string> csv = lines(infeasible_csv(a));
   REQUIRE(csv.size() == 2);
   CHECK(csv[0].rfind("id,name,", 0) == 0);
   CHECK(csv[1] == "# infeasible: " + reason);
+}
+
+TEST_CASE("one isolated GEMM call: host floor plus device time", "[perf][report]") {
+  // As the GEMM calibration measures it (tests/perf/test_gemm_model.cpp): burst throughput and
+  // a100.yaml's host floor, dispatch 12 us + launch_latency 5 us + synchronize 11 us = 28 us.
+  Device d;
+  KernelTimer burst(make_perf_machine(d.spec, d.arch, PerfMode::kBurst));
+  const Workload w = make_workload("gemm-8192", GemmSpec{8192, 8192, 8192, DataType::kFp16});
+  const nlohmann::json j =
+      nlohmann::json::parse(isolated_call_json(d.arch, w, burst).dump());
+  CHECK(j.at("mode") == "isolated_call");
+  CHECK(j.at("flops").get<double>() == 2.0 * 8192.0 * 8192.0 * 8192.0);
+  const double device = j.at("device_s").get<double>();
+  CHECK(j.at("host_dispatch_s").get<double>() == Approx(12e-6));
+  CHECK(j.at("launch_latency_s").get<double>() == Approx(5e-6));
+  CHECK(j.at("synchronize_s").get<double>() == Approx(11e-6));
+  CHECK(j.at("call_s").get<double>() == Approx(device + 28e-6).epsilon(1e-12));
+  // Compute-bound (2731 FLOP per compulsory byte against a ridge of ~161): no faster than
+  // 2·8192³ / (311.87 TFLOP/s peak × 0.95 max_utilization) = 3.711 ms, and burst clocks are
+  // 1/0.85 faster than the training timer's sustained ones for the same plan.
+  CHECK(j.at("binding") == "compute");
+  CHECK(device >= 2.0 * 8192.0 * 8192.0 * 8192.0 / (0.95 * d.arch.core.peak.si()));
+  const Kernel& k = w.graph.kernels().front();
+  CHECK(d.timer.time(k).device == Approx(device / 0.85));
+  CHECK(j.at("call_flops_per_s").get<double>() ==
+        Approx(j.at("flops").get<double>() / j.at("call_s").get<double>()));
+
+  const std::vector<std::string> csv = lines(isolated_call_csv(w, burst));
+  REQUIRE(csv.size() == 2);
+  CHECK(csv[0] ==
+        "workload,m,n,k,flops,device_s,binding,host_dispatch_s,launch_latency_s,synchronize_s,"
+        "call_s,call_flops_per_s");
+  CHECK(csv[1].rfind("gemm-8192,8192,8192,8192,1099511627776.0,", 0) == 0);
+  const std::string table = format_isolated_call(d.arch, w, burst);
+  CHECK(table.rfind("gemm-8192 (gemm) on A100-SXM4-80GB (N7), one isolated call\n", 0) == 0);
+  CHECK(table.find("\nhost dispatch ") != std::string::npos);
 }
