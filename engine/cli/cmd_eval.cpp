@@ -144,14 +144,18 @@ void add_eval_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--isolated", opt->isolated,
                 "GEMM workloads: time one call as a per-call benchmark does (host dispatch + "
                 "launch latency + device + synchronize, burst clocks) instead of an iteration");
-  cmd->add_option("--tp-overlap", opt->training.tensor_comm_overlap,
-                  "Fraction of tensor-parallel communication hidden behind compute (default 0)")
-      ->check(CLI::Range(0.0, 1.0));
-  cmd->add_flag("!--no-dp-overlap", opt->training.overlap_data_parallel,
-                "Start the data-parallel gradient reduction after the backward pass");
+  CLI::Option* tp_overlap =
+      cmd->add_option("--tp-overlap", opt->training.tensor_comm_overlap,
+                      "Fraction of tensor-parallel communication hidden behind compute "
+                      "(default: the software profile's)")
+          ->check(CLI::Range(0.0, 1.0));
+  CLI::Option* dp_overlap =
+      cmd->add_flag("--dp-overlap,!--no-dp-overlap", opt->training.overlap_data_parallel,
+                    "Reduce data-parallel gradients during (or, no-, after) the backward pass "
+                    "(default: the software profile's)");
   cmd->add_flag("!--no-memory-check", opt->training.check_memory,
                 "Time strategies whose footprint exceeds main memory (as the paper's studies)");
-  cmd->callback([opt, &exit_code] {
+  cmd->callback([opt, &exit_code, tp_overlap, dp_overlap] {
     // Every input is read and checked before anything is evaluated or printed.
     std::vector<ConfigOverride> overrides;
     for (const std::string& s : opt->sets) overrides.push_back(parse_config_override(s));
@@ -166,6 +170,11 @@ void add_eval_command(CLI::App& app, int& exit_code) {
     }
     const LoadedTemplate in = load_template_for(opt->template_path, opt->machine);
     const ArchSpec spec = bind_template(in.lib, in.tmpl);
+    // The software profile's overlaps, unless the command line sets them.
+    TrainingOptions training = TrainingOptions::from(in.software);
+    training.check_memory = opt->training.check_memory;
+    if (tp_overlap->count() > 0) training.tensor_comm_overlap = opt->training.tensor_comm_overlap;
+    if (dp_overlap->count() > 0) training.overlap_data_parallel = opt->training.overlap_data_parallel;
     const Workload w = load_workload(opt->workload_path, overrides);
     const bool distribute = !opt->strategy.empty() || opt->devices > 0;
     if (opt->isolated && !std::holds_alternative<GemmSpec>(w.spec)) {
@@ -198,7 +207,7 @@ void add_eval_command(CLI::App& app, int& exit_code) {
       else if (opt->format == "csv") out = isolated_call_csv(w, timer);
       else out = format_isolated_call(arch, w, timer);
     } else if (distribute) {
-      out = distributed(spec, arch, w, strategy, opt->format, opt->training);
+      out = distributed(spec, arch, w, strategy, opt->format, training);
     } else {
       KernelTimer timer(make_perf_machine(spec, arch));
       const GraphTiming g = time_workload(w, timer);

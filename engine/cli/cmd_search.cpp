@@ -25,7 +25,7 @@
 namespace pathfinder::cli {
 void add_search_command(CLI::App& app, int& exit_code) {
   struct Options {
-    std::string study, optimizer, out, techlib;
+    std::string study, optimizer, out, techlib, software;
     int starts = 0, steps = 0, threads = 0;
   };
   auto opt = std::make_shared<Options>();
@@ -39,6 +39,8 @@ void add_search_command(CLI::App& app, int& exit_code) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--out", opt->out, "Write PREFIX.yaml and PREFIX.csv");
   cmd->add_option("--techlib", opt->techlib, techlib_help());
+  cmd->add_option("--software", opt->software,
+                  "Software profile name or file, replacing the study's software: key");
   cmd->callback([opt, &exit_code] {
     SearchStudy study = load_search_study(opt->study);
     if (!opt->optimizer.empty()) {
@@ -51,10 +53,12 @@ void add_search_command(CLI::App& app, int& exit_code) {
       threads.emplace(oneapi::tbb::global_control::max_allowed_parallelism,
                       static_cast<std::size_t>(opt->threads));
     }
-    const ArchTemplate tmpl = load_template(study.template_path);
+    const SoftwareProfile software =
+        software_for(opt->software.empty() ? study.software : opt->software, study.template_path);
+    const ArchTemplate tmpl = with_software(load_template(study.template_path), software);
     const TechLibrary lib = load_techlib_for(tmpl, opt->techlib);
     const ArchSpec spec = bind_template(lib, tmpl);
-    TrainingOptions training;
+    TrainingOptions training = TrainingOptions::from(software);
     training.check_memory = study.check_memory;
     const DesignEvaluator e(spec, load_workload(study.workload_path).spec, study.devices,
                             training);

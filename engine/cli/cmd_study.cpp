@@ -21,7 +21,7 @@ namespace pathfinder::cli {
 
 void add_study_command(CLI::App& app, int& exit_code) {
   struct Options {
-    std::string study, out, techlib;
+    std::string study, out, techlib, software;
     int threads = 0;
     std::size_t max_points = 0;
   };
@@ -36,8 +36,11 @@ void add_study_command(CLI::App& app, int& exit_code) {
                   "Evaluate at most N unfinished points, then stop (rerun to continue)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--techlib", opt->techlib, techlib_help());
+  cmd->add_option("--software", opt->software,
+                  "Software profile name or file, replacing the study's software: key");
   cmd->callback([opt, &exit_code] {
-    const StudySpec study = load_study(opt->study);
+    StudySpec study = load_study(opt->study);
+    if (!opt->software.empty()) study.software = opt->software;
     const std::string out = opt->out.empty() ? "results/" + study.name : opt->out;
     std::optional<oneapi::tbb::global_control> threads;
     if (opt->threads > 0) {
@@ -63,6 +66,7 @@ void add_study_command(CLI::App& app, int& exit_code) {
 
     std::string command = "pathfinder study " + opt->study + " --out " + out;
     if (!opt->techlib.empty()) command += " --techlib " + opt->techlib;
+    if (!opt->software.empty()) command += " --software " + opt->software;
     const StudyOutputs outputs = write_study_outputs(study, run.table, {out, command, "gnuplot"});
 
     std::printf("%s: %s\n\n%s\n", study.name.c_str(), study.question.c_str(),

@@ -43,13 +43,19 @@ void add_machine_options(CLI::App& cmd, MachineOptions& opt) {
   cmd.add_option("--network", opt.overrides.network,
                  "Inter-package link technology (e.g. NDR-x8)");
   cmd.add_option("--techlib", opt.techlib, techlib_help());
+  cmd.add_option("--software", opt.software,
+                 "Software profile: a name (megatron-lm, megatron-core, nanotron, fsdp, "
+                 "deepflow-reference; looked up in software/ beside the template, then the "
+                 "shipped templates/software/) or a YAML file. Default: megatron-lm");
 }
 
 LoadedTemplate load_template_for(const std::string& template_path, const MachineOptions& opt) {
   // The template first: a missing template is the error to report, not the techlib beside it.
   ArchTemplate t = apply_overrides(load_template(template_path), opt.overrides);
   TechLibrary lib = load_techlib_for(t, opt.techlib);
-  return {std::move(t), std::move(lib)};
+  SoftwareProfile software = software_for(opt.software, template_path);
+  t = with_software(std::move(t), software);
+  return {std::move(t), std::move(lib), std::move(software)};
 }
 
 }  // namespace pathfinder::cli

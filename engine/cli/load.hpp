@@ -7,6 +7,7 @@
 
 #include "engine/arch/arch_template.hpp"
 #include "engine/arch/template_loader.hpp"
+#include "engine/software/software_profile.hpp"
 #include "engine/techlib/tech_library.hpp"
 
 namespace pathfinder::cli {
@@ -27,13 +28,16 @@ namespace pathfinder::cli {
 struct MachineOptions {
   TechOverrides overrides;
   std::string techlib;
+  std::string software;  // --software: a profile's name or file; empty: the default
 };
 void add_machine_options(CLI::App& cmd, MachineOptions& opt);
 
 // A template with the overrides applied, and the technology library it is bound against.
+// The template carries the software profile's host costs (with_software).
 struct LoadedTemplate {
   ArchTemplate tmpl;
   TechLibrary lib;
+  SoftwareProfile software;
 };
 [[nodiscard]] LoadedTemplate load_template_for(const std::string& template_path,
                                                const MachineOptions& opt);

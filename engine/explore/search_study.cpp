@@ -52,6 +52,10 @@ SearchStudy load_search_study(const std::string& path) {
   if (root.get_or<std::string>("strategy", "search") != "search") s.strategy = located_strategy(root);
   s.shortlist = root.optional_positive<int>("shortlist").value_or(3);
   s.check_memory = root.get_or<bool>("check_memory", true);
+  if (auto sw = root.optional<std::string>("software")) {
+    const bool file = sw->find('/') != std::string::npos || sw->ends_with(".yaml");
+    s.software = file ? beside(path, *sw) : *sw;
+  }
   if (auto n = root.optional_child("search")) s.options = read_search_options(*n);
   root.finish();
   s.options.validate();

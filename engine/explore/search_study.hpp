@@ -32,7 +32,8 @@ struct SearchStudy {
   int devices = 1;
   std::optional<Strategy> strategy;  // none: search the strategies too
   int shortlist = 3;
-  bool check_memory = true;  // false only to reproduce the paper (it never checks capacity)
+  bool check_memory = true;
+  std::string software;  // `software:` profile name or file (resolved); "" = the default  // false only to reproduce the paper (it never checks capacity)
   SearchOptions options;
 };
 

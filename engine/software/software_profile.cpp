@@ -54,6 +54,13 @@ std::string resolve_software_profile(const std::string& name_or_path,
                                    ", got \"" + name + "\""});
 }
 
+SoftwareProfile software_for(const std::string& choice, const std::string& template_file) {
+  const std::string beside =
+      (std::filesystem::path(template_file).parent_path() / "software").lexically_normal().string();
+  return load_software_profile(
+      resolve_software_profile(choice, {beside, PATHFINDER_SHIPPED_SOFTWARE}));
+}
+
 ArchTemplate with_software(ArchTemplate t, const SoftwareProfile& s) {
   t.host.dispatch = s.dispatch;
   t.host.training_dispatch = s.training_dispatch;

@@ -46,6 +46,11 @@ struct SoftwareProfile {
 [[nodiscard]] std::string resolve_software_profile(const std::string& name_or_path,
                                                    const std::vector<std::string>& dirs);
 
+// `choice` (a name, a path, or empty for the default) for a template file: a name is looked up
+// in software/ beside the template, then in the shipped profiles (templates/software/).
+[[nodiscard]] SoftwareProfile software_for(const std::string& choice,
+                                           const std::string& template_file);
+
 // The profile shipped as the default (the software stack of the calibration measurements).
 inline constexpr const char* kDefaultSoftwareProfile = "megatron-lm";
 

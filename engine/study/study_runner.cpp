@@ -114,10 +114,12 @@ void append(std::string& text, const std::string& key, const std::string& value)
 }
 
 // Everything besides the axis values that a row depends on.
-std::string settings_text(const StudySpec& s, const std::string& techlib_dir) {
+std::string settings_text(const StudySpec& s, const std::string& techlib_dir,
+                          const std::string& software_file) {
   std::string t = "pathfinder study results v1\n";
   append(t, "devices", s.devices ? std::to_string(*s.devices) : "axis");
   append(t, "check_memory", s.check_memory ? "true" : "false");
+  append(t, "software", s.software.empty() ? kDefaultSoftwareProfile : s.software);
   append(t, "search", s.search ? std::string(to_string(*s.search)) : "axis");
   if (s.strategy) append(t, "strategy", to_string(*s.strategy));
   if (s.searches(StudySearch::kArchitecture)) {
@@ -134,6 +136,7 @@ std::string settings_text(const StudySpec& s, const std::string& techlib_dir) {
   for (const std::vector<StudyFile>* list : {&s.templates, &s.workloads}) {
     for (const StudyFile& f : *list) files.emplace_back(f.path);
   }
+  files.emplace_back(software_file);
   std::vector<std::filesystem::path> lib;
   std::error_code ec;
   for (std::filesystem::directory_iterator it(techlib_dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -301,25 +304,26 @@ ArchTemplate point_template(const ArchTemplate& base, const StudyPoint& p) {
 StudyContext load_study_context(const StudySpec& s, const std::string& techlib_dir) {
   StudyContext c;
   c.lib = load_tech_library_dir(techlib_dir);
+  c.software = software_for(s.software, s.templates.front().path);
   for (const StudyFile& f : s.templates) {
     c.templates.push_back(located_load(f, "template", [&] {
       ArchTemplate t = load_template(f.path);
       (void)bind_template(c.lib, t);  // the template's own problems first
-      return t;
+      return with_software(std::move(t), c.software);
     }));
   }
   check_sweep_technologies(s, c);
   for (const StudyFile& f : s.workloads) {
     c.workloads.push_back(located_load(f, "workload", [&] { return load_workload_file(f.path).spec; }));
   }
-  c.settings = hex64(fnv1a(settings_text(s, techlib_dir)));
+  c.settings = hex64(fnv1a(settings_text(s, techlib_dir, c.software.file)));
   return c;
 }
 
 PointResult evaluate_point(const StudySpec& s, const StudyContext& c, const StudyPoint& p) {
   try {
     const ArchSpec spec = bind_template(c.lib, point_template(c.templates.at(p.tmpl), p));
-    TrainingOptions options;
+    TrainingOptions options = TrainingOptions::from(c.software);
     options.check_memory = s.check_memory;
     const DesignEvaluator e(spec, c.workloads.at(p.workload), p.devices, options);
     return search_point(s, e, p);

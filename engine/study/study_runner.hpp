@@ -16,6 +16,7 @@
 #include "engine/arch/arch_template.hpp"
 #include "engine/arch/template_loader.hpp"
 #include "engine/graph/workload.hpp"
+#include "engine/software/software_profile.hpp"
 #include "engine/study/study_spec.hpp"
 #include "engine/study/study_table.hpp"
 #include "engine/techlib/tech_library.hpp"
@@ -58,6 +59,7 @@ struct StudyContext {
   std::vector<ArchTemplate> templates;  // StudySpec::templates, in order
   std::vector<WorkloadSpec> workloads;  // StudySpec::workloads
   TechLibrary lib;
+  SoftwareProfile software;  // StudySpec::software, applied to every template
   std::string settings;  // 16 hex digits
 };
 [[nodiscard]] StudyContext load_study_context(const StudySpec& s, const std::string& techlib_dir);

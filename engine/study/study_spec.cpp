@@ -566,6 +566,10 @@ StudySpec read_study(const ConfigNode& root) {
     (kind == AxisKind::kTemplate ? s.template_path : s.workload_path) = files.back().path;
   }
   s.check_memory = root.get_or<bool>("check_memory", true);
+  if (auto sw = root.optional<std::string>("software")) {
+    const bool path = sw->find('/') != std::string::npos || sw->ends_with(".yaml");
+    s.software = path ? beside(s.file, *sw) : *sw;
+  }
   if (check_keyed_setting(s, root, points, AxisKind::kDevices, true)) {
     s.devices = root.require_positive<int>("devices");
   }

@@ -155,6 +155,7 @@ struct StudySpec {
   std::vector<StudyFile> workloads;  // every workload
   std::optional<int> devices;  // the `devices:` key
   bool check_memory = true;
+  std::string software;  // `software:` profile name or file (resolved); "" = the default
   std::vector<StudyAxis> axes;  // the explicit points' axes, then the sweep's in file order
   std::size_t point_axes = 0;   // how many of axes the explicit points set
   std::vector<ExplicitPoint> points;  // empty: the sweep's product alone

@@ -54,10 +54,16 @@ TEST_CASE("a study's rows hold every axis and result, equal to a direct evaluati
   // Row 3 is (N5, HBM3): the same model called directly.
   REQUIRE(t.rows[3][0] == "N5");
   REQUIRE(t.rows[3][1] == "HBM3");
+  // The study runs with the default software profile (megatron-lm).
+  const SoftwareProfile software = load_software_profile(
+      test::source_path("templates/software/megatron-lm.yaml"));
   const ArchSpec spec = bind_template(
       test::shipped_techlib(),
-      apply_overrides(load_template(test::source_path("templates/a100.yaml")), {"N5", "HBM3", ""}));
-  const DesignEvaluator e(spec, load_workload(s.workload_path).spec, 8);
+      with_software(apply_overrides(load_template(test::source_path("templates/a100.yaml")),
+                                    {"N5", "HBM3", ""}),
+                    software));
+  TrainingOptions options = TrainingOptions::from(software);
+  const DesignEvaluator e(spec, load_workload(s.workload_path).spec, 8, options);
   const TrainingResult r = e.evaluate(ResourceSplit::from_template(spec.tmpl).values(), *s.strategy);
   REQUIRE(r.feasible);
   CHECK(t.cell(3, *t.column("feasible")) == "1");
