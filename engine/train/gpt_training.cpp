@@ -34,9 +34,8 @@ GptTraining::GptTraining(GptSpec spec, PerfMachine machine, SystemGraph system,
       peak_(peak_flops),
       options_(options) {}
 
-const GptTraining::Placements& GptTraining::placements(const Strategy& s) {
-  const bool sharded = s.zero >= 3;
-  const auto key = std::make_tuple(s.tp, s.dp, s.pp, sharded ? 1 : 0);
+const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id) {
+  const auto key = std::make_tuple(s.tp, s.dp, s.pp, id);
   auto it = placements_.find(key);
   if (it != placements_.end()) return it->second;
   // Bytes each member moves per iteration in each dimension weigh the orders (paper §5.2):
@@ -51,33 +50,44 @@ const GptTraining::Placements& GptTraining::placements(const Strategy& s) {
   const double stage_layers = static_cast<double>(spec_.layers) / s.pp;
   const double params = 12.0 * static_cast<double>(spec_.hidden * spec_.hidden) * stage_layers /
                         s.tp;
-  // ZeRO-3's gathers and reduce-scatters run on every micro-batch, alongside the tensor and
-  // pipeline traffic: the data groups share the ports with them all iteration. Otherwise the
-  // gradients are reduced during the last micro-batch's backward at most: the tensor and
-  // pipeline groups are placed as if the data groups were silent (they have the links to
-  // themselves outside that window), and the data group's shared placement for the same order
-  // times the buckets reduced inside the window (assemble_iteration).
+  // Without ZeRO-3 the gradients are reduced during the last micro-batch's backward at most:
+  // the tensor and pipeline groups are placed as if the data groups were silent (they have
+  // the links to themselves outside that window), and the data group's shared placement for
+  // the same order times the buckets reduced inside the window (assemble_iteration). ZeRO-3's
+  // gathers and reduce-scatters run on every micro-batch, alongside the tensor and pipeline
+  // traffic: all groups share the ports all iteration, in the order least costly for the
+  // traffic (id 1) or in the order of id 0 (id 2).
   std::array<ParallelDim, 3> dims{
       ParallelDim{"tp", s.tp, 4.0 * act * stage_layers * micro, Collective::kAllReduce, true},
-      sharded ? ParallelDim{"dp", s.dp, 3.0 * micro * params * p, Collective::kAllGather, true}
-              : ParallelDim{"dp", s.dp, params * p, Collective::kAllReduce, false},
+      ParallelDim{"dp", s.dp, params * p, Collective::kAllReduce, false},
       ParallelDim{"pp", s.pp, 2.0 * act / s.tp * micro, Collective::kSendRecv, true}};
   Placements pl;
-  pl.mapping = best_mapping(system_, dims);
-  pl.data_shared = pl.mapping.groups[1];
-  if (!sharded && options_.overlap_data_parallel) {
+  if (id == 0) {
+    pl.mapping = best_mapping(system_, dims);
+    pl.data_shared = pl.mapping.groups[1];
+    if (options_.overlap_data_parallel) {
+      dims[1].concurrent = true;
+      pl.data_shared = map_dims(system_, dims, pl.mapping.order).groups[1];
+    }
+  } else if (id == 1) {
+    dims[1] = ParallelDim{"dp", s.dp, 3.0 * micro * params * p, Collective::kAllGather, true};
+    pl.mapping = best_mapping(system_, dims);
+    pl.data_shared = pl.mapping.groups[1];
+  } else {
+    const std::vector<int> order = placements(s, 0).mapping.order;
     dims[1].concurrent = true;
-    pl.data_shared = map_dims(system_, dims, pl.mapping.order).groups[1];
+    pl.mapping = map_dims(system_, dims, order);
+    pl.data_shared = pl.mapping.groups[1];
   }
   return placements_.emplace(key, std::move(pl)).first->second;
 }
 
-const GptTraining::Parts& GptTraining::parts(const Strategy& s, const Mapping& m) {
+const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
   const auto key = std::make_tuple(s.tp, s.sequence_parallel ? 1 : 0,
-                                   static_cast<int>(s.recompute), s.micro_batch, s.dp, s.pp,
-                                   s.zero >= 3 ? 1 : 0);  // ZeRO-3 maps the groups otherwise
+                                   static_cast<int>(s.recompute), s.micro_batch, s.dp, s.pp, id);
   auto it = parts_.find(key);
   if (it != parts_.end()) return it->second;
+  const Mapping& m = placements(s, id).mapping;
   GptSpec w = spec_;
   w.micro_batch = s.micro_batch;
   const PlacedComm comm({&m.groups[0], nullptr, &m.groups[2], &m.groups[1]});
@@ -143,11 +153,31 @@ TrainingResult GptTraining::evaluate(const Strategy& s) {
   r.model_flops = megatron_flops(spec_);
   r.micro_batches = spec_.global_batch / (static_cast<std::int64_t>(s.dp) * s.micro_batch);
   if (reject_if_out_of_memory(r, options_.check_memory)) return r;
+  if (s.zero < 3 || s.dp == 1) {
+    time_iteration(s, 0, r);
+  } else {
+    // ZeRO-3's gathers hide behind the layers' compute where the tensor-parallel all-reduces
+    // block it, which the orders' score (time to move the bytes) does not see: the iteration
+    // decides between the order least costly for the traffic and the order of stages 0-2
+    // (usually tensor groups inside a node, Narayanan et al. 2021 §3.3).
+    time_iteration(s, 1, r);
+    if (placements(s, 2).mapping.order != placements(s, 1).mapping.order) {
+      TrainingResult other = r;
+      time_iteration(s, 2, other);
+      if (other.iteration_time < r.iteration_time) r = std::move(other);
+    }
+  }
+  r.mfu = r.model_flops / (r.iteration_time * system_.devices * peak_);
+  r.tokens_per_second =
+      static_cast<double>(spec_.global_batch * spec_.sequence) / r.iteration_time;
+  return r;
+}
 
-  const Placements& pl = placements(s);
+void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
+  const Placements& pl = placements(s, id);
   const Mapping& m = pl.mapping;
-  const Parts& pt = parts(s, m);
-  const bool sharded = s.zero >= 3 && s.dp > 1;
+  const Parts& pt = parts(s, id);
+  const bool sharded = id != 0;
   const HostSpec& host = timer_.machine().host;
   const double launch = host.launch_latency.si();
 
@@ -194,10 +224,6 @@ TrainingResult GptTraining::evaluate(const Strategy& s) {
   in.input_bytes = 8.0 * static_cast<double>(s.micro_batch * spec_.sequence);  // ids + labels
   in.host = host;
   assemble_iteration(in, r);
-  r.mfu = r.model_flops / (r.iteration_time * system_.devices * peak_);
-  r.tokens_per_second =
-      static_cast<double>(spec_.global_batch * spec_.sequence) / r.iteration_time;
-  return r;
 }
 
 }  // namespace pathfinder

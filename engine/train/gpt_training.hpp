@@ -54,7 +54,7 @@ class GptTraining {
   // One tensor-parallel layer's forward, backward (recomputation included) and update on one
   // device for the strategy's tp, sp, recompute and micro-batch (Korthikanti's Table 4 unit).
   [[nodiscard]] const StageTimes& layer_times(const Strategy& s) {
-    return parts(s, placements(s).mapping).layer;
+    return parts(s, 0).layer;
   }
   [[nodiscard]] const GptSpec& spec() const { return spec_; }
   [[nodiscard]] const SystemGraph& system() const { return system_; }
@@ -65,13 +65,16 @@ class GptTraining {
     double layer_parameters = 0.0, embedding_parameters = 0.0, head_parameters = 0.0;
   };
   // The tensor, data and pipeline groups' placements, and the data group's while it shares
-  // the ports with the tensor and pipeline groups (see placements() in the source).
+  // the ports with the tensor and pipeline groups (see placements() in the source). `id`:
+  // 0 without ZeRO-3; 1 and 2 the two orders ZeRO-3 chooses from.
   struct Placements {
     Mapping mapping;
     GroupPlacement data_shared;
   };
-  const Parts& parts(const Strategy& s, const Mapping& m);
-  const Placements& placements(const Strategy& s);
+  const Parts& parts(const Strategy& s, int id);
+  const Placements& placements(const Strategy& s, int id);
+  // Fills r's timing (iteration, breakdown, ...) with placements `id`.
+  void time_iteration(const Strategy& s, int id, TrainingResult& r);
   // ZeRO-3: the chunk's forward and backward with each part's parameter gathers and gradient
   // reduce-scatters on the data group (sharded_pass.hpp), launch latency excluded.
   void add_sharded_passes(const Parts& pt, const GroupPlacement& data, int layers,
