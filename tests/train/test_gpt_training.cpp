@@ -399,3 +399,35 @@ TEST_CASE("a slower link lengthens ZeRO-3 by its exposed gathers", "[train]") {
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("ZeRO-3 over a slow link: a stage's forward is its gathers plus the last layer",
+          "[train]") {
+  // kSmall on one DGX as dp4-pp2: stage 0 holds the embedding and 2 layers. The dp4 and pp2
+  // groups both cross the NVSwitch, concurrently: each sees half its port. At 1/64 of the
+  // NVSwitch bandwidth a layer's gather (12h² + 13h fp16 parameters, 0.9 GB) takes far longer
+  // than the embedding's or a layer's forward, so each compute waits for its gather and each
+  // gather starts when the previous one ends (it was issued when the previous compute started,
+  // which is when that gather arrived):
+  //   forward = g_embedding + 2·g_layer + the last layer's forward.
+  const test::ShippedSystem& sys = test::shipped_system("a100");
+  SystemGraph g = make_system_graph(sys.spec, sys.arch, 8);
+  REQUIRE(g.tiers.size() == 1);
+  g.tiers[0].bandwidth /= 64.0;
+  GptTraining m(kSmall, make_perf_machine(sys.spec, sys.arch), g, sys.arch.core.peak.si());
+  const Strategy s = parse_strategy("dp4-pp2-mb1-zero3");
+  const TrainingResult r = m.evaluate(s);
+  REQUIRE(r.feasible);
+  PortSharing shared;
+  shared.sharers[0] = 2;
+  const GroupPlacement dp4 = place_group(g, 4, 1, shared);  // a switch: any stride alike
+  const double h = 6144.0;
+  const double g_layer = collective_time(dp4, Collective::kAllGather, 2.0 * (12 * h * h + 13 * h));
+  const double g_emb = collective_time(dp4, Collective::kAllGather, 2.0 * kEmbeddingParams);
+  const double layer_forward = m.layer_times(s).forward.span;  // its launch latency included
+  REQUIRE(g_layer > 10.0 * layer_forward);
+  CHECK(r.stage_forward == Approx(g_emb + 2.0 * g_layer + layer_forward).epsilon(1e-9));
+}
+
+}  // namespace pathfinder
