@@ -10,8 +10,11 @@
 //   comm     one stream for gathers and reduce-scatters. FSDP issues them on separate CUDA
 //            streams, but both cross the same data-parallel links, so together they take the
 //            sum of their times: one in-order stream models that. The gather of layer i+1 is
-//            issued when layer i's compute starts (FSDP forward_prefetch and BACKWARD_PRE
-//            prefetch one layer ahead); layer i's reduce-scatter when its compute ends.
+//            issued when layer i's compute starts, one layer ahead: in the backward FSDP's
+//            default BACKWARD_PRE prefetch; in the forward the host runs ahead of the device
+//            and its rate limiter (limit_all_gathers, default on) holds the gathers to one
+//            layer ahead (forward_prefetch makes that explicit). Layer i's reduce-scatter is
+//            issued when its compute ends.
 // So the first gather is always exposed, the last reduce-scatter too, and in between the pass
 // takes max(compute chain, comm chain) roughly. With full recomputation the backward's gather
 // serves the recomputed forward as well (FSDP's pre-backward unshard precedes the checkpointed
