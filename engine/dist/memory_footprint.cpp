@@ -139,7 +139,11 @@ I64 gpt_stage_parameters(const GptSpec& w, const Strategy& s, int stage) {
 // Workspace, an allowance of ours (Korthikanti count stored activations only):
 //   recompute  the backward of one layer rematerializes its activations for one micro-batch:
 //              full, the whole layer as without recomputation; selective, its attention scores
-//   ZeRO-3     the weights of one layer gathered from the data-parallel group, p bytes each
+//   ZeRO-3     gathered from the data-parallel group, p bytes each: the running layer's
+//              weights and the next layer's, prefetched (FSDP's rate limiter,
+//              limit_all_gathers, on by default, keeps two gathered units at most; Zhao et
+//              al. 2023), and the running layer's unsharded gradients until their
+//              reduce-scatter: three layers' parameters
 namespace {
 
 Bytes first_stage_activations(const GptSpec& w, const Strategy& s, I64 b, I64 m) {
@@ -171,7 +175,7 @@ Bytes gpt_workspace(const GptSpec& w, const Strategy& s, I64 b) {
                : gpt_layer_activations(w, stored, b) - gpt_layer_activations(w, kept, b);
   }
   if (s.zero >= 3) {
-    out += bytes(d(gpt_layer_parameters(w, s.tp)) * element_bytes(w.precision));
+    out += bytes(3.0 * d(gpt_layer_parameters(w, s.tp)) * element_bytes(w.precision));
   }
   return out;
 }

@@ -7,6 +7,7 @@
 #include "engine/core/error.hpp"
 #include "engine/train/comm_collective.hpp"
 #include "engine/train/iteration.hpp"
+#include "engine/train/sharded_pass.hpp"
 
 namespace pathfinder {
 namespace {
@@ -33,13 +34,15 @@ GptTraining::GptTraining(GptSpec spec, PerfMachine machine, SystemGraph system,
       peak_(peak_flops),
       options_(options) {}
 
-const Mapping& GptTraining::mapping(const Strategy& s) {
-  const auto key = std::make_tuple(s.tp, s.dp, s.pp);
-  auto it = mappings_.find(key);
-  if (it != mappings_.end()) return it->second;
+const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id) {
+  const auto key = std::make_tuple(s.tp, s.dp, s.pp, id);
+  auto it = placements_.find(key);
+  if (it != placements_.end()) return it->second;
   // Bytes each member moves per iteration in each dimension weigh the orders (paper §5.2):
   // tensor-parallel all-reduces of the activations, 4 per layer and micro-batch on the
-  // stage's layers; the stage's gradients once; activations to the next stage per micro-batch.
+  // stage's layers; the stage's gradients once (ZeRO-3: its parameters gathered twice and its
+  // gradients reduce-scattered once per micro-batch); activations to the next stage per
+  // micro-batch.
   const double p = bytes_per_element(spec_.precision).si();
   const double micro = static_cast<double>(spec_.global_batch) / (s.dp * s.micro_batch);
   const double act =
@@ -47,20 +50,44 @@ const Mapping& GptTraining::mapping(const Strategy& s) {
   const double stage_layers = static_cast<double>(spec_.layers) / s.pp;
   const double params = 12.0 * static_cast<double>(spec_.hidden * spec_.hidden) * stage_layers /
                         s.tp;
-  const std::array<ParallelDim, 3> dims{
+  // Without ZeRO-3 the gradients are reduced during the last micro-batch's backward at most:
+  // the tensor and pipeline groups are placed as if the data groups were silent (they have
+  // the links to themselves outside that window), and the data group's shared placement for
+  // the same order times the buckets reduced inside the window (assemble_iteration). ZeRO-3's
+  // gathers and reduce-scatters run on every micro-batch, alongside the tensor and pipeline
+  // traffic: all groups share the ports all iteration, in the order least costly for the
+  // traffic (id 1) or in the order of id 0 (id 2).
+  std::array<ParallelDim, 3> dims{
       ParallelDim{"tp", s.tp, 4.0 * act * stage_layers * micro, Collective::kAllReduce, true},
-      // Gradient buckets share the ports with the other dimensions only while they overlap
-      // the backward pass; reduced after it, they have the links to themselves.
-      ParallelDim{"dp", s.dp, params * p, Collective::kAllReduce, options_.overlap_data_parallel},
+      ParallelDim{"dp", s.dp, params * p, Collective::kAllReduce, false},
       ParallelDim{"pp", s.pp, 2.0 * act / s.tp * micro, Collective::kSendRecv, true}};
-  return mappings_.emplace(key, best_mapping(system_, dims)).first->second;
+  Placements pl;
+  if (id == 0) {
+    pl.mapping = best_mapping(system_, dims);
+    pl.data_shared = pl.mapping.groups[1];
+    if (options_.overlap_data_parallel) {
+      dims[1].concurrent = true;
+      pl.data_shared = map_dims(system_, dims, pl.mapping.order).groups[1];
+    }
+  } else if (id == 1) {
+    dims[1] = ParallelDim{"dp", s.dp, 3.0 * micro * params * p, Collective::kAllGather, true};
+    pl.mapping = best_mapping(system_, dims);
+    pl.data_shared = pl.mapping.groups[1];
+  } else {
+    const std::vector<int> order = placements(s, 0).mapping.order;
+    dims[1].concurrent = true;
+    pl.mapping = map_dims(system_, dims, order);
+    pl.data_shared = pl.mapping.groups[1];
+  }
+  return placements_.emplace(key, std::move(pl)).first->second;
 }
 
-const GptTraining::Parts& GptTraining::parts(const Strategy& s, const Mapping& m) {
+const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
   const auto key = std::make_tuple(s.tp, s.sequence_parallel ? 1 : 0,
-                                   static_cast<int>(s.recompute), s.micro_batch, s.dp, s.pp);
+                                   static_cast<int>(s.recompute), s.micro_batch, s.dp, s.pp, id);
   auto it = parts_.find(key);
   if (it != parts_.end()) return it->second;
+  const Mapping& m = placements(s, id).mapping;
   GptSpec w = spec_;
   w.micro_batch = s.micro_batch;
   const PlacedComm comm({&m.groups[0], nullptr, &m.groups[2], &m.groups[1]});
@@ -84,6 +111,40 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, const Mapping& m
   return parts_.emplace(key, std::move(parts)).first->second;
 }
 
+void GptTraining::add_sharded_passes(const Parts& pt, const GroupPlacement& data, int layers,
+                                     bool embedding, bool head, ChunkCosts& c) const {
+  // Each part (embedding, layer, head) is one FSDP unit: its parameters gathered and its
+  // gradients reduce-scattered as one collective over the data group (sharded_pass.hpp). Every
+  // unit, the head included, is gathered again for its backward (FSDP keeps only the root
+  // unit's parameters from its forward to its backward; not modelled).
+  const double launch = timer_.machine().host.launch_latency.si();
+  const double p = bytes_per_element(spec_.precision).si();
+  const auto gather = [&](double params) {
+    return collective_time(data, Collective::kAllGather, params * p);
+  };
+  const auto scatter = [&](double params) {
+    return collective_time(data, Collective::kReduceScatter, params * p);
+  };
+  const double gl = gather(pt.layer_parameters), rl = scatter(pt.layer_parameters);
+  ShardedPass f, b;
+  if (embedding) f.layer(gather(pt.embedding_parameters), chained(pt.embedding.forward, launch));
+  for (int i = 0; i < layers; ++i) f.layer(gl, chained(pt.layer.forward, launch));
+  if (head) {
+    f.layer(gather(pt.head_parameters), chained(pt.head.forward, launch));
+    b.layer(gather(pt.head_parameters), chained(pt.head.backward, launch),
+            scatter(pt.head_parameters));
+  }
+  for (int i = 0; i < layers; ++i) b.layer(gl, chained(pt.layer.backward, launch), rl);
+  if (embedding) {
+    b.layer(gather(pt.embedding_parameters), chained(pt.embedding.backward, launch),
+            scatter(pt.embedding_parameters));
+  }
+  // The passes' compute is what add() summed; the schedules add the exposed communication.
+  c.forward = f.span();
+  c.backward = b.span();
+  c.data_comm = f.exposed() + b.exposed();
+}
+
 TrainingResult GptTraining::evaluate(const Strategy& s) {
   PF_ASSERT(s.devices() == system_.devices && s.micro_batch > 0);
   TrainingResult r;
@@ -93,16 +154,38 @@ TrainingResult GptTraining::evaluate(const Strategy& s) {
   r.model_flops = megatron_flops(spec_);
   r.micro_batches = spec_.global_batch / (static_cast<std::int64_t>(s.dp) * s.micro_batch);
   if (reject_if_out_of_memory(r, options_.check_memory)) return r;
+  if (s.zero < 3 || s.dp == 1) {
+    time_iteration(s, 0, r);
+  } else {
+    // ZeRO-3's gathers hide behind the layers' compute where the tensor-parallel all-reduces
+    // block it, which the orders' score (time to move the bytes) does not see: the iteration
+    // decides between the order least costly for the traffic and the order of stages 0-2
+    // (usually tensor groups inside a node, Narayanan et al. 2021 §3.3).
+    time_iteration(s, 1, r);
+    if (placements(s, 2).mapping.order != placements(s, 1).mapping.order) {
+      TrainingResult other = r;
+      time_iteration(s, 2, other);
+      if (other.iteration_time < r.iteration_time) r = std::move(other);
+    }
+  }
+  r.mfu = r.model_flops / (r.iteration_time * system_.devices * peak_);
+  r.tokens_per_second =
+      static_cast<double>(spec_.global_batch * spec_.sequence) / r.iteration_time;
+  return r;
+}
 
-  const Mapping& m = mapping(s);
-  const Parts& pt = parts(s, m);
+void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
+  const Placements& pl = placements(s, id);
+  const Mapping& m = pl.mapping;
+  const Parts& pt = parts(s, id);
+  const bool sharded = id != 0;
   const HostSpec& host = timer_.machine().host;
   const double launch = host.launch_latency.si();
 
   // Chunks: pp·v, each layers/(pp·v) layers; the embedding on the first, the head on the last.
   const int v = s.schedule == PipelineSchedule::kInterleaved ? s.virtual_stages : 1;
   const int chunks = s.pp * v;
-  const double layers = static_cast<double>(spec_.layers) / chunks;
+  const auto layers = static_cast<int>(spec_.layers / chunks);  // check_strategy: divides
   const double p = bytes_per_element(spec_.precision).si();
   IterationInput in;
   in.schedule = s.schedule;
@@ -125,24 +208,23 @@ TrainingResult GptTraining::evaluate(const Strategy& s) {
     add(cc, pt.layer, layers, pt.layer_parameters);
     if (c == 0) add(cc, pt.embedding, 1.0, pt.embedding_parameters);
     if (c == chunks - 1) add(cc, pt.head, 1.0, pt.head_parameters);
+    if (sharded) add_sharded_passes(pt, m.groups[1], layers, c == 0, c == chunks - 1, cc);
     cc.forward += launch;
     cc.backward += launch;
-    cc.buckets = std::max(1, static_cast<int>(std::lround(layers)));
+    cc.buckets = std::max(1, layers);
     in.chunks.push_back(cc);
   }
   in.data_group = &m.groups[1];
+  in.data_group_shared = &pl.data_shared;
   in.dp = s.dp;
   in.zero = s.zero;
+  in.sharded = sharded;
   in.overlap_data_parallel = options_.overlap_data_parallel;
   in.gradient_bytes = p;
   in.parameter_bytes = p;
   in.input_bytes = 8.0 * static_cast<double>(s.micro_batch * spec_.sequence);  // ids + labels
   in.host = host;
   assemble_iteration(in, r);
-  r.mfu = r.model_flops / (r.iteration_time * system_.devices * peak_);
-  r.tokens_per_second =
-      static_cast<double>(spec_.global_batch * spec_.sequence) / r.iteration_time;
-  return r;
 }
 
 }  // namespace pathfinder

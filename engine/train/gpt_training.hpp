@@ -6,8 +6,11 @@
 // micro-batch) on the device's kernels and the tensor group's collectives (memoized); pipeline
 // stages are sums of those; the pipeline schedule is simulated per chunk and micro-batch; the
 // data-parallel gradient reduction overlaps the last micro-batch's backward bucket by bucket
-// (one layer a bucket, one collective at a time on the port); the optimizer step follows. An
-// evaluation's cost does not grow with the data- or tensor-parallel degree.
+// (one layer a bucket, one collective at a time on the port); the optimizer step follows.
+// ZeRO-3 instead gathers each layer's parameters before its forward and its backward and
+// reduce-scatters its gradients after its backward, on every micro-batch (sharded_pass.hpp):
+// those lengthen the chunks' passes. An evaluation's cost does not grow with the data- or
+// tensor-parallel degree.
 #pragma once
 
 #include <map>
@@ -21,6 +24,7 @@
 #include "engine/perf/kernel_timer.hpp"
 #include "engine/software/software_profile.hpp"
 #include "engine/system/mapping.hpp"
+#include "engine/train/iteration.hpp"
 #include "engine/train/stage_times.hpp"
 #include "engine/train/training_result.hpp"
 
@@ -29,7 +33,9 @@ namespace pathfinder {
 // What the software stack overlaps (SoftwareProfile's overlap block) and how results are judged.
 struct TrainingOptions {
   // Data-parallel gradient reduction overlapped with the backward pass (PyTorch DDP buckets,
-  // Megatron --overlap-grad-reduce); off: it starts when the backward pass ends.
+  // Megatron --overlap-grad-reduce), sharing the ports with the tensor and pipeline traffic
+  // until the backward ends; off: it starts when the backward pass ends. ZeRO-3's per-layer
+  // gathers and reduce-scatters are always prefetched and overlapped (FSDP's default).
   bool overlap_data_parallel = true;
   // Fraction of tensor-parallel collectives hidden behind the GEMMs they feed (decomposed,
   // asynchronous tensor parallelism); Megatron-LM as measured by Korthikanti et al.: 0.
@@ -60,7 +66,7 @@ class GptTraining {
   // One tensor-parallel layer's forward, backward (recomputation included) and update on one
   // device for the strategy's tp, sp, recompute and micro-batch (Korthikanti's Table 4 unit).
   [[nodiscard]] const StageTimes& layer_times(const Strategy& s) {
-    return parts(s, mapping(s)).layer;
+    return parts(s, 0).layer;
   }
   [[nodiscard]] const GptSpec& spec() const { return spec_; }
   [[nodiscard]] const SystemGraph& system() const { return system_; }
@@ -70,16 +76,29 @@ class GptTraining {
     StageTimes layer, embedding, head;
     double layer_parameters = 0.0, embedding_parameters = 0.0, head_parameters = 0.0;
   };
-  const Parts& parts(const Strategy& s, const Mapping& m);
-  const Mapping& mapping(const Strategy& s);
+  // The tensor, data and pipeline groups' placements, and the data group's while it shares
+  // the ports with the tensor and pipeline groups (see placements() in the source). `id`:
+  // 0 without ZeRO-3; 1 and 2 the two orders ZeRO-3 chooses from.
+  struct Placements {
+    Mapping mapping;
+    GroupPlacement data_shared;
+  };
+  const Parts& parts(const Strategy& s, int id);
+  const Placements& placements(const Strategy& s, int id);
+  // Fills r's timing (iteration, breakdown, ...) with placements `id`.
+  void time_iteration(const Strategy& s, int id, TrainingResult& r);
+  // ZeRO-3: the chunk's forward and backward with each part's parameter gathers and gradient
+  // reduce-scatters on the data group (sharded_pass.hpp), launch latency excluded.
+  void add_sharded_passes(const Parts& pt, const GroupPlacement& data, int layers,
+                          bool embedding, bool head, ChunkCosts& c) const;
 
   GptSpec spec_;
   KernelTimer timer_;
   SystemGraph system_;
   double peak_;
   TrainingOptions options_;
-  std::map<std::tuple<int, int, int, int, int, int>, Parts> parts_;
-  std::map<std::tuple<int, int, int>, Mapping> mappings_;
+  std::map<std::tuple<int, int, int, int, int, int, int>, Parts> parts_;
+  std::map<std::tuple<int, int, int, int>, Placements> placements_;
 };
 
 }  // namespace pathfinder

@@ -15,6 +15,18 @@ bool reject_if_out_of_memory(TrainingResult& r, bool check) {
   return true;
 }
 
+namespace {
+
+// When a bucket started at `start` ends: a fluid transfer doing 1/shared of itself per second
+// until `until`, 1/full after (shared >= full).
+double fluid_end(double start, double full, double shared, double until) {
+  if (start >= until) return start + full;
+  if (start + shared <= until) return start + shared;
+  return until + (1.0 - (until - start) / shared) * full;
+}
+
+}  // namespace
+
 void assemble_iteration(const IterationInput& in, TrainingResult& r) {
   const int P = in.stages, v = in.chunks_per_stage;
   PipelineInput pi;
@@ -36,31 +48,40 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r) {
   const bool reduce = in.data_group != nullptr && in.dp > 1;
 
   // Per device: its chunks' buckets reduced on the data-parallel port as they become ready
-  // (ZeRO reduce-scatters, else all-reduce), then the optimizer step over its share and (ZeRO)
-  // the gather of the updated parameters.
+  // (ZeRO reduce-scatters, else all-reduce), then the optimizer step over its share and (ZeRO
+  // 1-2) the gather of the updated parameters. ZeRO-3 reduced inside the chunks' passes.
+  const bool buckets_after = reduce && !in.sharded;
+  const GroupPlacement* shared_group =
+      in.data_group_shared != nullptr ? in.data_group_shared : in.data_group;
+  const Collective kind = in.zero >= 1 ? Collective::kReduceScatter : Collective::kAllReduce;
   double finish = 0.0;
   for (int d = 0; d < P; ++d) {
-    double port = 0.0, end = 0.0, update = 0.0, gather = 0.0, params = 0.0, tpc = 0.0;
+    double port = 0.0, end = 0.0, update = 0.0, gather = 0.0, params = 0.0, tpc = 0.0, dpc = 0.0;
+    for (int local = 0; local < v; ++local) {
+      end = std::max(end, pipe.last_backward[static_cast<std::size_t>(local * P + d)]);
+    }
     for (int local = v - 1; local >= 0; --local) {  // the last chunk's backward finishes first
       const auto cu = static_cast<std::size_t>(local * P + d);
       const ChunkCosts& c = in.chunks[cu];
-      end = std::max(end, pipe.last_backward[cu]);
       update += c.update;
       params += c.parameters;
       tpc += c.tensor_comm;
-      if (!reduce) continue;
+      dpc += c.data_comm;
+      if (!buckets_after) continue;
       const int buckets = std::max(1, c.buckets);
-      const double t = collective_time(
-          *in.data_group, in.zero >= 1 ? Collective::kReduceScatter : Collective::kAllReduce,
-          c.parameters * in.gradient_bytes / buckets);
+      const double bytes = c.parameters * in.gradient_bytes / buckets;
+      const double t = collective_time(*in.data_group, kind, bytes);
+      // Sharing the ports is never faster than having them alone.
+      const double ts =
+          in.overlap_data_parallel ? std::max(t, collective_time(*shared_group, kind, bytes)) : t;
       const double t0 = pipe.last_backward_start[cu], t1 = pipe.last_backward[cu];
       for (int k = 0; k < buckets; ++k) {
-        const double ready = in.overlap_data_parallel ? t0 + (t1 - t0) * (k + 1) / buckets : t1;
-        port = std::max(port, ready) + t;
+        const double ready = in.overlap_data_parallel ? t0 + (t1 - t0) * (k + 1) / buckets : end;
+        port = fluid_end(std::max(port, ready), t, ts, end);
       }
     }
-    if (reduce && in.zero >= 1) {
-      update /= in.dp;
+    if (reduce && in.zero >= 1) update /= in.dp;
+    if (buckets_after && in.zero >= 1) {
       gather = collective_time(*in.data_group, Collective::kAllGather,
                                params * in.parameter_bytes);
     }
@@ -72,8 +93,9 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r) {
     TrainingBreakdown& b = r.breakdown;
     const auto du = static_cast<std::size_t>(d);
     b.tensor_comm = tpc * micro;
-    b.compute = pipe.busy[du] - b.tensor_comm;
-    b.data_comm = reduced - end + gather;
+    const double sharded_comm = dpc * micro;
+    b.compute = pipe.busy[du] - b.tensor_comm - sharded_comm;
+    b.data_comm = reduced - end + gather + sharded_comm;
     b.optimizer = update;
     // Idle inside the pipeline: waiting on neighbours' transfers, or in the fill and drain
     // (rounding can leave -1e-16 when the stage never waits).

@@ -2,6 +2,12 @@
 // pipeline schedule is simulated, each device's gradient buckets are reduced on its data-
 // parallel port as the last micro-batch's backward produces them, the optimizer step and the
 // ZeRO parameter gather follow, then the host's fixed costs. Shared by every workload.
+//
+// Overlapped buckets share the ports with the tensor and pipeline traffic only while the
+// backward runs: each is a fluid transfer, progressing at the shared placement's rate until the
+// device's last backward ends and at the data group's own rate after. At every instant at
+// least as much has been reduced as when the reduction starts after the backward, so overlap
+// never lengthens the iteration.
 #pragma once
 
 #include <vector>
@@ -20,6 +26,7 @@ struct ChunkCosts {
   double update = 0.0;       // the optimizer step over the chunk's parameters
   double parameters = 0.0;   // elements this device holds
   double tensor_comm = 0.0;  // blocking kernel-group communication per micro-batch, both passes
+  double data_comm = 0.0;    // ZeRO-3: exposed gathers and reduce-scatters, likewise
   int buckets = 1;           // gradient buckets, ready evenly during the last backward
 };
 
@@ -31,8 +38,14 @@ struct IterationInput {
   std::vector<ChunkCosts> chunks;   // stages · chunks_per_stage; chunk c on device c mod stages
   double send = 0.0;                // activations or gradients between stages, each way
   const GroupPlacement* data_group = nullptr;  // null or dp = 1: no reduction
+  // The data group while it shares the ports with the tensor and pipeline groups, during the
+  // last backward pass; null: data_group.
+  const GroupPlacement* data_group_shared = nullptr;
   int dp = 1;
   int zero = 0;
+  // ZeRO-3 inside the chunks' costs (ChunkCosts::data_comm): no gradient buckets after the
+  // backward, no parameter gather after the optimizer step (the parameters stay sharded).
+  bool sharded = false;
   bool overlap_data_parallel = true;
   double gradient_bytes = 2.0;      // per parameter
   double parameter_bytes = 2.0;     // per parameter, as gathered back under ZeRO

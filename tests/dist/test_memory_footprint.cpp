@@ -209,6 +209,17 @@ TEST_CASE("LSTM LM and GEMM footprints", "[dist][golden]") {
   CHECK(b(c.activations) == exactly(150994944.0));
 }
 
+TEST_CASE("ZeRO-3 holds three gathered layers besides its shards", "[dist][golden]") {
+  // GPT-3 175B tp8-pp8-dp16-mb1, no recomputation: per layer (4h² + 2hf + 3h + f)/8 + 6h with
+  // h 12,288, f 4h = (603,979,776 + 1,207,959,552 + 36,864 + 49,152)/8 + 73,728
+  // = 1,812,025,344/8 + 73,728 = 226,576,896 parameters. Workspace: the running layer's and
+  // the prefetched layer's weights and the running layer's gradients, fp16:
+  // 3·226,576,896·2 = 1,359,461,376 bytes.
+  const GptSpec g = shipped_gpt("gpt3_175b");
+  const MemoryFootprint f = gpt_memory_footprint(g, parse_strategy("tp8-pp8-dp16-mb1-zero3"));
+  CHECK(b(f.workspace) == exactly(1359461376.0));
+}
+
 TEST_CASE("more data parallelism never needs more memory per device", "[dist][property]") {
   // GPT-3 175B, tp8 x pp8, mb 1: dp over the divisors of 1536 up to 16, every ZeRO stage.
   const GptSpec g = shipped_gpt("gpt3_175b");

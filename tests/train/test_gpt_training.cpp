@@ -9,8 +9,11 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <string>
 #include <vector>
 
+#include "engine/dist/strategy_check.hpp"
+#include "engine/system/collectives.hpp"
 #include "tests/train/train_fixtures.hpp"
 
 namespace pathfinder {
@@ -184,7 +187,9 @@ TEST_CASE("the iteration lies between the critical path and the serial sum", "[t
   GptTraining m = test::training_model("a100", w, 64);
   for (const char* text : {"tp8-pp2-dp4-mb1-1f1b-recompute=selective", "tp8-pp4-dp2-mb1-gpipe",
                            "tp4-pp4-dp4-mb1-1f1b-sp-zero1-recompute=full",
-                           "tp8-pp4-dp2-mb1-interleaved-v2-recompute=selective"}) {
+                           "tp8-pp4-dp2-mb1-interleaved-v2-recompute=selective",
+                           "tp4-pp4-dp4-mb1-1f1b-zero3-recompute=full",
+                           "tp8-pp4-dp2-mb1-interleaved-v2-zero3"}) {
     const Strategy s = parse_strategy(text);
     const TrainingResult r = m.evaluate(s);
     INFO(text);
@@ -260,6 +265,195 @@ TEST_CASE("tensor-parallel communication hidden as configured", "[train]") {
   CHECK(tc[1] == Approx(tc[0] / 2));
   CHECK(tc[2] == 0.0);
   CHECK(it[0] - it[2] == Approx(tc[0]).epsilon(0.02));
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("overlapping the gradient reduction never lengthens an iteration", "[train]") {
+  // The tensor and pipeline groups are placed alike either way; overlapped buckets share the
+  // ports only until the backward ends and run at the data group's own rate after, so at every
+  // instant at least as much is reduced as when the reduction waits for the backward.
+  const GptSpec w{16, 6144, 64, 4 * 6144, 2048, 51200, 1, 512, DataType::kFp16,
+                  Optimizer::kAdam};
+  TrainingOptions on, off;
+  on.check_memory = off.check_memory = false;  // a property of the timing, fitting or not
+  off.overlap_data_parallel = false;
+  int compared = 0;
+  for (const int devices : {64, 256, 1024}) {
+    GptTraining a = test::training_model("a100", w, devices, on);
+    GptTraining b = test::training_model("a100", w, devices, off);
+    for (const int tp : {2, 8}) {
+      for (const int pp : {2, 4, 8}) {
+        for (const int mb : {1, 2}) {
+          for (const char* schedule : {"1f1b", "interleaved-v2"}) {
+            for (const int zero : {0, 1}) {
+              Strategy s = parse_strategy(std::string("mb1-") + schedule);
+              s.tp = tp;
+              s.pp = pp;
+              s.dp = devices / (tp * pp);
+              s.micro_batch = mb;
+              s.zero = zero;
+              if (!is_valid_strategy(s, w, devices)) continue;
+              INFO(to_string(s) << " on " << devices);
+              const double t_on = a.evaluate(s).iteration_time;
+              const double t_off = b.evaluate(s).iteration_time;
+              CHECK(t_on <= t_off * (1.0 + 1e-12));
+              ++compared;
+            }
+          }
+        }
+      }
+    }
+  }
+  CHECK(compared >= 100);
+}
+
+TEST_CASE("GPT-3 175B on 1,024 A100s: overlap on is not slower than off", "[train]") {
+  // tp8-pp8-dp16-mb1, 1F1B, full recomputation, Narayanan et al.'s batch of 1,536. When the
+  // gradients shared the ports with the tensor and pipeline groups for the whole iteration
+  // (before this model) overlap made it slower: 27.43 s on, 27.15 s off.
+  const GptSpec w{96, 12288, 96, 4 * 12288, 2048, 51200, 1, 1536, DataType::kFp16,
+                  Optimizer::kAdam};
+  TrainingOptions on, off;
+  off.overlap_data_parallel = false;
+  GptTraining a = test::training_model("a100", w, 1024, on);
+  GptTraining b = test::training_model("a100", w, 1024, off);
+  const Strategy s = parse_strategy("tp8-pp8-dp16-mb1-1f1b-recompute=full");
+  const TrainingResult r_on = a.evaluate(s), r_off = b.evaluate(s);
+  REQUIRE(r_on.feasible);
+  REQUIRE(r_off.feasible);
+  std::printf("\nGPT-3 175B %s: overlap on %.3f s (data_comm %.1f ms), off %.3f s (%.1f ms)\n",
+              to_string(s).c_str(), r_on.iteration_time, 1e3 * r_on.breakdown.data_comm,
+              r_off.iteration_time, 1e3 * r_off.breakdown.data_comm);
+  CHECK(r_on.iteration_time <= r_off.iteration_time * (1.0 + 1e-12));
+  // Only the exposed reduction differs: the pipelines are the same.
+  CHECK(r_on.breakdown.compute == r_off.breakdown.compute);
+  CHECK(r_on.breakdown.data_comm < r_off.breakdown.data_comm);
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+namespace {
+
+// A 22B-like model of 4 layers on one DGX A100: dp8 over NVSwitch, the only group; 16
+// micro-batches of one sequence per replica.
+const GptSpec kSmall{4, 6144, 64, 4 * 6144, 2048, 51200, 1, 128, DataType::kFp16,
+                     Optimizer::kAdam};
+
+// The first part of each pass: the forward starts with the embedding (token rows V·h and
+// positions s·h), the backward with the head (final layernorm 2h and, alone on its part, its
+// copy of the tied token rows V·h).
+constexpr double kEmbeddingParams = 51200.0 * 6144 + 2048.0 * 6144;
+constexpr double kHeadParams = 2.0 * 6144 + 51200.0 * 6144;
+
+// The all-gather of `params` fp16 parameters over the 8 devices (dp8 alone on the ports).
+double gather_time(const SystemGraph& g, double params) {
+  return collective_time(place_group(g, 8, 1), Collective::kAllGather, 2.0 * params);
+}
+
+}  // namespace
+
+TEST_CASE("ZeRO-3 gathers every layer on every micro-batch: slower than ZeRO-1", "[train]") {
+  GptTraining m = test::training_model("a100", kSmall, 8);
+  const TrainingResult z1 = m.evaluate(parse_strategy("dp8-mb1-zero1"));
+  const TrainingResult z3 = m.evaluate(parse_strategy("dp8-mb1-zero3"));
+  REQUIRE(z1.feasible);
+  REQUIRE(z3.feasible);
+  const double micro = static_cast<double>(z3.micro_batches);  // 128 / 8 = 16
+  const double g_first = gather_time(m.system(), kEmbeddingParams);
+  const double g_head = gather_time(m.system(), kHeadParams);
+  std::printf("\nOne DGX A100, dp8-mb1: ZeRO-1 %.2f ms (data_comm %.2f ms), ZeRO-3 %.2f ms "
+              "(data_comm %.2f ms); first gather %.3f ms\n",
+              1e3 * z1.iteration_time, 1e3 * z1.breakdown.data_comm, 1e3 * z3.iteration_time,
+              1e3 * z3.breakdown.data_comm, 1e3 * g_first);
+  // One stage, no bubble: the kernels, the optimizer on the 1/8 shard and the host are the
+  // same; only the data-parallel communication differs.
+  CHECK(z3.breakdown.compute == Approx(z1.breakdown.compute).epsilon(1e-12));
+  CHECK(z3.breakdown.tensor_comm == z1.breakdown.tensor_comm);
+  CHECK(z3.breakdown.optimizer == z1.breakdown.optimizer);
+  CHECK(z3.iteration_time - z1.iteration_time ==
+        Approx(z3.breakdown.data_comm - z1.breakdown.data_comm).epsilon(1e-9));
+  // Every micro-batch's forward waits for the embedding's gather and its backward for the
+  // head's before any kernel runs: at least 16·(g_embedding + g_head) exposed.
+  CHECK(z3.breakdown.data_comm >= micro * (g_first + g_head) * (1.0 - 1e-12));
+  // ZeRO-1 exposes at most its bucket reduce-scatters and the one gather of the parameters
+  // after the step; ZeRO-3 at least the first gather on each of the 16 micro-batches.
+  CHECK(z3.iteration_time >= z1.iteration_time + g_first);
+}
+
+TEST_CASE("ZeRO-3 on one replica costs what ZeRO-0 does", "[train]") {
+  // dp1: nothing to gather or reduce; the schedule is the plain compute chain.
+  GptTraining m = test::training_model("a100", kSmall, 8);
+  const TrainingResult z0 = m.evaluate(parse_strategy("tp8-dp1-mb1"));
+  const TrainingResult z3 = m.evaluate(parse_strategy("tp8-dp1-mb1-zero3"));
+  REQUIRE(z0.feasible);
+  REQUIRE(z3.feasible);
+  CHECK(z3.iteration_time == z0.iteration_time);
+  CHECK(z3.breakdown.data_comm == 0.0);
+}
+
+TEST_CASE("a slower link lengthens ZeRO-3 by its exposed gathers", "[train]") {
+  const test::ShippedSystem& sys = test::shipped_system("a100");
+  const PerfMachine pm = make_perf_machine(sys.spec, sys.arch);
+  const Strategy s = parse_strategy("dp8-mb1-zero3");
+  double previous = 0.0, previous_comm = 0.0;
+  for (const double scale : {4.0, 1.0, 0.5, 0.25, 0.0625}) {
+    SystemGraph g = make_system_graph(sys.spec, sys.arch, 8);
+    REQUIRE(g.find(Tier::kInterPackage) != nullptr);
+    for (TierLink& t : g.tiers) {
+      if (t.tier == Tier::kInterPackage) t.bandwidth *= scale;  // NVSwitch
+    }
+    GptTraining m(kSmall, pm, g, sys.arch.core.peak.si());
+    const TrainingResult r = m.evaluate(s);
+    REQUIRE(r.feasible);
+    INFO("NVSwitch bandwidth x" << scale);
+    std::printf("NVSwitch x%-6g ZeRO-3 dp8: %.2f ms, data_comm %.2f ms\n", scale,
+                1e3 * r.iteration_time, 1e3 * r.breakdown.data_comm);
+    // Each gather's time grows as the bandwidth falls; the first of each pass is exposed.
+    const double micro = static_cast<double>(r.micro_batches);
+    CHECK(r.breakdown.data_comm >=
+          micro * (gather_time(g, kEmbeddingParams) + gather_time(g, kHeadParams)) *
+              (1.0 - 1e-12));
+    CHECK(r.iteration_time > previous);
+    CHECK(r.breakdown.data_comm > previous_comm);
+    previous = r.iteration_time;
+    previous_comm = r.breakdown.data_comm;
+  }
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("ZeRO-3 over a slow link: a stage's forward is its gathers plus the last layer",
+          "[train]") {
+  // kSmall on one DGX as dp4-pp2: stage 0 holds the embedding and 2 layers. The dp4 and pp2
+  // groups both cross the NVSwitch, concurrently: each sees half its port. At 1/64 of the
+  // NVSwitch bandwidth a layer's gather (12h² + 13h fp16 parameters, 0.9 GB) takes far longer
+  // than the embedding's or a layer's forward, so each compute waits for its gather and each
+  // gather starts when the previous one ends (it was issued when the previous compute started,
+  // which is when that gather arrived):
+  //   forward = g_embedding + 2·g_layer + the last layer's forward.
+  const test::ShippedSystem& sys = test::shipped_system("a100");
+  SystemGraph g = make_system_graph(sys.spec, sys.arch, 8);
+  REQUIRE(g.tiers.size() == 1);
+  g.tiers[0].bandwidth /= 64.0;
+  GptTraining m(kSmall, make_perf_machine(sys.spec, sys.arch), g, sys.arch.core.peak.si());
+  const Strategy s = parse_strategy("dp4-pp2-mb1-zero3");
+  const TrainingResult r = m.evaluate(s);
+  REQUIRE(r.feasible);
+  PortSharing shared;
+  shared.sharers[0] = 2;
+  const GroupPlacement dp4 = place_group(g, 4, 1, shared);  // a switch: any stride alike
+  const double h = 6144.0;
+  const double g_layer = collective_time(dp4, Collective::kAllGather, 2.0 * (12 * h * h + 13 * h));
+  const double g_emb = collective_time(dp4, Collective::kAllGather, 2.0 * kEmbeddingParams);
+  const double layer_forward = m.layer_times(s).forward.span;  // its launch latency included
+  REQUIRE(g_layer > 10.0 * layer_forward);
+  CHECK(r.stage_forward == Approx(g_emb + 2.0 * g_layer + layer_forward).epsilon(1e-9));
 }
 
 }  // namespace pathfinder
