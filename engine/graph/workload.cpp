@@ -78,11 +78,19 @@ UpdateCost update_cost(Optimizer o, DataType precision) {
       // v = β2·v + (1−β2)·g² (4), bias corrections m̂, v̂ (2), sqrt(v̂) + ε (2), m̂ / (…) (1),
       // + wd·w (2), w -= lr·(…) (2): 16 FLOPs.
       c.flops = 16.0;
-      // Read g, w, m, v; write w, m, v (all fp32: 16 read, 12 written). Mixed precision: g is
-      // p bytes, w, m, v are fp32 (12), and the low-precision copy of w is written too:
-      // read p + 12, write 12 + p (16 bytes of state per parameter, ZeRO's count).
-      c.bytes_read = mixed ? p + 12.0 : 16.0;
-      c.bytes_written = mixed ? 12.0 + p : 12.0;
+      // fp32: the fused Adam kernel reads g, w, m, v and writes w, m, v: 16 read, 12 written.
+      // Mixed precision keeps fp32 master weights and moments (16 bytes of state per
+      // parameter, ZeRO's count) and the step is several passes over them (Megatron's
+      // Float16OptimizerWithFloat16Params.step, Narayanan et al. 2021):
+      //   copy the p-byte model gradient to the fp32 main gradient     read p, write 4
+      //   fp16 only: unscale by the loss scale, check for inf/nan       read 4, write 4
+      //   gradient norm for clipping (multi_tensor_l2norm)             read 4
+      //   Adam on g, w, m, v                                           read 16, write 12
+      //   copy the fp32 master weights to the p-byte model weights     read 4, write p
+      // fp16: read p + 28, write 20 + p; bf16/fp8 (no loss scaling): read p + 24, write 16 + p.
+      const double unscale = precision == DataType::kFp16 ? 4.0 : 0.0;
+      c.bytes_read = mixed ? p + 24.0 + unscale : 16.0;
+      c.bytes_written = mixed ? 16.0 + unscale + p : 12.0;
       break;
   }
   return c;

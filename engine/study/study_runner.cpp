@@ -350,8 +350,9 @@ std::vector<std::string> result_row(const StudyPoint& p, const PointResult& r,
   const TrainingResult& t = r.training;
   const TrainingBreakdown& b = t.breakdown;
   const auto num = [](double v) { return printf_string("%.9g", v); };
-  for (double v : {t.iteration_time, t.mfu, t.tokens_per_second, b.compute, b.tensor_comm,
-                   b.pipeline_comm, b.pipeline_bubble, b.data_comm, b.optimizer, b.host}) {
+  for (double v : {t.iteration_time, t.mfu, t.tokens_per_second, b.compute, b.embedding_head,
+                   b.tensor_comm, b.pipeline_comm, b.pipeline_bubble, b.data_comm,
+                   b.gradient_sync, b.optimizer, b.host}) {
     row.push_back(r.feasible ? num(v) : "");
   }
   for (double v : {r.peak_tflops, r.memory_bandwidth_gbs, r.memory_gb_per_device}) {

@@ -487,8 +487,8 @@ std::string_view to_string(PlotKind k) { return k == PlotKind::kLine ? "line" : 
 
 const std::vector<std::string>& numeric_result_columns() {
   static const std::vector<std::string> columns{
-      "iteration_s",   "mfu",         "tokens_per_s",     "compute_s",
-      "tensor_comm_s", "pipeline_comm_s", "pipeline_bubble_s", "data_comm_s",
+      "iteration_s",   "mfu",         "tokens_per_s",     "compute_s",  "embedding_head_s",
+      "tensor_comm_s", "pipeline_comm_s", "pipeline_bubble_s", "data_comm_s", "gradient_sync_s",
       "optimizer_s",   "host_s",      "peak_tflops",      "memory_bandwidth_gbs",
       "memory_gb_per_device", "memory_used_gb", "gemm_intensity"};
   return columns;

@@ -203,11 +203,33 @@ void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
     c.tensor_comm += n * (t.forward.exposed_comm + t.backward.exposed_comm);
     c.parameters += n * params;
   };
+  // The word embedding is tied to the LM head: with pipeline stages, the first and the last
+  // stage each hold a copy and all-reduce its gradients after the backward pass (Megatron's
+  // embedding group; Narayanan et al. 2021 §2.2 footnote, Shoeybi et al. 2019 §3). A ring
+  // all-reduce of two members moves the whole buffer once each way: one send of V/t·h
+  // gradients over the pipeline group's link.
+  const double tied_sync =
+      s.pp > 1 ? collective_time(pl.mapping.groups[2], Collective::kSendRecv,
+                                 static_cast<double>(spec_.vocabulary / s.tp) *
+                                     static_cast<double>(spec_.hidden) * p)
+               : 0.0;
+  const auto outside = [&](ChunkCosts& c, const StageTimes& t) {
+    c.outside_layers += chained(t.forward, launch) + chained(t.backward, launch) -
+                        t.forward.exposed_comm - t.backward.exposed_comm;
+  };
   for (int c = 0; c < chunks; ++c) {
     ChunkCosts cc;
     add(cc, pt.layer, layers, pt.layer_parameters);
-    if (c == 0) add(cc, pt.embedding, 1.0, pt.embedding_parameters);
-    if (c == chunks - 1) add(cc, pt.head, 1.0, pt.head_parameters);
+    if (c == 0) {
+      add(cc, pt.embedding, 1.0, pt.embedding_parameters);
+      outside(cc, pt.embedding);
+      cc.sync += tied_sync;
+    }
+    if (c == chunks - 1) {
+      add(cc, pt.head, 1.0, pt.head_parameters);
+      outside(cc, pt.head);
+      cc.sync += tied_sync;
+    }
     if (sharded) add_sharded_passes(pt, m.groups[1], layers, c == 0, c == chunks - 1, cc);
     cc.forward += launch;
     cc.backward += launch;
@@ -223,6 +245,14 @@ void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
   in.gradient_bytes = p;
   in.parameter_bytes = p;
   in.input_bytes = 8.0 * static_cast<double>(s.micro_batch * spec_.sequence);  // ids + labels
+  // Gradient clipping all-reduces the squared norm (one fp32) over the model-parallel group,
+  // and fp16 loss scaling the overflow flag likewise (Megatron clip_grad_norm_fp32,
+  // _unscale_main_grads_and_check_for_nan); timed as one scalar all-reduce over the tensor and
+  // one over the pipeline group (latency-bound).
+  const double scalar_reduce =
+      collective_time(pl.mapping.groups[0], Collective::kAllReduce, 4.0) +
+      collective_time(pl.mapping.groups[2], Collective::kAllReduce, 4.0);
+  in.gradient_norm = (spec_.precision == DataType::kFp16 ? 2.0 : 1.0) * scalar_reduce;
   in.host = host;
   assemble_iteration(in, r);
 }

@@ -56,7 +56,8 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r) {
   const Collective kind = in.zero >= 1 ? Collective::kReduceScatter : Collective::kAllReduce;
   double finish = 0.0;
   for (int d = 0; d < P; ++d) {
-    double port = 0.0, end = 0.0, update = 0.0, gather = 0.0, params = 0.0, tpc = 0.0, dpc = 0.0;
+    double port = 0.0, end = 0.0, update = 0.0, gather = 0.0, params = 0.0, tpc = 0.0, dpc = 0.0,
+           outside = 0.0, sync = 0.0;
     for (int local = 0; local < v; ++local) {
       end = std::max(end, pipe.last_backward[static_cast<std::size_t>(local * P + d)]);
     }
@@ -67,6 +68,8 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r) {
       params += c.parameters;
       tpc += c.tensor_comm;
       dpc += c.data_comm;
+      outside += c.outside_layers;
+      sync += c.sync;
       if (!buckets_after) continue;
       const int buckets = std::max(1, c.buckets);
       const double bytes = c.parameters * in.gradient_bytes / buckets;
@@ -86,7 +89,10 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r) {
                                params * in.parameter_bytes);
     }
     const double reduced = std::max(end, port);
-    const double total = reduced + update + gather;
+    // Megatron's step: the tied embedding's gradients, then the gradient norm (clipping) and
+    // the overflow check, then the update (and ZeRO's gather).
+    const double synced = sync + in.gradient_norm;
+    const double total = reduced + synced + update + gather;
     if (total <= finish) continue;
     finish = total;
     r.critical_stage = d;
@@ -94,8 +100,10 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r) {
     const auto du = static_cast<std::size_t>(d);
     b.tensor_comm = tpc * micro;
     const double sharded_comm = dpc * micro;
-    b.compute = pipe.busy[du] - b.tensor_comm - sharded_comm;
+    b.embedding_head = outside * micro;
+    b.compute = pipe.busy[du] - b.tensor_comm - sharded_comm - b.embedding_head;
     b.data_comm = reduced - end + gather + sharded_comm;
+    b.gradient_sync = synced;
     b.optimizer = update;
     // Idle inside the pipeline: waiting on neighbours' transfers, or in the fill and drain
     // (rounding can leave -1e-16 when the stage never waits).

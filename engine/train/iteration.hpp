@@ -27,6 +27,8 @@ struct ChunkCosts {
   double parameters = 0.0;   // elements this device holds
   double tensor_comm = 0.0;  // blocking kernel-group communication per micro-batch, both passes
   double data_comm = 0.0;    // ZeRO-3: exposed gathers and reduce-scatters, likewise
+  double outside_layers = 0.0;  // embedding, head and loss kernels per micro-batch, both passes
+  double sync = 0.0;         // blocking collectives after the backward pass (tied embedding)
   int buckets = 1;           // gradient buckets, ready evenly during the last backward
 };
 
@@ -50,6 +52,7 @@ struct IterationInput {
   double gradient_bytes = 2.0;      // per parameter
   double parameter_bytes = 2.0;     // per parameter, as gathered back under ZeRO
   double input_bytes = 0.0;         // host to device before the first micro-batch
+  double gradient_norm = 0.0;       // every device: norm and overflow all-reduces before the step
   HostSpec host;
 };
 

@@ -10,12 +10,14 @@ namespace pathfinder {
 namespace {
 
 // Breakdown parts in the order they are printed.
-std::array<std::pair<const char*, double>, 7> parts(const TrainingBreakdown& b) {
+std::array<std::pair<const char*, double>, 9> parts(const TrainingBreakdown& b) {
   return {{{"compute", b.compute},
+           {"embedding_head", b.embedding_head},
            {"tensor_comm", b.tensor_comm},
            {"pipeline_comm", b.pipeline_comm},
            {"pipeline_bubble", b.pipeline_bubble},
            {"data_comm", b.data_comm},
+           {"gradient_sync", b.gradient_sync},
            {"optimizer", b.optimizer},
            {"host", b.host}}};
 }

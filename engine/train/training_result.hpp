@@ -12,13 +12,22 @@ namespace pathfinder {
 
 // Where the critical device's iteration goes; the parts add up to the iteration time.
 struct TrainingBreakdown {
-  double compute = 0.0;          // forward and backward kernels, recomputation included
+  double compute = 0.0;          // the repeated layers' kernels, recomputation included
+  double embedding_head = 0.0;   // embedding, final layernorm, LM head and loss kernels
   double tensor_comm = 0.0;      // tensor-parallel collectives on the compute stream
   double pipeline_comm = 0.0;    // waiting for activations and gradients of other stages
   double pipeline_bubble = 0.0;  // idle in the pipeline fill and drain
   double data_comm = 0.0;        // gradient reduction (and ZeRO gathers) not hidden
+  // After the backward pass, before the step: the tied word-embedding gradients all-reduced
+  // between the first and last pipeline stage, the gradient-norm and overflow-check all-reduces.
+  double gradient_sync = 0.0;
   double optimizer = 0.0;        // the update step
   double host = 0.0;             // input transfer, host stalls, synchronisation, fixed costs
+
+  [[nodiscard]] double total() const {
+    return compute + embedding_head + tensor_comm + pipeline_comm + pipeline_bubble + data_comm +
+           gradient_sync + optimizer + host;
+  }
 };
 
 struct TrainingResult {

@@ -245,17 +245,22 @@ TEST_CASE("LSTM LM parameter count matches the reference run", "[graph][golden]"
 }
 
 TEST_CASE("optimizer costs per parameter", "[graph][golden]") {
-  // Adam, mixed fp16: read g 2 + w, m, v 12 = 14; write w, m, v 12 + fp16 copy 2 = 14.
+  // Adam, mixed fp16 (Megatron's step): grad copy r2 w4, unscale r4 w4, norm r4, Adam r16 w12,
+  // weight copy r4 w2: read 30, write 22.
   const UpdateCost a16 = update_cost(Optimizer::kAdam, DataType::kFp16);
   CHECK(a16.flops == 16.0);
-  CHECK(a16.bytes_read == 14.0);
-  CHECK(a16.bytes_written == 14.0);
+  CHECK(a16.bytes_read == 30.0);
+  CHECK(a16.bytes_written == 22.0);
+  // bf16: no loss scaling, read 2 + 24 = 26, write 16 + 2 = 18.
+  CHECK(update_cost(Optimizer::kAdam, DataType::kBf16).bytes_read == 26.0);
+  CHECK(update_cost(Optimizer::kAdam, DataType::kBf16).bytes_written == 18.0);
   // Adam, fp32: read g, w, m, v = 16; write w, m, v = 12.
   const UpdateCost a32 = update_cost(Optimizer::kAdam, DataType::kFp32);
   CHECK(a32.bytes_read == 16.0);
   CHECK(a32.bytes_written == 12.0);
-  // fp8 gradients: read 1 + 12, write 12 + 1.
-  CHECK(update_cost(Optimizer::kAdam, DataType::kFp8).bytes_read == 13.0);
+  // fp8 gradients: read 1 + 24, write 16 + 1.
+  CHECK(update_cost(Optimizer::kAdam, DataType::kFp8).bytes_read == 25.0);
+  CHECK(update_cost(Optimizer::kAdam, DataType::kFp8).bytes_written == 17.0);
   // SGD: 3 FLOPs; fp32 read g, w = 8, write w = 4; bf16 read 2 + 4, write 4 + 2.
   const UpdateCost s32 = update_cost(Optimizer::kSgd, DataType::kFp32);
   CHECK(s32.flops == 3.0);
@@ -264,14 +269,14 @@ TEST_CASE("optimizer costs per parameter", "[graph][golden]") {
   const UpdateCost s16 = update_cost(Optimizer::kSgd, DataType::kBf16);
   CHECK(s16.bytes_read == 6.0);
   CHECK(s16.bytes_written == 6.0);
-  // An update kernel over 1000 parameters with Adam fp16: 16000 FLOP, 14000 B each way.
+  // An update kernel over 1000 parameters with Adam fp16: 16000 FLOP, 30000 B read, 22000 written.
   const Kernel k = update_kernel("u", Optimizer::kAdam, DataType::kFp16, 1000, 3, {});
   CHECK(k.kind == KernelKind::kOptimizerUpdate);
   CHECK(k.phase == Phase::kUpdate);
   CHECK(k.layer == 3);
   CHECK(fl(k.flops) == 16000.0);
-  CHECK(k.bytes_read.in(units::bytes) == 14000.0);
-  CHECK(k.bytes_written.in(units::bytes) == 14000.0);
+  CHECK(k.bytes_read.in(units::bytes) == 30000.0);
+  CHECK(k.bytes_written.in(units::bytes) == 22000.0);
 }
 
 TEST_CASE("workload kinds and optimizers parse", "[graph]") {

@@ -46,8 +46,8 @@ TEST_CASE("a study's rows hold every axis and result, equal to a direct evaluati
   const StudyTable& t = run.table;
   CHECK(t.columns == std::vector<std::string>{
                          "logic", "memory", "feasible", "reason", "chosen_strategy", "iteration_s", "mfu",
-                         "tokens_per_s", "compute_s", "tensor_comm_s", "pipeline_comm_s",
-                         "pipeline_bubble_s", "data_comm_s", "optimizer_s", "host_s", "peak_tflops",
+                         "tokens_per_s", "compute_s", "embedding_head_s", "tensor_comm_s", "pipeline_comm_s",
+                         "pipeline_bubble_s", "data_comm_s", "gradient_sync_s", "optimizer_s", "host_s", "peak_tflops",
                          "memory_bandwidth_gbs", "memory_gb_per_device", "memory_used_gb",
                          "gemm_intensity", "settings"});
   CHECK(csv_of(out) == to_csv(t));
