@@ -40,7 +40,10 @@ void add_study_command(CLI::App& app, int& exit_code) {
                   "Software profile name or file, replacing the study's software: key");
   cmd->callback([opt, &exit_code] {
     StudySpec study = load_study(opt->study);
-    if (!opt->software.empty()) study.software = opt->software;
+    if (!opt->software.empty()) {
+      study.software = opt->software;
+      study.software_loc = SourceLoc{"command line", 0, 0, "--software"};
+    }
     const std::string out = opt->out.empty() ? "results/" + study.name : opt->out;
     std::optional<oneapi::tbb::global_control> threads;
     if (opt->threads > 0) {

@@ -53,7 +53,8 @@ LoadedTemplate load_template_for(const std::string& template_path, const Machine
   // The template first: a missing template is the error to report, not the techlib beside it.
   ArchTemplate t = apply_overrides(load_template(template_path), opt.overrides);
   TechLibrary lib = load_techlib_for(t, opt.techlib);
-  SoftwareProfile software = software_for(opt.software, template_path);
+  SoftwareProfile software =
+      software_for(opt.software, template_path, SourceLoc{"command line", 0, 0, "--software"});
   t = with_software(std::move(t), software);
   return {std::move(t), std::move(lib), std::move(software)};
 }

@@ -55,6 +55,7 @@ SearchStudy load_search_study(const std::string& path) {
   if (auto sw = root.optional<std::string>("software")) {
     const bool file = sw->find('/') != std::string::npos || sw->ends_with(".yaml");
     s.software = file ? beside(path, *sw) : *sw;
+    s.software_loc = root.loc_of("software");
   }
   if (auto n = root.optional_child("search")) s.options = read_search_options(*n);
   root.finish();

@@ -33,7 +33,8 @@ struct SearchStudy {
   std::optional<Strategy> strategy;  // none: search the strategies too
   int shortlist = 3;
   bool check_memory = true;
-  std::string software;  // `software:` profile name or file (resolved); "" = the default  // false only to reproduce the paper (it never checks capacity)
+  std::string software;  // `software:` profile name or file (resolved); "" = the default
+  SourceLoc software_loc;  // false only to reproduce the paper (it never checks capacity)
   SearchOptions options;
 };
 

@@ -36,7 +36,7 @@ SoftwareProfile load_software_profile(const std::string& path) {
 }
 
 std::string resolve_software_profile(const std::string& name_or_path,
-                                     const std::vector<std::string>& dirs) {
+                                     const std::vector<std::string>& dirs, const SourceLoc& where) {
   const std::string name = name_or_path.empty() ? kDefaultSoftwareProfile : name_or_path;
   const bool is_path = name.find('/') != std::string::npos ||
                        (name.size() > 5 && name.compare(name.size() - 5, 5, ".yaml") == 0);
@@ -48,17 +48,19 @@ std::string resolve_software_profile(const std::string& name_or_path,
     if (std::filesystem::is_regular_file(p, ec)) return p.lexically_normal().string();
     tried += (tried.empty() ? "" : ", ") + p.lexically_normal().string();
   }
-  throw ConfigError(Diagnostic{SourceLoc{name, 0, 0, "software"},
+  const SourceLoc at = where.file.empty() ? SourceLoc{"software profile", 0, 0, "software"} : where;
+  throw ConfigError(Diagnostic{at,
                                "expected a software profile file or the name of one in " +
                                    (tried.empty() ? std::string("(no directory)") : tried) +
                                    ", got \"" + name + "\""});
 }
 
-SoftwareProfile software_for(const std::string& choice, const std::string& template_file) {
+SoftwareProfile software_for(const std::string& choice, const std::string& template_file,
+                             const SourceLoc& where) {
   const std::string beside =
       (std::filesystem::path(template_file).parent_path() / "software").lexically_normal().string();
   return load_software_profile(
-      resolve_software_profile(choice, {beside, PATHFINDER_SHIPPED_SOFTWARE}));
+      resolve_software_profile(choice, {beside, PATHFINDER_SHIPPED_SOFTWARE}, where));
 }
 
 ArchTemplate with_software(ArchTemplate t, const SoftwareProfile& s) {

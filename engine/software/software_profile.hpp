@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/arch/arch_template.hpp"
+#include "engine/core/error.hpp"
 #include "engine/core/units.hpp"
 
 namespace pathfinder {
@@ -43,13 +44,16 @@ struct SoftwareProfile {
 
 // `name_or_path`: a file path (contains '/' or ends in .yaml), else a shipped profile's name,
 // looked up in each of `dirs` in order as NAME.yaml. Empty: the first dir's default profile.
+// `where`: what an error about the choice points at (a file's key, or the command line).
 [[nodiscard]] std::string resolve_software_profile(const std::string& name_or_path,
-                                                   const std::vector<std::string>& dirs);
+                                                   const std::vector<std::string>& dirs,
+                                                   const SourceLoc& where = {});
 
 // `choice` (a name, a path, or empty for the default) for a template file: a name is looked up
 // in software/ beside the template, then in the shipped profiles (templates/software/).
 [[nodiscard]] SoftwareProfile software_for(const std::string& choice,
-                                           const std::string& template_file);
+                                           const std::string& template_file,
+                                           const SourceLoc& where = {});
 
 // The profile shipped as the default (the software stack of the calibration measurements).
 inline constexpr const char* kDefaultSoftwareProfile = "megatron-lm";

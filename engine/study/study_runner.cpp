@@ -304,7 +304,7 @@ ArchTemplate point_template(const ArchTemplate& base, const StudyPoint& p) {
 StudyContext load_study_context(const StudySpec& s, const std::string& techlib_dir) {
   StudyContext c;
   c.lib = load_tech_library_dir(techlib_dir);
-  c.software = software_for(s.software, s.templates.front().path);
+  c.software = software_for(s.software, s.templates.front().path, s.software_loc);
   for (const StudyFile& f : s.templates) {
     c.templates.push_back(located_load(f, "template", [&] {
       ArchTemplate t = load_template(f.path);

@@ -569,6 +569,7 @@ StudySpec read_study(const ConfigNode& root) {
   if (auto sw = root.optional<std::string>("software")) {
     const bool path = sw->find('/') != std::string::npos || sw->ends_with(".yaml");
     s.software = path ? beside(s.file, *sw) : *sw;
+    s.software_loc = root.loc_of("software");
   }
   if (check_keyed_setting(s, root, points, AxisKind::kDevices, true)) {
     s.devices = root.require_positive<int>("devices");

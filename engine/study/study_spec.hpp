@@ -156,6 +156,7 @@ struct StudySpec {
   std::optional<int> devices;  // the `devices:` key
   bool check_memory = true;
   std::string software;  // `software:` profile name or file (resolved); "" = the default
+  SourceLoc software_loc;  // where it was given (the study file's key, or the command line)
   std::vector<StudyAxis> axes;  // the explicit points' axes, then the sweep's in file order
   std::size_t point_axes = 0;   // how many of axes the explicit points set
   std::vector<ExplicitPoint> points;  // empty: the sweep's product alone

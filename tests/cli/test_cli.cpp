@@ -702,3 +702,46 @@ TEST_CASE("eval --isolated times one GEMM call: host floor plus device", "[cli][
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+namespace {
+
+double iteration_of(const Run& r) {
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  return j.at("iteration_s").get<double>();
+}
+
+}  // namespace
+
+TEST_CASE("eval --software picks the framework's overlaps and host costs", "[cli]") {
+  const std::string base = "eval --template templates/a100.yaml --workload "
+                           "studies/workloads/gpt3_13b.yaml --strategy tp8-pp2-dp4 --format json";
+  const Run lm = run(base);
+  const Run named = run(base + " --software megatron-lm");
+  const Run core = run(base + " --software megatron-core");
+  const Run file = run(base + " --software templates/software/megatron-core.yaml");
+  const Run flag = run(base + " --dp-overlap");
+  REQUIRE(lm.code == 0);
+  REQUIRE(core.code == 0);
+  CHECK(lm.out == named.out);  // megatron-lm is the default
+  CHECK(core.out == file.out);  // a name or its file
+  // Megatron-Core reduces gradients during the backward pass: never slower (time-window sharing).
+  CHECK(iteration_of(core) <= iteration_of(lm));
+  CHECK(iteration_of(core) < iteration_of(lm) - 1e-3);  // the reduction (~0.1 s) partly hidden
+  CHECK(iteration_of(flag) == iteration_of(core));      // the same overlap from the flag
+  // deepflow-reference has no framework host costs: the 10 ms per iteration go.
+  const Run ref = run(base + " --software deepflow-reference");
+  CHECK(iteration_of(lm) - iteration_of(ref) >= 10e-3);
+}
+
+TEST_CASE("a software profile that does not exist is a located error", "[cli][config-error]") {
+  const Run r = run("eval --template templates/a100.yaml --workload studies/workloads/gpt3_13b.yaml "
+                    "--strategy tp8-pp2-dp4 --software megatron-xl");
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK(first_line(r.err).rfind("command line: error: --software: expected a software profile "
+                                "file or the name of one in ", 0) == 0);
+  CHECK(r.err.find("got \"megatron-xl\"") != std::string::npos);
+}
+
+}  // namespace pathfinder
