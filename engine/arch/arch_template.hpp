@@ -40,8 +40,9 @@ struct CoreSpec {
   // Throughput of the vector (non-matrix) units that run element-wise kernels, as a fraction of
   // the matrix peak: A100 19.5 TFLOP/s FP32 CUDA cores vs 312 tensor = 0.0625.
   double vector_throughput_ratio = 1.0;
-  // Throughput a long training run sustains, as a fraction of what one timed kernel reaches
-  // (clocks under sustained power and heat, contention): applies to training, not to one call.
+  // Throughput a long training run sustains, as a fraction of what one timed kernel reaches:
+  // applies to training, not to one call. A residual fit for mechanisms not modelled (clocks
+  // under sustained power are at most part of it: templates/a100.yaml).
   double sustained_fraction = 1.0;
   [[nodiscard]] double flop_per_cycle() const { return 2.0 * array_rows * array_cols; }
 };

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/test_support.hpp"
+
 using namespace pathfinder;
 
 namespace {
@@ -65,4 +67,25 @@ TEST_CASE("more power never lowers the operating rate", "[arch][vf][property]") 
     CHECK(p.power_ratio <= r * (1 + 1e-9));  // never over budget
     last = p.rate_ratio;
   }
+}
+
+TEST_CASE("N7: what a sustained clock below boost costs in power", "[arch][vf][golden]") {
+  // The power overshoot at boost that scale_to_power would have to take back for a training
+  // clock of 0.85 (a100.yaml's core.sustained_fraction) or 0.93 (near the least clock
+  // LLMCompass's longest GEMM allows, 0.923, D6) of boost. N7 (techlib/logic.yaml): Vn 0.75, Vt 0.30, alpha 1.5.
+  // Rate 0.85 at V = 0.6772: (0.3772^1.5 / 0.6772) / (0.45^1.5 / 0.75) = 0.34209 / 0.40249,
+  // power 0.85 x (0.6772 / 0.75)^2 = 0.6929 -> the core would draw 1/0.6929 = 1.443x its budget
+  // at boost (288 W of a 200 W share). Rate 0.93 at V = 0.7155: power 0.8464 -> 1.181x.
+  const LogicNode* n7 = test::shipped_techlib().find_logic("N7");
+  REQUIRE(n7 != nullptr);
+  const VfModel& m = n7->vf;
+  CHECK(rate_ratio_at(m, 0.6772) == Approx(0.34209 / 0.40249).epsilon(1e-4));
+  CHECK(power_ratio_at(m, 0.6772) == Approx(0.6929).epsilon(1e-3));
+  const VfPoint p85 = scale_to_power(m, 1.0 / 1.4431, 1.0);
+  CHECK(p85.binding == VfBinding::kPower);
+  CHECK(p85.rate_ratio == Approx(0.85).epsilon(1e-3));
+  const VfPoint p93 = scale_to_power(m, 1.0 / 1.1814, 1.0);
+  CHECK(p93.rate_ratio == Approx(0.93).epsilon(1e-3));
+  // At the budget itself (ratio 1, capped at the boost rate) the core runs at boost.
+  CHECK(scale_to_power(m, 1.0, 1.0).rate_ratio == Approx(1.0).epsilon(1e-9));
 }

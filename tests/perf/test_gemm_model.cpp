@@ -43,8 +43,9 @@ const std::vector<std::string> kTemplates = {"a100", "v100", "h100", "deepflow_v
 }  // namespace
 
 TEST_CASE("[calibration] A100 FP16 GEMMs: the 20 LLMCompass measurements", "[perf]") {
-  // Each measurement times one cuBLAS call from the host, so the prediction is the isolated
-  // time: the template's host floor (dispatch 12 + launch 5 + synchronize 11 = 28 us) plus the
+  // Each measurement times one cuBLAS call from the host (the median of 50 back-to-back calls
+  // after 3 warm-up calls: LLMCompass software_model/matmul.py, Matmul.run_on_gpu), so the
+  // prediction is the isolated time in burst mode: the template's host floor (dispatch 12 + launch 5 + synchronize 11 = 28 us) plus the
   // device time of the searched plan.
   const PerfMachine m = test::shipped_machine("a100");
   double sum = 0.0, worst = 0.0;
