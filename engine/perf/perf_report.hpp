@@ -4,7 +4,7 @@
 // Kernel figures are per execution of the graph: one micro-batch's forward and backward
 // kernels and the update kernels of one optimizer step; start_s/end_s are GraphTiming's, within
 // the kernel's stream (the micro-batch's, or the update's). Totals are GraphTiming's as
-// graph_timing.hpp defines them. "Peak" is the MCU arrays' peak FLOP/s (MicroArch core.peak,
+// graph_timing.hpp defines them, or a training model's iteration (IterationFigures). "Peak" is the MCU arrays' peak FLOP/s (MicroArch core.peak,
 // what `pathfinder arch` prints), before the template's core.max_utilization derating that
 // the timer itself uses (reported as matrix_flops_per_s); intensity is FLOP per main-memory
 // byte of the timed plan.
