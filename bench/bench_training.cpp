@@ -9,6 +9,7 @@
 #include "engine/system/system_graph.hpp"
 #include "engine/techlib/techlib_loader.hpp"
 #include "engine/train/gpt_training.hpp"
+#include "engine/train/training_model.hpp"
 
 namespace {
 
@@ -38,5 +39,21 @@ void BM_Gpt3Evaluation(benchmark::State& state) {
 }
 BENCHMARK(BM_Gpt3Evaluation)->Arg(8)->Arg(64)->Arg(1024)->Arg(8192)->Arg(65536)
     ->Unit(benchmark::kMicrosecond);
+
+// The same evaluation on 1,024 devices through the training entry point the design evaluator
+// and the CLI use (training_model.hpp): the workload-kind dispatch must cost nothing.
+void BM_Gpt3EntryPoint(benchmark::State& state) {
+  static const TechLibrary lib = load_tech_library_dir(kRoot + "/techlib");
+  const ArchSpec spec = bind_template(lib, load_template(kRoot + "/templates/a100.yaml"));
+  const MicroArch arch = generate_micro_arch(spec, ResourceSplit::from_template(spec.tmpl));
+  GptSpec w = std::get<GptSpec>(load_workload(kRoot + "/studies/workloads/gpt3_175b.yaml").spec);
+  const Strategy s = parse_strategy("tp8-pp8-dp16-mb1-1f1b-recompute=selective");
+  w.global_batch = 96 * s.dp;
+  TrainingModel model(spec, arch, w, s.devices());
+  benchmark::DoNotOptimize(model.evaluate(s));
+  for (auto _ : state) benchmark::DoNotOptimize(model.evaluate(s).iteration_time);
+  state.SetLabel(to_string(s));
+}
+BENCHMARK(BM_Gpt3EntryPoint)->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -3,15 +3,18 @@
 //                 [--set KEY=VALUE]... [--micro-batch N] [--global-batch N] [--sequence N]
 //                 [--devices N] [--strategy "tp8-pp8-dp16-mb1-1f1b-recompute=selective" | FILE]
 //                 [--isolated]
-// Times one training iteration of a workload on the template's micro-architecture, kernel by
-// kernel; with --strategy or --devices, distributed over the system; with --isolated, one GEMM
-// call as a per-call benchmark measures it. An infeasible micro-architecture or a strategy that
+// Times one training iteration of a workload on the template's micro-architecture with the
+// training entry point (engine/train/training_model.hpp): with --strategy or --devices,
+// distributed over the system; without, on one device (the trivial strategy), its kernels
+// listed above the iteration; with --isolated, one GEMM call as a per-call benchmark measures it. An infeasible micro-architecture or a strategy that
 // does not fit in memory is a result: reported, exit 0.
 #include <cstdio>
 #include <string>
 #include <tuple>
 #include <variant>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "engine/arch/arch_spec.hpp"
 #include "engine/arch/generator.hpp"
@@ -24,9 +27,7 @@
 #include "engine/perf/kernel_timer.hpp"
 #include "engine/perf/perf_machine.hpp"
 #include "engine/perf/perf_report.hpp"
-#include "engine/system/system_graph.hpp"
-#include "engine/train/distributed_gemm.hpp"
-#include "engine/train/lstm_training.hpp"
+#include "engine/train/training_model.hpp"
 #include "engine/train/training_report.hpp"
 
 namespace pathfinder::cli {
@@ -44,31 +45,32 @@ PartialStrategy written_strategy(const std::string& text) {
   return file ? read_partial_strategy(ConfigNode::load_file(text)) : parse_partial_strategy(text);
 }
 
-std::string distributed(const ArchSpec& spec, const MicroArch& arch, const Workload& w,
-                        const Strategy& s, const std::string& format,
-                        const TrainingOptions& options) {
-  const int devices = s.devices();
-  if (const auto* lstm = std::get_if<LstmSpec>(&w.spec)) {
-    LstmTraining model(*lstm, make_perf_machine(spec, arch),
-                       make_system_graph(spec, arch, devices), arch.core.peak.si(), options);
-    const TrainingResult r = model.evaluate(s);
-    if (format == "json") return to_json(r, devices).dump(2) + "\n";
-    if (format == "csv") return to_csv(r, devices);
-    return format_table(r, devices, w.name + " on " + arch.name);
-  }
-  if (const auto* gemm = std::get_if<GemmSpec>(&w.spec)) {
-    KernelTimer timer(make_perf_machine(spec, arch));
-    const DistributedGemmResult r =
-        evaluate_distributed_gemm(*gemm, s, timer, make_system_graph(spec, arch, devices));
-    if (format == "json") return to_json(r, s).dump(2) + "\n";
-    return format_table(r, s);
-  }
-  GptTraining model(std::get<GptSpec>(w.spec), make_perf_machine(spec, arch),
-                    make_system_graph(spec, arch, devices), arch.core.peak.si(), options);
-  const TrainingResult r = model.evaluate(s);
+// A training result as the command prints it: the entry point's report.
+std::string training_report(const TrainingResult& r, const Workload& w, const MicroArch& arch,
+                            const std::string& format) {
+  const int devices = r.strategy.devices();
   if (format == "json") return to_json(r, devices).dump(2) + "\n";
   if (format == "csv") return to_csv(r, devices);
   return format_table(r, devices, w.name + " on " + arch.name);
+}
+
+// One device, no strategy: the same evaluation (the trivial strategy), with the kernels of its
+// one stage -- the workload's whole graph -- timed and listed above the iteration's report.
+std::string single_device_report(const TrainingResult& r, const Workload& w,
+                                 const MicroArch& arch, KernelTimer& timer,
+                                 const std::string& format, bool all_kernels) {
+  const GraphTiming g = time_workload(w, timer);
+  const std::size_t critical = static_cast<std::size_t>(r.critical_stage);
+  const IterationFigures it{r.feasible, r.iteration_time,
+                            critical < r.device_busy.size() ? r.device_busy[critical] : 0.0};
+  if (format == "csv") return to_csv(w, g, timer);  // the kernel rows
+  if (format == "json") {
+    nlohmann::ordered_json j = to_json(arch, w, g, timer, it);
+    j["training"] = nlohmann::ordered_json::parse(to_json(r, 1).dump());
+    return j.dump(2) + "\n";
+  }
+  return format_table(arch, w, g, timer, it, all_kernels) + "\n" +
+         training_report(r, w, arch, format);
 }
 
 // eval --help's footer: the strategy grammar (engine/dist/strategy.hpp) and the exit status.
@@ -188,7 +190,8 @@ void add_eval_command(CLI::App& app, int& exit_code) {
                                    "times one call on one device; leave out --strategy and "
                                    "--devices"});
     }
-    Strategy strategy;
+    // Without --strategy or --devices: one device, the trivial strategy (training_model.hpp).
+    Strategy strategy = trivial_strategy(w.spec);
     if (distribute) {
       strategy = complete_strategy(written_strategy(opt->strategy), w.spec, opt->devices,
                                    command_line("--devices"));
@@ -206,14 +209,14 @@ void add_eval_command(CLI::App& app, int& exit_code) {
       if (opt->format == "json") out = isolated_call_json(arch, w, timer).dump(2) + "\n";
       else if (opt->format == "csv") out = isolated_call_csv(w, timer);
       else out = format_isolated_call(arch, w, timer);
-    } else if (distribute) {
-      out = distributed(spec, arch, w, strategy, opt->format, training);
     } else {
-      KernelTimer timer(make_perf_machine(spec, arch));
-      const GraphTiming g = time_workload(w, timer);
-      if (opt->format == "json") out = to_json(arch, w, g, timer).dump(2) + "\n";
-      else if (opt->format == "csv") out = to_csv(w, g, timer);
-      else out = format_table(arch, w, g, timer, opt->all_kernels);
+      const TrainingResult r = evaluate_training(spec, arch, w.spec, strategy, training);
+      if (distribute) {
+        out = training_report(r, w, arch, opt->format);
+      } else {
+        KernelTimer timer(make_perf_machine(spec, arch));
+        out = single_device_report(r, w, arch, timer, opt->format, opt->all_kernels);
+      }
     }
     std::fputs(out.c_str(), stdout);
     exit_code = 0;

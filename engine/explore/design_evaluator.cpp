@@ -11,11 +11,7 @@
 
 #include "engine/arch/generator.hpp"
 #include "engine/dist/strategy_enumeration.hpp"
-#include "engine/perf/perf_machine.hpp"
-#include "engine/system/system_graph.hpp"
-#include "engine/train/distributed_gemm.hpp"
-#include "engine/train/gpt_training.hpp"
-#include "engine/train/lstm_training.hpp"
+#include "engine/train/training_model.hpp"
 
 namespace pathfinder {
 namespace {
@@ -35,48 +31,6 @@ TrainingResult infeasible(const Strategy& s, std::string reason) {
   r.reason = std::move(reason);
   return r;
 }
-
-// One model of the workload on one micro-architecture, reused across strategies.
-class Model {
- public:
-  Model(const ArchSpec& spec, const MicroArch& a, const WorkloadSpec& w, int devices,
-        const TrainingOptions& o)
-      : machine_(make_perf_machine(spec, a)),
-        system_(make_system_graph(spec, a, devices)),
-        peak_(a.core.peak.si()) {
-    if (const auto* g = std::get_if<GptSpec>(&w)) {
-      gpt_.emplace(*g, machine_, system_, peak_, o);
-    } else if (const auto* l = std::get_if<LstmSpec>(&w)) {
-      lstm_.emplace(*l, machine_, system_, peak_, o);
-    } else {
-      gemm_ = std::get<GemmSpec>(w);
-    }
-  }
-  TrainingResult evaluate(const Strategy& s) {
-    if (gpt_) return gpt_->evaluate(s);
-    if (lstm_) return lstm_->evaluate(s);
-    KernelTimer timer(machine_);
-    const DistributedGemmResult g = evaluate_distributed_gemm(gemm_, s, timer, system_);
-    TrainingResult r;
-    r.strategy = s;
-    r.iteration_time = g.time;
-    r.breakdown.compute = g.local_time.device;
-    r.breakdown.tensor_comm = g.communication;
-    r.breakdown.host = g.time - g.local_time.device - g.communication;
-    r.model_flops = 2.0 * static_cast<double>(gemm_.m) * static_cast<double>(gemm_.n) *
-                    static_cast<double>(gemm_.k);
-    r.mfu = r.model_flops / (r.iteration_time * system_.devices * peak_);
-    return r;
-  }
-
- private:
-  PerfMachine machine_;
-  SystemGraph system_;
-  double peak_;
-  std::optional<GptTraining> gpt_;
-  std::optional<LstmTraining> lstm_;
-  GemmSpec gemm_{};
-};
 
 }  // namespace
 
@@ -100,36 +54,58 @@ DesignEvaluator::DesignEvaluator(ArchSpec spec, WorkloadSpec workload, int devic
       devices_(devices),
       options_(options) {}
 
-TrainingResult DesignEvaluator::evaluate(const Eigen::VectorXd& split, const Strategy& s) const {
+ArchFigures arch_figures(const MicroArch& a) {
+  ArchFigures f;
+  f.feasible = a.feasible;
+  if (!a.feasible) {
+    f.reason = a.infeasible_reason;
+    return f;
+  }
+  f.peak_flops = a.core.peak.si();
+  f.memory_bandwidth = a.main_memory.bandwidth.si();
+  f.memory_capacity = a.main_memory.capacity.si();
+  return f;
+}
+
+DesignEvaluation DesignEvaluator::evaluate(const Eigen::VectorXd& split, const Strategy& s) const {
   const MicroArch a = generate_micro_arch(spec_, split_of(split));
-  if (!a.feasible) return infeasible(s, a.infeasible_reason);
-  Model m(spec_, a, workload_, devices_, options_);
-  return m.evaluate(s);
+  DesignEvaluation out{arch_figures(a), {}};
+  if (!a.feasible) {
+    out.training = infeasible(s, a.infeasible_reason);
+    return out;
+  }
+  TrainingModel m(spec_, a, workload_, devices_, options_);
+  out.training = m.evaluate(s);
+  return out;
 }
 
 double DesignEvaluator::time(const Eigen::VectorXd& split, const Strategy& s) const {
-  const TrainingResult r = evaluate(split, s);
+  const MicroArch a = generate_micro_arch(spec_, split_of(split));
+  if (!a.feasible) return kInf;
+  TrainingModel m(spec_, a, workload_, devices_, options_);
+  const TrainingResult r = m.evaluate(s);
   return r.feasible && r.iteration_time > 0.0 ? r.iteration_time : kInf;
 }
 
 std::vector<RankedStrategy> rank_strategies(const DesignEvaluator& e,
                                             const Eigen::VectorXd& split,
-                                            std::size_t* evaluated) {
+                                            std::size_t* evaluated, ArchFigures* arch) {
   const std::vector<Strategy> all = enumerate_strategies(e.workload(), e.devices());
   std::vector<RankedStrategy> out;
   out.reserve(all.size());
   const MicroArch a = generate_micro_arch(e.spec(), split_of(split));
+  if (arch != nullptr) *arch = arch_figures(a);
   if (!a.feasible) {
     for (const Strategy& s : all) out.push_back({s, infeasible(s, a.infeasible_reason)});
   } else {
     // One model per worker thread (its memo is not shared); each strategy's result lands in
     // its own slot, so the ranking is the same for any thread count.
     out.resize(all.size());
-    oneapi::tbb::enumerable_thread_specific<std::optional<Model>> models;
+    oneapi::tbb::enumerable_thread_specific<std::optional<TrainingModel>> models;
     oneapi::tbb::parallel_for(
         oneapi::tbb::blocked_range<std::size_t>(0, all.size(), 256),
         [&](const oneapi::tbb::blocked_range<std::size_t>& range) {
-          std::optional<Model>& m = models.local();
+          std::optional<TrainingModel>& m = models.local();
           if (!m) m.emplace(e.spec(), a, e.workload(), e.devices(), e.options());
           for (std::size_t i = range.begin(); i != range.end(); ++i) {
             out[i] = {all[i], m->evaluate(all[i])};

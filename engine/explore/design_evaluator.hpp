@@ -1,8 +1,8 @@
 // The objective every search of issue 5 minimizes: one training iteration of a workload under a
 // parallelism strategy on the micro-architecture a resource split generates (paper §7). An
 // infeasible design (the generator's verdict) or a strategy that does not fit in memory is +inf,
-// never an exception. Thread-safe: each call builds its own micro-architecture and timer, so
-// finite differences and restarts evaluate in parallel.
+// never an exception. Thread-safe: each call builds its own micro-architecture and training
+// model (train/training_model.hpp), so finite differences and restarts evaluate in parallel.
 #pragma once
 
 #include <Eigen/Core>
@@ -17,18 +17,41 @@
 #include "engine/train/training_result.hpp"
 
 namespace pathfinder {
+struct MicroArch;
+}
+
+namespace pathfinder {
 
 // The template's split as a search space: area and power of every component free in [0, 1];
 // perimeter free for the components the template gives die edge (memory, networks), fixed at 0
 // for the others.
 [[nodiscard]] SplitSpace template_split_space(const ArchTemplate& t);
 
+// The headline figures of the micro-architecture a split generates (`pathfinder arch`'s first
+// lines), or the generator's reason it is infeasible.
+struct ArchFigures {
+  bool feasible = false;
+  std::string reason;             // when infeasible
+  double peak_flops = 0.0;        // one device's dense peak, FLOP/s
+  double memory_bandwidth = 0.0;  // main memory, B/s
+  double memory_capacity = 0.0;   // main memory per device, B
+};
+[[nodiscard]] ArchFigures arch_figures(const MicroArch& a);
+
+// One design point evaluated: its micro-architecture's figures and the training result on it
+// (breakdown per stage, memory footprint, and for a GEMM the local product). What a study
+// writes, with nothing regenerated.
+struct DesignEvaluation {
+  ArchFigures arch;
+  TrainingResult training;
+};
+
 class DesignEvaluator {
  public:
   DesignEvaluator(ArchSpec spec, WorkloadSpec workload, int devices,
                   TrainingOptions options = {});
   // Full result at a split (a point in the template's split layout).
-  [[nodiscard]] TrainingResult evaluate(const Eigen::VectorXd& split, const Strategy& s) const;
+  [[nodiscard]] DesignEvaluation evaluate(const Eigen::VectorXd& split, const Strategy& s) const;
   // Iteration time in seconds, +inf when infeasible.
   [[nodiscard]] double time(const Eigen::VectorXd& split, const Strategy& s) const;
   [[nodiscard]] const ArchSpec& spec() const { return spec_; }
@@ -50,10 +73,12 @@ struct RankedStrategy {
 
 // Every valid strategy for the workload on the evaluator's devices (dist/strategy_enumeration),
 // timed on the design at `split`; feasible ones by iteration time (ties: enumeration order),
-// then the infeasible ones. `evaluated` receives how many were timed.
+// then the infeasible ones. `evaluated` receives how many were timed, `arch` the figures of
+// the micro-architecture they were timed on.
 [[nodiscard]] std::vector<RankedStrategy> rank_strategies(const DesignEvaluator& e,
                                                           const Eigen::VectorXd& split,
-                                                          std::size_t* evaluated = nullptr);
+                                                          std::size_t* evaluated = nullptr,
+                                                          ArchFigures* arch = nullptr);
 
 // d(iteration time)/d(resource) at a split for each component: seconds per extra mm² of die,
 // per W and per mm of perimeter (central differences of the split fractions, divided by the

@@ -71,7 +71,7 @@ StudyOutcome run_search_study(const SearchStudy& study, const DesignEvaluator& e
   std::vector<Strategy> candidates;
   if (study.strategy) {
     candidates.push_back(*study.strategy);
-    o.at_template = e.evaluate(o.template_split, *study.strategy);
+    o.at_template = e.evaluate(o.template_split, *study.strategy).training;
     o.strategies_ranked = 1;
   } else {
     const std::vector<RankedStrategy> ranked =
@@ -98,12 +98,13 @@ StudyOutcome run_search_study(const SearchStudy& study, const DesignEvaluator& e
   // The strategy that wins at the searched split.
   double best = std::numeric_limits<double>::infinity();
   for (const Strategy& s : candidates) {
-    const TrainingResult r = e.evaluate(o.search.x, s);
+    DesignEvaluation d = e.evaluate(o.search.x, s);
+    const TrainingResult& r = d.training;
     o.tried.push_back({s, r});
     if (r.feasible && r.iteration_time < best) {
       best = r.iteration_time;
       o.strategy = s;
-      o.best = r;
+      o.best = std::move(d);
     }
   }
   o.sensitivities = sensitivities(e, space, o.search.x, o.strategy);
@@ -117,12 +118,13 @@ std::string format_outcome(const StudyOutcome& o, const DesignEvaluator& e) {
     return "no feasible design: " + (o.at_template.reason.empty() ? std::string("every search failed")
                                                                   : o.at_template.reason) + "\n";
   }
-  const double t0 = o.at_template.iteration_time, t1 = o.best.iteration_time;
+  const double t0 = o.at_template.iteration_time, t1 = o.best.training.iteration_time;
   out += printf_string("strategy %s (%zu ranked, best %zu searched jointly with the split)\n",
                        to_string(o.strategy).c_str(), o.strategies_ranked, o.tried.size());
   out += printf_string("iteration: template split %s -> searched split %s (%.2fx), MFU %.1f%%\n\n",
                        format_seconds(t0).c_str(), format_seconds(t1).c_str(),
-                       t1 > 0 && o.at_template.feasible ? t0 / t1 : 0.0, 100.0 * o.best.mfu);
+                       t1 > 0 && o.at_template.feasible ? t0 / t1 : 0.0,
+                       100.0 * o.best.training.mfu);
   out += printf_string("%-14s %15s %15s %15s %11s %11s %11s\n", "component", "area", "power",
                        "perimeter", "s per mm2", "s per W", "s per mm");
   const int h = static_cast<int>(t.split.size());
@@ -153,7 +155,7 @@ std::string outcome_yaml(const StudyOutcome& o, const DesignEvaluator& e) {
   std::string out = printf_string("# searched split for %s; strategy %s; iteration %.6g s "
                                   "(template split %.6g s)\nsplit:\n",
                                   t.name.c_str(), to_string(o.strategy).c_str(),
-                                  o.best.iteration_time, o.at_template.iteration_time);
+                                  o.best.training.iteration_time, o.at_template.iteration_time);
   for (int i = 0; o.search.feasible() && i < h; ++i) {
     out += printf_string("  %s: {area: %.5f, power: %.5f, perimeter: %.5f}\n",
                          t.split[static_cast<std::size_t>(i)].name.c_str(), o.search.x[i],

@@ -55,7 +55,7 @@ struct StudyOutcome {
   TrainingResult at_template;   // the best strategy on the template's own split
   Strategy strategy;            // the winner at the searched split
   SearchResult search;          // the joint split search (best of the shortlist per point)
-  TrainingResult best;          // at the searched split
+  DesignEvaluation best;        // at the searched split
   Sensitivities sensitivities;  // at the searched split
   std::vector<StrategyOutcome> tried;
   std::size_t strategies_ranked = 0;

@@ -3,6 +3,11 @@
 // on one stream; the host issues one per `dispatch` and the device starts a kernel
 // `launch_latency` after its issue or when the previous one ends, whichever is later, so small
 // kernels become host-bound. Distributed scheduling is issue 4's.
+//
+// The kernel-level view: per-kernel times and the stream they form. The training iteration
+// `eval`, the searches and the studies report is the training model's
+// (train/training_model.hpp; on one device, the trivial strategy); iteration_time here is
+// the lone stream's, which only perf_report's own totals use when given no iteration.
 #pragma once
 
 #include <array>

@@ -42,9 +42,22 @@ std::string shape_text(const GemmShape& s) {
   return out + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
 }
 
-double achieved_per_iteration(const GraphTiming& g) {
-  return g.iteration_time > 0.0 ? g.flops / g.iteration_time : 0.0;
+IterationFigures stream_figures(const GraphTiming& g) {
+  return {true, g.iteration_time, g.device_busy};
 }
+
+double achieved_per_iteration(double flops, const IterationFigures& f) {
+  return f.iteration_time > 0.0 ? flops / f.iteration_time : 0.0;
+}
+
+double utilization(const IterationFigures& f) {
+  return f.iteration_time > 0.0 ? f.device_busy / f.iteration_time : 0.0;
+}
+
+nlohmann::ordered_json report_json(const MicroArch& a, const Workload& w, const GraphTiming& g,
+                                   const KernelTimer& t, const IterationFigures* it);
+std::string report_table(const MicroArch& a, const Workload& w, const GraphTiming& g,
+                         const KernelTimer& t, const IterationFigures* it, bool all_kernels);
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -117,6 +130,18 @@ std::vector<KernelGroup> group_kernels(const Workload& w, const GraphTiming& g,
 
 nlohmann::ordered_json to_json(const MicroArch& a, const Workload& w, const GraphTiming& g,
                                const KernelTimer& t) {
+  return report_json(a, w, g, t, nullptr);
+}
+
+nlohmann::ordered_json to_json(const MicroArch& a, const Workload& w, const GraphTiming& g,
+                               const KernelTimer& t, const IterationFigures& iteration) {
+  return report_json(a, w, g, t, &iteration);
+}
+
+namespace {
+
+nlohmann::ordered_json report_json(const MicroArch& a, const Workload& w, const GraphTiming& g,
+                                   const KernelTimer& t, const IterationFigures* it) {
   const auto& ks = w.graph.kernels();
   PF_ASSERT(g.kernels.size() == ks.size());
   nlohmann::ordered_json j = head_json(a, w);
@@ -161,19 +186,27 @@ nlohmann::ordered_json to_json(const MicroArch& a, const Workload& w, const Grap
   }
   tot["phases"] = std::move(phases);
   tot["micro_batches"] = w.stats.micro_batches;
-  tot["micro_batch_span_s"] = g.micro_batch_span;
-  tot["update_span_s"] = g.update_span;
-  tot["input_transfer_s"] = g.input_transfer;
-  tot["iteration_time_s"] = g.iteration_time;
-  tot["device_busy_s"] = g.device_busy;
-  tot["device_utilization"] = g.device_utilization();
+  if (it == nullptr) {
+    tot["micro_batch_span_s"] = g.micro_batch_span;
+    tot["update_span_s"] = g.update_span;
+    tot["input_transfer_s"] = g.input_transfer;
+  }
+  const IterationFigures f = it != nullptr ? *it : stream_figures(g);
+  const auto if_feasible = [&f](double v) {
+    return f.feasible ? nlohmann::ordered_json(v) : nlohmann::ordered_json();
+  };
+  const double achieved = achieved_per_iteration(g.flops, f);
+  tot["iteration_time_s"] = if_feasible(f.iteration_time);
+  tot["device_busy_s"] = if_feasible(f.device_busy);
+  tot["device_utilization"] = if_feasible(utilization(f));
   tot["flops_per_iteration"] = g.flops;
-  const double achieved = achieved_per_iteration(g);
-  tot["achieved_flops_per_s"] = achieved;
-  tot["fraction_of_peak"] = a.core.peak.si() > 0.0 ? achieved / a.core.peak.si() : 0.0;
+  tot["achieved_flops_per_s"] = if_feasible(achieved);
+  tot["fraction_of_peak"] = if_feasible(a.core.peak.si() > 0.0 ? achieved / a.core.peak.si() : 0.0);
   j["totals"] = std::move(tot);
   return j;
 }
+
+}  // namespace
 
 std::string to_csv(const Workload& w, const GraphTiming& g, const KernelTimer& t) {
   const auto& ks = w.graph.kernels();
@@ -204,6 +237,19 @@ std::string to_csv(const Workload& w, const GraphTiming& g, const KernelTimer& t
 
 std::string format_table(const MicroArch& a, const Workload& w, const GraphTiming& g,
                          const KernelTimer& t, bool all_kernels) {
+  return report_table(a, w, g, t, nullptr, all_kernels);
+}
+
+std::string format_table(const MicroArch& a, const Workload& w, const GraphTiming& g,
+                         const KernelTimer& t, const IterationFigures& iteration,
+                         bool all_kernels) {
+  return report_table(a, w, g, t, &iteration, all_kernels);
+}
+
+namespace {
+
+std::string report_table(const MicroArch& a, const Workload& w, const GraphTiming& g,
+                         const KernelTimer& t, const IterationFigures* it, bool all_kernels) {
   const std::vector<KernelGroup> groups = group_kernels(w, g, all_kernels);
   std::size_t name_w = 6;
   std::size_t shape_w = 5;
@@ -247,24 +293,33 @@ std::string format_table(const MicroArch& a, const Workload& w, const GraphTimin
   o << "(time, device: summed over one micro-batch, update over one step; %busy: share of the\n"
        " iteration's device time; FLOP/B: FLOP per main-memory byte)\n";
 
-  const double achieved = achieved_per_iteration(g);
+  const IterationFigures f = it != nullptr ? *it : stream_figures(g);
+  const double achieved = achieved_per_iteration(g.flops, f);
   const double peak = a.core.peak.si();
   auto line = [&o](const char* what, const std::string& value, const std::string& note) {
     o << printf_string("%-16s %14s", what, value.c_str()) << (note.empty() ? "" : "  ") << note
       << "\n";
   };
   o << "\n";
-  line("micro-batch span", format_seconds(g.micro_batch_span), "forward and backward stream");
-  line("update span", format_seconds(g.update_span), "optimizer step, once per iteration");
-  line("input transfer", format_seconds(g.input_transfer), "host to device, per micro-batch");
+  if (it == nullptr) {
+    line("micro-batch span", format_seconds(g.micro_batch_span), "forward and backward stream");
+    line("update span", format_seconds(g.update_span), "optimizer step, once per iteration");
+    line("input transfer", format_seconds(g.input_transfer), "host to device, per micro-batch");
+  }
   line("micro-batches", std::to_string(w.stats.micro_batches), "per iteration");
-  line("iteration time", format_seconds(g.iteration_time), "");
-  line("device busy", format_seconds(g.device_busy),
-       printf_string("%.1f%% utilization", 100.0 * g.device_utilization()));
+  if (!f.feasible) {
+    line("iteration time", "-", "infeasible");
+    return o.str();
+  }
+  line("iteration time", format_seconds(f.iteration_time), "");
+  line("device busy", format_seconds(f.device_busy),
+       printf_string("%.1f%% utilization", 100.0 * utilization(f)));
   line("achieved", printf_string("%.1f TFLOP/s", achieved * 1e-12),
        printf_string("%.1f%% of peak", peak > 0.0 ? 100.0 * achieved / peak : 0.0));
   return o.str();
 }
+
+}  // namespace
 
 nlohmann::ordered_json infeasible_json(const MicroArch& a, const Workload& w) {
   PF_ASSERT(!a.feasible);

@@ -4,7 +4,7 @@
 // Kernel figures are per execution of the graph: one micro-batch's forward and backward
 // kernels and the update kernels of one optimizer step; start_s/end_s are GraphTiming's, within
 // the kernel's stream (the micro-batch's, or the update's). Totals are GraphTiming's as
-// graph_timing.hpp defines them. "Peak" is the MCU arrays' peak FLOP/s (MicroArch core.peak,
+// graph_timing.hpp defines them, or a training model's iteration (IterationFigures). "Peak" is the MCU arrays' peak FLOP/s (MicroArch core.peak,
 // what `pathfinder arch` prints), before the template's core.max_utilization derating that
 // the timer itself uses (reported as matrix_flops_per_s); intensity is FLOP per main-memory
 // byte of the timed plan.
@@ -32,6 +32,22 @@ namespace pathfinder {
 
 [[nodiscard]] nlohmann::ordered_json to_json(const MicroArch& a, const Workload& w,
                                              const GraphTiming& g, const KernelTimer& t);
+
+// The iteration as a training model times it (train/training_model.hpp: `eval` reports the
+// kernels of the one-device strategy under that model's iteration, not the stream's). The
+// report's totals then take these figures and leave out the stream's spans; not feasible (the
+// strategy does not fit in memory): times and rates null, as infeasible_json.
+struct IterationFigures {
+  bool feasible = true;
+  double iteration_time = 0.0;  // s
+  double device_busy = 0.0;     // s the device computes over the iteration
+};
+[[nodiscard]] nlohmann::ordered_json to_json(const MicroArch& a, const Workload& w,
+                                             const GraphTiming& g, const KernelTimer& t,
+                                             const IterationFigures& iteration);
+[[nodiscard]] std::string format_table(const MicroArch& a, const Workload& w,
+                                       const GraphTiming& g, const KernelTimer& t,
+                                       const IterationFigures& iteration, bool all_kernels);
 [[nodiscard]] std::string to_csv(const Workload& w, const GraphTiming& g, const KernelTimer& t);
 [[nodiscard]] std::string format_table(const MicroArch& a, const Workload& w,
                                        const GraphTiming& g, const KernelTimer& t,

@@ -14,17 +14,12 @@
 #include <oneapi/tbb/partitioner.h>
 
 #include "engine/arch/arch_spec.hpp"
-#include "engine/arch/generator.hpp"
 #include "engine/core/format.hpp"
 #include "engine/dist/strategy_check.hpp"
 #include "engine/explore/design_evaluator.hpp"
 #include "engine/explore/search_study.hpp"
 #include "engine/graph/workload_loader.hpp"
-#include "engine/perf/kernel_timer.hpp"
-#include "engine/perf/perf_machine.hpp"
-#include "engine/system/system_graph.hpp"
 #include "engine/techlib/techlib_loader.hpp"
-#include "engine/train/distributed_gemm.hpp"
 
 namespace pathfinder {
 namespace {
@@ -47,30 +42,13 @@ PointResult infeasible(std::string reason, std::optional<Strategy> s = std::null
   return r;
 }
 
-// A training result t at `split`, with the headline figures of the micro-architecture there
-// (and, for a GEMM, its local product's intensity).
-PointResult at_split(const DesignEvaluator& e, const Eigen::VectorXd& split, const TrainingResult& t) {
+// A design evaluated at the chosen split, as the point's result.
+PointResult evaluated(DesignEvaluation d) {
   PointResult r;
-  r.feasible = t.feasible;
-  r.reason = t.reason;
-  r.strategy = t.strategy;
-  r.training = t;
-  ResourceSplit rs(static_cast<int>(split.size() / 3));
-  rs.values() = split;
-  const MicroArch a = generate_micro_arch(e.spec(), rs);
-  r.has_arch = a.feasible;
-  if (a.feasible) {
-    r.peak_tflops = a.core.peak.si() / 1e12;
-    r.memory_bandwidth_gbs = a.main_memory.bandwidth.si() / 1e9;
-    r.memory_gb_per_device = a.main_memory.capacity.si() / 1e9;
-  }
-  const auto* gemm = std::get_if<GemmSpec>(&e.workload());
-  if (gemm != nullptr && a.feasible && t.feasible) {
-    KernelTimer timer(make_perf_machine(e.spec(), a));
-    const SystemGraph system = make_system_graph(e.spec(), a, e.devices());
-    const DistributedGemmResult g = evaluate_distributed_gemm(*gemm, t.strategy, timer, system);
-    r.gemm_intensity = g.local_time.intensity();
-  }
+  r.feasible = d.training.feasible;
+  r.reason = d.training.reason;
+  r.strategy = d.training.strategy;
+  r.design = std::move(d);
   return r;
 }
 
@@ -82,13 +60,14 @@ PointResult search_point(const StudySpec& s, const DesignEvaluator& e, const Stu
   }
   switch (p.search) {
     case StudySearch::kNone:
-      return at_split(e, split, e.evaluate(split, *p.strategy));
+      return evaluated(e.evaluate(split, *p.strategy));
     case StudySearch::kStrategy: {
-      const std::vector<RankedStrategy> ranked = rank_strategies(e, split);
+      ArchFigures arch;
+      std::vector<RankedStrategy> ranked = rank_strategies(e, split, nullptr, &arch);
       if (ranked.empty()) {
         return infeasible("no valid strategy for " + std::to_string(e.devices()) + " devices");
       }
-      return at_split(e, split, ranked.front().result);
+      return evaluated({std::move(arch), std::move(ranked.front().result)});
     }
     case StudySearch::kArchitecture: {
       SearchStudy joint;
@@ -97,13 +76,13 @@ PointResult search_point(const StudySpec& s, const DesignEvaluator& e, const Stu
       joint.shortlist = s.shortlist;
       joint.check_memory = s.check_memory;
       joint.options = s.optimizer;
-      const StudyOutcome o = run_search_study(joint, e);
+      StudyOutcome o = run_search_study(joint, e);
       if (!o.search.feasible()) {
         return infeasible(o.at_template.reason.empty() ? "the search found no feasible design"
                                                        : o.at_template.reason,
                           p.strategy);
       }
-      return at_split(e, o.search.x, o.best);
+      return evaluated(std::move(o.best));
     }
   }
   return infeasible("unknown search");
@@ -347,7 +326,8 @@ std::vector<std::string> result_row(const StudyPoint& p, const PointResult& r,
   row.push_back(r.feasible ? "1" : "0");
   row.push_back(r.reason);
   row.push_back(r.strategy ? to_string(*r.strategy) : "");
-  const TrainingResult& t = r.training;
+  const TrainingResult& t = r.design.training;
+  const ArchFigures& a = r.design.arch;
   const TrainingBreakdown& b = t.breakdown;
   const auto num = [](double v) { return printf_string("%.9g", v); };
   for (double v : {t.iteration_time, t.mfu, t.tokens_per_second, b.compute, b.embedding_head,
@@ -355,11 +335,11 @@ std::vector<std::string> result_row(const StudyPoint& p, const PointResult& r,
                    b.gradient_sync, b.optimizer, b.host}) {
     row.push_back(r.feasible ? num(v) : "");
   }
-  for (double v : {r.peak_tflops, r.memory_bandwidth_gbs, r.memory_gb_per_device}) {
-    row.push_back(r.has_arch ? num(v) : "");
+  for (double v : {a.peak_flops / 1e12, a.memory_bandwidth / 1e9, a.memory_capacity / 1e9}) {
+    row.push_back(a.feasible ? num(v) : "");
   }
   row.push_back(r.feasible ? num(t.memory.total().si() / 1e9) : "");
-  row.push_back(r.gemm_intensity ? num(*r.gemm_intensity) : "");
+  row.push_back(r.feasible && t.local_gemm ? num(t.local_gemm->intensity) : "");
   row.push_back(settings);
   return row;
 }

@@ -20,6 +20,7 @@
 #include "engine/study/study_spec.hpp"
 #include "engine/study/study_table.hpp"
 #include "engine/techlib/tech_library.hpp"
+#include "engine/explore/design_evaluator.hpp"
 #include "engine/train/training_result.hpp"
 
 namespace pathfinder {
@@ -68,12 +69,10 @@ struct PointResult {
   bool feasible = false;
   std::string reason;                // when infeasible
   std::optional<Strategy> strategy;  // the one evaluated (the winner of a search)
-  TrainingResult training;           // at the chosen split
-  bool has_arch = false;             // the micro-architecture at that split was feasible
-  double peak_tflops = 0.0, memory_bandwidth_gbs = 0.0, memory_gb_per_device = 0.0;
-  // A GEMM workload: FLOP per main-memory byte of one device's local product (the paper's
-  // Fig. 1), as the kernel timer plans it for the chosen strategy at the chosen split.
-  std::optional<double> gemm_intensity;
+  // At the chosen split: the micro-architecture's figures and the training result, as the
+  // design evaluator returned them (for a GEMM workload, the local product and its FLOP per
+  // main-memory byte, the paper's Fig. 1). Default when no design was evaluated.
+  DesignEvaluation design;
 };
 
 // The point's search (p.search) on its template and workload. none: the point's strategy on

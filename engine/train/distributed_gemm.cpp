@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "engine/core/error.hpp"
 #include "engine/core/format.hpp"
 #include "engine/system/mapping.hpp"
 #include "engine/train/comm_collective.hpp"
@@ -32,6 +33,32 @@ DistributedGemmResult evaluate_distributed_gemm(const GemmSpec& spec, const Stra
   r.local_time = timer.time(g.kernels().front());
   r.communication = t.forward.exposed_comm;
   r.time = t.forward.span;
+  return r;
+}
+
+GemmTraining::GemmTraining(GemmSpec spec, PerfMachine machine, SystemGraph system,
+                           double peak_flops)
+    : spec_(spec), timer_(std::move(machine)), system_(std::move(system)), peak_(peak_flops) {}
+
+TrainingResult GemmTraining::evaluate(const Strategy& s) {
+  PF_ASSERT(s.devices() == system_.devices);
+  const DistributedGemmResult g = evaluate_distributed_gemm(spec_, s, timer_, system_);
+  TrainingResult r;
+  r.strategy = s;
+  r.memory_capacity = timer_.machine().main_memory.capacity;
+  r.micro_batches = 1;
+  r.iteration_time = g.time;
+  r.stage_forward = g.time;
+  TrainingBreakdown& b = r.breakdown;
+  b.compute = g.local_time.device;
+  b.tensor_comm = g.communication;
+  b.host = g.time - g.local_time.device - g.communication;
+  r.stages.assign(1, b);
+  r.device_busy.assign(1, g.local_time.device + g.communication);
+  r.model_flops = 2.0 * static_cast<double>(spec_.m) * static_cast<double>(spec_.n) *
+                  static_cast<double>(spec_.k);
+  r.mfu = r.model_flops / (r.iteration_time * system_.devices * peak_);
+  r.local_gemm = LocalGemm{g.local, g.local_time.device, g.local_time.intensity()};
   return r;
 }
 

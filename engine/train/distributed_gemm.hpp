@@ -9,6 +9,7 @@
 #include "engine/graph/workload.hpp"
 #include "engine/perf/kernel_timer.hpp"
 #include "engine/system/system_graph.hpp"
+#include "engine/train/training_result.hpp"
 
 namespace pathfinder {
 
@@ -24,6 +25,24 @@ struct DistributedGemmResult {
                                                               const Strategy& s,
                                                               KernelTimer& timer,
                                                               const SystemGraph& system);
+
+// The distributed GEMM as a training result (training_model.hpp): one call is the iteration --
+// launch, local product and collective, no optimizer and no per-iteration host costs (a GEMM
+// benchmark times the call alone). Breakdown: compute is the local product's device time,
+// tensor_comm the collective, host the launch latency.
+class GemmTraining {
+ public:
+  // `peak_flops`: one device's dense peak (MFU's denominator).
+  GemmTraining(GemmSpec spec, PerfMachine machine, SystemGraph system, double peak_flops);
+  // The strategy's split and kp1 x kp2 must fill the system (check_strategy).
+  [[nodiscard]] TrainingResult evaluate(const Strategy& s);
+
+ private:
+  GemmSpec spec_;
+  KernelTimer timer_;
+  SystemGraph system_;
+  double peak_;
+};
 
 [[nodiscard]] nlohmann::json to_json(const DistributedGemmResult& r, const Strategy& s);
 [[nodiscard]] std::string format_table(const DistributedGemmResult& r, const Strategy& s);

@@ -55,6 +55,9 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r) {
       in.data_group_shared != nullptr ? in.data_group_shared : in.data_group;
   const Collective kind = in.zero >= 1 ? Collective::kReduceScatter : Collective::kAllReduce;
   double finish = 0.0;
+  // Reused from an earlier evaluation into the same result: no allocation once sized.
+  r.stages.assign(static_cast<std::size_t>(P), TrainingBreakdown{});
+  r.critical_stage = 0;
   for (int d = 0; d < P; ++d) {
     double port = 0.0, end = 0.0, update = 0.0, gather = 0.0, params = 0.0, tpc = 0.0, dpc = 0.0,
            outside = 0.0, sync = 0.0;
@@ -93,11 +96,8 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r) {
     // the overflow check, then the update (and ZeRO's gather).
     const double synced = sync + in.gradient_norm;
     const double total = reduced + synced + update + gather;
-    if (total <= finish) continue;
-    finish = total;
-    r.critical_stage = d;
-    TrainingBreakdown& b = r.breakdown;
     const auto du = static_cast<std::size_t>(d);
+    TrainingBreakdown& b = r.stages[du];
     b.tensor_comm = tpc * micro;
     const double sharded_comm = dpc * micro;
     b.embedding_head = outside * micro;
@@ -110,12 +110,24 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r) {
     const double idle = std::max(0.0, end - pipe.busy[du]);
     b.pipeline_comm = P > 1 ? std::min(idle, 2.0 * in.send * micro) : 0.0;
     b.pipeline_bubble = idle - b.pipeline_comm;
+    // The device's own end of the step; the host part follows below.
+    b.host = total;
+    if (total <= finish) continue;
+    finish = total;
+    r.critical_stage = d;
   }
   // Host: the first micro-batch's inputs cross the host link; the iteration synchronises once.
+  // Every stage waits for the slowest before the next iteration's first forward (the host's
+  // synchronisation): the wait is idle, counted as bubble, so each stage sums to the iteration.
   const double h2d = in.host.host_to_device.si();
-  r.breakdown.host = (h2d > 0.0 ? in.input_bytes / h2d : 0.0) + in.host.synchronize.si() +
-                     in.host.iteration.si();
-  r.iteration_time = finish + r.breakdown.host;
+  const double host = (h2d > 0.0 ? in.input_bytes / h2d : 0.0) + in.host.synchronize.si() +
+                      in.host.iteration.si();
+  for (TrainingBreakdown& b : r.stages) {
+    b.pipeline_bubble += finish - b.host;
+    b.host = host;
+  }
+  r.breakdown = r.stages[static_cast<std::size_t>(r.critical_stage)];
+  r.iteration_time = finish + host;
 }
 
 }  // namespace pathfinder

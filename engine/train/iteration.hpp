@@ -56,7 +56,8 @@ struct IterationInput {
   HostSpec host;
 };
 
-// Fills iteration_time, breakdown, device_busy, critical_stage, stage_forward/backward.
+// Fills iteration_time, stages (one breakdown per stage), breakdown (the critical stage's),
+// device_busy, critical_stage, stage_forward/backward.
 void assemble_iteration(const IterationInput& in, TrainingResult& r);
 
 }  // namespace pathfinder

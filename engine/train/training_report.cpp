@@ -1,5 +1,6 @@
 #include "engine/train/training_report.hpp"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 #include <vector>
@@ -22,6 +23,35 @@ std::array<std::pair<const char*, double>, 9> parts(const TrainingBreakdown& b) 
            {"host", b.host}}};
 }
 
+// With pipeline stages, one row per stage: each part's share of the iteration. At most
+// kStageRows rows, then the critical stage if it was left out; JSON's "stages" has them all.
+constexpr std::size_t kStageRows = 8;
+
+std::string stage_row(const TrainingResult& r, std::size_t i) {
+  const std::string label =
+      std::to_string(i) + (static_cast<int>(i) == r.critical_stage ? "*" : "");
+  std::string row = printf_string("%-6s", label.c_str());
+  for (const auto& [name, v] : parts(r.stages[i])) {
+    row += printf_string(" %6.1f", r.iteration_time > 0.0 ? 100.0 * v / r.iteration_time : 0.0);
+  }
+  return row + "\n";
+}
+
+std::string stage_rows(const TrainingResult& r) {
+  if (r.stages.size() <= 1) return {};
+  // Column heads: the parts' names shortened to the 6-character columns.
+  std::string out = "stage  comput emb+hd tensor pp_com bubble dp_com g_sync optimz   host"
+                    "  (% of iteration; * critical)\n";
+  const std::size_t shown = std::min(r.stages.size(), kStageRows);
+  for (std::size_t i = 0; i < shown; ++i) out += stage_row(r, i);
+  if (shown < r.stages.size()) {
+    out += printf_string("... %zu more stages\n", r.stages.size() - shown);
+    const auto c = static_cast<std::size_t>(r.critical_stage);
+    if (c >= shown) out += stage_row(r, c);
+  }
+  return out + "\n";
+}
+
 }  // namespace
 
 nlohmann::json to_json(const TrainingResult& r, int devices) {
@@ -42,12 +72,29 @@ nlohmann::json to_json(const TrainingResult& r, int devices) {
   nlohmann::json b;
   for (const auto& [name, v] : parts(r.breakdown)) b[std::string(name) + "_s"] = if_feasible(v);
   j["breakdown"] = b;
+  // Every stage's breakdown (each sums to the iteration; the critical one is "breakdown").
+  nlohmann::json stages = nlohmann::json::array();
+  for (std::size_t i = 0; i < r.stages.size(); ++i) {
+    nlohmann::json st;
+    st["stage"] = i;
+    for (const auto& [name, v] : parts(r.stages[i])) st[std::string(name) + "_s"] = v;
+    stages.push_back(std::move(st));
+  }
+  j["stages"] = if_feasible(stages);
   j["device_busy_s"] = if_feasible(r.device_busy);
   std::vector<double> utilization;
   for (double busy : r.device_busy) {
     utilization.push_back(r.iteration_time > 0.0 ? busy / r.iteration_time : 0.0);
   }
   j["stage_utilization"] = if_feasible(utilization);
+  if (r.local_gemm) {
+    const LocalGemm& g = *r.local_gemm;
+    j["local_gemm"] = {{"m", g.shape.m},
+                       {"n", g.shape.n},
+                       {"k", g.shape.k},
+                       {"device_s", g.device},
+                       {"intensity_flop_per_byte", g.intensity}};
+  }
   j["model_flops"] = r.model_flops;
   j["mfu"] = if_feasible(r.mfu);
   j["tokens_per_s"] = if_feasible(r.tokens_per_second);
@@ -105,6 +152,14 @@ std::string format_table(const TrainingResult& r, int devices, const std::string
                          r.iteration_time > 0 ? 100.0 * v / r.iteration_time : 0.0);
   }
   out += printf_string("%-18s %12s\n\n", "iteration", format_seconds(r.iteration_time).c_str());
+  out += stage_rows(r);
+  if (r.local_gemm) {
+    const LocalGemm& g = *r.local_gemm;
+    out += printf_string("local GEMM %lldx%lldx%lld: %s on the device, %.1f FLOP/B\n",
+                         static_cast<long long>(g.shape.m), static_cast<long long>(g.shape.n),
+                         static_cast<long long>(g.shape.k), format_seconds(g.device).c_str(),
+                         g.intensity);
+  }
   out += "stage utilization:";
   for (double b : r.device_busy) {
     out += printf_string(" %.0f%%", r.iteration_time > 0.0 ? 100.0 * b / r.iteration_time : 0.0);

@@ -2,15 +2,17 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/dist/memory_footprint.hpp"
 #include "engine/dist/strategy.hpp"
+#include "engine/graph/compute_graph.hpp"
 
 namespace pathfinder {
 
-// Where the critical device's iteration goes; the parts add up to the iteration time.
+// Where one device's iteration goes; the parts add up to the iteration time.
 struct TrainingBreakdown {
   double compute = 0.0;          // the repeated layers' kernels, recomputation included
   double embedding_head = 0.0;   // embedding, final layernorm, LM head and loss kernels
@@ -30,12 +32,22 @@ struct TrainingBreakdown {
   }
 };
 
+// A GEMM workload: one device's share of the distributed product (the paper's Fig. 1 unit).
+struct LocalGemm {
+  GemmShape shape;
+  double device = 0.0;     // s, its roofline time
+  double intensity = 0.0;  // FLOP per main-memory byte, as the kernel timer plans it
+};
+
 struct TrainingResult {
   bool feasible = true;
   std::string reason;                 // when infeasible: what does not fit, with the numbers
   Strategy strategy;
   double iteration_time = 0.0;        // s
-  TrainingBreakdown breakdown;
+  TrainingBreakdown breakdown;        // the critical stage's: stages[critical_stage]
+  // Per pipeline stage (device of a pipeline), each summing to iteration_time: a stage that
+  // finishes its step before the critical one waits for it, counted as pipeline_bubble.
+  std::vector<TrainingBreakdown> stages;
   MemoryFootprint memory;             // the most loaded device
   double memory_capacity = 0.0;       // bytes of main memory per device
   std::int64_t micro_batches = 0;     // per pipeline
@@ -46,6 +58,7 @@ struct TrainingResult {
   double tokens_per_second = 0.0;
   std::vector<double> device_busy;    // per pipeline stage, s
   int critical_stage = 0;
+  std::optional<LocalGemm> local_gemm;  // GEMM workloads only
 };
 
 // Marks `r` infeasible, with the numbers, when its memory footprint exceeds its capacity and

@@ -44,7 +44,8 @@ TEST_CASE("the template's split space frees area and power, and perimeter where 
 TEST_CASE("the objective at the template split is the training model's time", "[explore]") {
   const DesignEvaluator e = gpt13b_on(8);
   const Strategy s = parse_strategy("tp8-mb1-recompute=selective");
-  const TrainingResult r = e.evaluate(template_point(e.spec()), s);
+  const DesignEvaluation d = e.evaluate(template_point(e.spec()), s);
+  const TrainingResult& r = d.training;
   REQUIRE(r.feasible);
   const GptSpec w = std::get<GptSpec>(e.workload());
   GptTraining direct = test::training_model("a100", w, 8);
@@ -52,12 +53,32 @@ TEST_CASE("the objective at the template split is the training model's time", "[
   CHECK(e.time(template_point(e.spec()), s) == Approx(r.iteration_time));
 }
 
+TEST_CASE("the evaluation record carries the micro-architecture's figures", "[explore]") {
+  const DesignEvaluator e = gpt13b_on(8);
+  const DesignEvaluation d = e.evaluate(template_point(e.spec()), parse_strategy("tp8-mb1"));
+  const MicroArch& a = test::shipped_system("a100").arch;  // the same template split
+  REQUIRE(d.arch.feasible);
+  // The A100's dense FP16 peak as the generator derives it (tests/cli: arch prints 311.9).
+  CHECK(d.arch.peak_flops == Approx(311.9e12).margin(0.5e12));
+  CHECK(d.arch.peak_flops == a.core.peak.si());
+  CHECK(d.arch.memory_bandwidth == a.main_memory.bandwidth.si());
+  CHECK(d.arch.memory_capacity == a.main_memory.capacity.si());
+  CHECK(d.training.memory_capacity == d.arch.memory_capacity);
+  // rank_strategies reports the figures of the design it ranked on.
+  ArchFigures ranked;
+  (void)rank_strategies(e, template_point(e.spec()), nullptr, &ranked);
+  CHECK(ranked.peak_flops == d.arch.peak_flops);
+}
+
 TEST_CASE("an infeasible design is +inf, not an exception", "[explore]") {
   const DesignEvaluator e = gpt13b_on(8);
   Eigen::VectorXd x = template_point(e.spec());
   x[0] = 0.0;  // no core area: no MCUs
   CHECK(std::isinf(e.time(x, parse_strategy("tp8-mb1"))));
-  CHECK_FALSE(e.evaluate(x, parse_strategy("tp8-mb1")).feasible);
+  const DesignEvaluation d = e.evaluate(x, parse_strategy("tp8-mb1"));
+  CHECK_FALSE(d.training.feasible);
+  CHECK_FALSE(d.arch.feasible);
+  CHECK(d.arch.reason == d.training.reason);
 }
 
 TEST_CASE("strategies are ranked by iteration time, infeasible ones last", "[explore]") {

@@ -277,6 +277,33 @@ TEST_CASE("the JSON totals agree with the kernels", "[perf][report]") {
         Approx(0.95 * 0.85 * j.at("peak_flops_per_s").get<double>()));
 }
 
+TEST_CASE("totals from the training model replace the stream's", "[perf][report]") {
+  // eval on one device: the kernels are the graph's, the iteration the training model's
+  // (train/training_model.hpp), here 2 s with the device busy 1.5 s.
+  Device d;
+  const Workload w = make_workload("gpt-2l", tiny_gpt(2));
+  const GraphTiming g = time_workload(w, d.timer);
+  const IterationFigures it{true, 2.0, 1.5};
+  const nlohmann::json j = nlohmann::json::parse(to_json(d.arch, w, g, d.timer, it).dump());
+  const auto& tot = j.at("totals");
+  CHECK(tot.at("iteration_time_s").get<double>() == 2.0);
+  CHECK(tot.at("device_busy_s").get<double>() == 1.5);
+  CHECK(tot.at("device_utilization").get<double>() == 0.75);
+  CHECK(tot.at("achieved_flops_per_s").get<double>() == Approx(g.flops / 2.0));
+  // The stream's spans are not this iteration's: left out.
+  CHECK_FALSE(tot.contains("micro_batch_span_s"));
+  CHECK(j.at("kernels").size() == w.graph.size());
+  const std::string t = format_table(d.arch, w, g, d.timer, it, false);
+  // "%-16s %14s": the label padded to 16, a space, "2 s" right-aligned in 14.
+  CHECK(t.find("\niteration time" + std::string(14, ' ') + "2 s\n") != std::string::npos);
+  CHECK(t.find("micro-batch span") == std::string::npos);
+  // A strategy that does not fit: null, never 0.
+  const nlohmann::json none =
+      nlohmann::json::parse(to_json(d.arch, w, g, d.timer, {false, 0.0, 0.0}).dump());
+  CHECK(none.at("totals").at("iteration_time_s").is_null());
+  CHECK(none.at("totals").at("fraction_of_peak").is_null());
+}
+
 TEST_CASE("an infeasible design is reported, not thrown", "[perf][report]") {
   const ArchSpec spec = bind_template(test::shipped_techlib(), test::shipped_template("a100"));
   ResourceSplit s = ResourceSplit::from_template(spec.tmpl);

@@ -64,7 +64,8 @@ TEST_CASE("a study's rows hold every axis and result, equal to a direct evaluati
                     software));
   TrainingOptions options = TrainingOptions::from(software);
   const DesignEvaluator e(spec, load_workload(s.workload_path).spec, 8, options);
-  const TrainingResult r = e.evaluate(ResourceSplit::from_template(spec.tmpl).values(), *s.strategy);
+  const TrainingResult r =
+      e.evaluate(ResourceSplit::from_template(spec.tmpl).values(), *s.strategy).training;
   REQUIRE(r.feasible);
   CHECK(t.cell(3, *t.column("feasible")) == "1");
   CHECK(t.cell(3, *t.column("chosen_strategy")) == "tp2-pp2-dp2-mb4-1f1b");
@@ -112,14 +113,14 @@ TEST_CASE("search strategy takes the best ranked strategy; architecture never en
   const ArchSpec spec = bind_template(c.lib, point_template(c.templates.front(), p));
   const DesignEvaluator e(spec, c.workloads.front(), 8);
   const Eigen::VectorXd split = ResourceSplit::from_template(spec.tmpl).values();
-  CHECK(best.training.iteration_time == rank_strategies(e, split).front().result.iteration_time);
+  CHECK(best.design.training.iteration_time == rank_strategies(e, split).front().result.iteration_time);
 
   const StudySpec joint = gpt_study(
       "search: architecture\nstrategy: " + to_string(*best.strategy) +
       "\noptimizer: {restarts: 1, steps: 3}\n");
   const PointResult searched = evaluate_point(joint, load_study_context(joint, test::source_path("techlib")), p);
   REQUIRE(searched.feasible);
-  CHECK(searched.training.iteration_time <= best.training.iteration_time * (1.0 + 1e-12));
+  CHECK(searched.design.training.iteration_time <= best.design.training.iteration_time * (1.0 + 1e-12));
 }
 
 TEST_CASE("a study stopped midway and rerun redoes nothing and loses nothing", "[study]") {

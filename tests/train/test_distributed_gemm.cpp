@@ -34,3 +34,34 @@ TEST_CASE("RC and CR split a 8192^3 GEMM and add their collective", "[train]") {
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("GemmTraining: the distributed GEMM as a training result", "[train]") {
+  const test::ShippedSystem& s = test::shipped_system("a100");
+  const GemmSpec w{8192, 8192, 8192, DataType::kFp16};
+  const Strategy cr = parse_strategy("CR-8-d1-p1");
+  KernelTimer timer(make_perf_machine(s.spec, s.arch));
+  const DistributedGemmResult g =
+      evaluate_distributed_gemm(w, cr, timer, make_system_graph(s.spec, s.arch, 8));
+  GemmTraining model(w, make_perf_machine(s.spec, s.arch), make_system_graph(s.spec, s.arch, 8),
+                     s.arch.core.peak.si());
+  const TrainingResult r = model.evaluate(cr);
+  REQUIRE(r.feasible);
+  // One call: launch (5 us), the 8192 x 8192 x 1024 product, the reduce-scatter.
+  CHECK(r.iteration_time == g.time);
+  CHECK(r.breakdown.compute == g.local_time.device);
+  CHECK(r.breakdown.tensor_comm == g.communication);
+  CHECK(r.breakdown.host == Approx(5e-6).epsilon(1e-9));
+  CHECK(r.breakdown.total() == Approx(r.iteration_time).epsilon(1e-12));
+  REQUIRE(r.stages.size() == 1);
+  CHECK(r.stages[0].total() == r.breakdown.total());
+  REQUIRE(r.local_gemm.has_value());
+  CHECK(r.local_gemm->shape == GemmShape{1, 8192, 8192, 1024});
+  CHECK(r.local_gemm->intensity == g.local_time.intensity());
+  // MFU: 2·8192³ model FLOP over 8 devices' peak for the call's time.
+  CHECK(r.model_flops == 2.0 * 8192.0 * 8192.0 * 8192.0);
+  CHECK(r.mfu == Approx(r.model_flops / (r.iteration_time * 8 * s.arch.core.peak.si())));
+}
+
+}  // namespace pathfinder

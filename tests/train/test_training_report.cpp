@@ -67,3 +67,38 @@ TEST_CASE("a feasible strategy's JSON has numbers, and the CSV leaves an infeasi
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("every stage's breakdown: JSON lists all, the table at most 8 rows", "[train][report]") {
+  // 10 stages of a 1 s iteration; stage s computes 0.5 + s/100 s and idles the rest; stage 9
+  // is critical.
+  TrainingResult r;
+  r.strategy = parse_strategy("tp1-pp10-dp1-mb1");
+  r.iteration_time = 1.0;
+  for (int s = 0; s < 10; ++s) {
+    TrainingBreakdown b;
+    b.compute = 0.5 + s / 100.0;
+    b.pipeline_bubble = 1.0 - b.compute;
+    r.stages.push_back(b);
+  }
+  r.critical_stage = 9;
+  r.breakdown = r.stages[9];
+  const nlohmann::json j = nlohmann::json::parse(to_json(r, 10).dump());
+  REQUIRE(j.at("stages").size() == 10);
+  CHECK(j.at("stages")[9].at("stage") == 9);
+  CHECK(j.at("stages")[9].at("compute_s").get<double>() == 0.59);
+  CHECK(j.at("stages")[0].at("pipeline_bubble_s").get<double>() == 0.5);
+  const std::string t = format_table(r, 10, "gpt");
+  // Rows 0..7, then the count left out, then the critical stage 9 (59.0% compute).
+  CHECK(t.find("\n0        50.0    0.0    0.0    0.0   50.0") != std::string::npos);
+  CHECK(t.find("\n7  ") != std::string::npos);
+  CHECK(t.find("\n8  ") == std::string::npos);
+  CHECK(t.find("\n... 2 more stages\n9*       59.0") != std::string::npos);
+  // One stage: no per-stage rows.
+  r.stages.resize(1);
+  r.critical_stage = 0;
+  CHECK(format_table(r, 1, "gpt").find("\nstage  ") == std::string::npos);
+}
+
+}  // namespace pathfinder

@@ -1,0 +1,52 @@
+#include "engine/train/training_model.hpp"
+
+#include "engine/dist/strategy_check.hpp"
+#include "engine/perf/perf_machine.hpp"
+#include "engine/system/system_graph.hpp"
+
+namespace pathfinder {
+namespace {
+
+using Model = std::variant<GptTraining, LstmTraining, GemmTraining>;
+
+Model make_model(const ArchSpec& spec, const MicroArch& arch, const WorkloadSpec& w,
+                 int devices, const TrainingOptions& o) {
+  PerfMachine machine = make_perf_machine(spec, arch);
+  SystemGraph system = make_system_graph(spec, arch, devices);
+  const double peak = arch.core.peak.si();
+  if (const auto* g = std::get_if<GptSpec>(&w)) {
+    return Model(std::in_place_type<GptTraining>, *g, std::move(machine), std::move(system), peak,
+                 o);
+  }
+  if (const auto* l = std::get_if<LstmSpec>(&w)) {
+    return Model(std::in_place_type<LstmTraining>, *l, std::move(machine), std::move(system),
+                 peak, o);
+  }
+  return Model(std::in_place_type<GemmTraining>, std::get<GemmSpec>(w), std::move(machine),
+               std::move(system), peak);
+}
+
+}  // namespace
+
+Strategy trivial_strategy(const WorkloadSpec& w) {
+  // One device: dp is 1 and never out of range, so completing cannot throw.
+  return complete_strategy(PartialStrategy{}, w, 1, strategy_source());
+}
+
+TrainingModel::TrainingModel(const ArchSpec& spec, const MicroArch& arch, const WorkloadSpec& w,
+                             int devices, TrainingOptions options)
+    : model_(make_model(spec, arch, w, devices, options)) {}
+
+TrainingResult TrainingModel::evaluate(const Strategy& s) {
+  return std::visit([&s](auto& m) { return m.evaluate(s); }, model_);
+}
+
+TrainingResult evaluate_training(const ArchSpec& spec, const MicroArch& arch,
+                                 const WorkloadSpec& w, const std::optional<Strategy>& s,
+                                 const TrainingOptions& options) {
+  const Strategy strategy = s ? *s : trivial_strategy(w);
+  TrainingModel model(spec, arch, w, strategy.devices(), options);
+  return model.evaluate(strategy);
+}
+
+}  // namespace pathfinder

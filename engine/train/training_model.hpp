@@ -1,0 +1,49 @@
+// One training iteration of any workload under any strategy on one micro-architecture: the
+// single entry point `eval`, the design evaluator and the study runner share. The workload's
+// kind chooses the model once, here: GPT (gpt_training.hpp), the paper's LSTM
+// (lstm_training.hpp) or one distributed GEMM (distributed_gemm.hpp). Evaluating on one device
+// is no separate model: it is the trivial strategy on a one-device system.
+//
+// A model memoizes what strategies share (a GPT's per-layer times, placements), so one model
+// evaluates many strategies of one design cheaply; it is not thread-safe (one per thread).
+#pragma once
+
+#include <optional>
+#include <variant>
+
+#include "engine/arch/arch_spec.hpp"
+#include "engine/arch/micro_arch.hpp"
+#include "engine/dist/strategy.hpp"
+#include "engine/graph/workload.hpp"
+#include "engine/train/distributed_gemm.hpp"
+#include "engine/train/gpt_training.hpp"
+#include "engine/train/lstm_training.hpp"
+#include "engine/train/training_result.hpp"
+
+namespace pathfinder {
+
+// The strategy of one device: no tensor, pipeline or data parallelism, the workload's own
+// micro-batch (GPT) and the grammar's defaults otherwise -- what `eval --devices 1` completes
+// an unwritten strategy to (complete_strategy).
+[[nodiscard]] Strategy trivial_strategy(const WorkloadSpec& w);
+
+class TrainingModel {
+ public:
+  // `arch` must be feasible; `devices` is the system's size, which every strategy evaluated
+  // must fill (check_strategy).
+  TrainingModel(const ArchSpec& spec, const MicroArch& arch, const WorkloadSpec& w, int devices,
+                TrainingOptions options = {});
+  [[nodiscard]] TrainingResult evaluate(const Strategy& s);
+
+ private:
+  std::variant<GptTraining, LstmTraining, GemmTraining> model_;
+};
+
+// One evaluation without keeping the model: `s` on s->devices() devices, or, without a
+// strategy, the trivial strategy on one device.
+[[nodiscard]] TrainingResult evaluate_training(const ArchSpec& spec, const MicroArch& arch,
+                                               const WorkloadSpec& w,
+                                               const std::optional<Strategy>& s,
+                                               const TrainingOptions& options = {});
+
+}  // namespace pathfinder

@@ -1,0 +1,113 @@
+// The one training entry point: every workload kind through one model, one-device evaluation
+// as the trivial strategy, and per-stage breakdowns that each add up to the iteration.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <optional>
+
+#include "engine/graph/workload_loader.hpp"
+#include "engine/train/training_model.hpp"
+#include "tests/train/train_fixtures.hpp"
+
+namespace pathfinder {
+namespace {
+
+WorkloadSpec workload(const std::string& path) {
+  return load_workload(test::source_path(path)).spec;
+}
+
+TrainingOptions a100_options() { return TrainingOptions::from(test::shipped_software("a100")); }
+
+// One device without a strategy against the trivial strategy spelled out and evaluated on a
+// one-device model: the same number to 1e-12 relative.
+void check_single_is_trivial(const WorkloadSpec& w, const std::string& spelled) {
+  const test::ShippedSystem& a100 = test::shipped_system("a100");
+  const TrainingResult single =
+      evaluate_training(a100.spec, a100.arch, w, std::nullopt, a100_options());
+  REQUIRE(single.feasible);
+  const Strategy trivial = parse_strategy(spelled);
+  CHECK(single.strategy == trivial);
+  TrainingModel model(a100.spec, a100.arch, w, 1, a100_options());
+  const TrainingResult explicit_run = model.evaluate(trivial);
+  REQUIRE(explicit_run.feasible);
+  CHECK(single.iteration_time > 0.0);
+  CHECK(std::abs(single.iteration_time - explicit_run.iteration_time) <=
+        1e-12 * explicit_run.iteration_time);
+  CHECK(single.breakdown.total() == Approx(single.iteration_time).epsilon(1e-9));
+}
+
+}  // namespace
+
+TEST_CASE("the trivial strategy: one device, the workload's micro-batch", "[train][model]") {
+  GptSpec g = std::get<GptSpec>(workload("studies/workloads/gpt3_1.3b.yaml"));
+  CHECK(trivial_strategy(g) == parse_strategy("tp1-pp1-dp1-mb1"));
+  g.micro_batch = 4;  // complete_strategy takes the GPT workload's micro_batch
+  CHECK(trivial_strategy(g) == parse_strategy("tp1-pp1-dp1-mb4"));
+  CHECK(trivial_strategy(g).devices() == 1);
+  // LSTM and GEMM: the grammar's defaults (one kernel group of one device, no split).
+  CHECK(trivial_strategy(workload("tests/data/workloads/lstm.yaml")).devices() == 1);
+  CHECK(trivial_strategy(workload("studies/workloads/gemm.yaml")) == Strategy{});
+}
+
+TEST_CASE("single-device evaluation is the trivial strategy: GPT, LSTM, GEMM",
+          "[train][model]") {
+  // gpt3_1.3b.yaml: micro_batch 1, global_batch 512 -> 512 micro-batches on one device.
+  check_single_is_trivial(workload("studies/workloads/gpt3_1.3b.yaml"), "tp1-pp1-dp1-mb1");
+  check_single_is_trivial(workload("tests/data/workloads/gpt_micro_batch2.yaml"),
+                          "tp1-pp1-dp1-mb2");
+  check_single_is_trivial(workload("tests/data/workloads/lstm.yaml"), "tp1-pp1-dp1-mb1");
+  check_single_is_trivial(workload("studies/workloads/gemm.yaml"), "tp1-pp1-dp1-mb1");
+}
+
+TEST_CASE("the entry point gives the kind's own model's answer", "[train][model]") {
+  // GPT: the same number as GptTraining on the same system (no second single-device model).
+  const GptSpec g = std::get<GptSpec>(workload("studies/workloads/gpt3_1.3b.yaml"));
+  const test::ShippedSystem& a100 = test::shipped_system("a100");
+  const Strategy s = parse_strategy("tp2-pp2-dp2-mb1");
+  GptTraining direct = test::training_model("a100", g, 8);
+  TrainingModel model(a100.spec, a100.arch, g, 8, a100_options());
+  CHECK(model.evaluate(s).iteration_time == direct.evaluate(s).iteration_time);
+
+  // GEMM 8192³ on one device: the call is launch latency (a100.yaml: 5 us) plus the product;
+  // no optimizer, no per-iteration host costs. 2·8192³ FLOP at <= 296.3 TFLOP/s: >= 3.711 ms.
+  const TrainingResult gemm = evaluate_training(a100.spec, a100.arch,
+                                                workload("studies/workloads/gemm.yaml"),
+                                                std::nullopt, a100_options());
+  REQUIRE(gemm.local_gemm.has_value());
+  CHECK(gemm.local_gemm->shape.k == 8192);
+  CHECK(gemm.local_gemm->device >= 3.711e-3);
+  CHECK(gemm.iteration_time == Approx(gemm.local_gemm->device + 5e-6).epsilon(1e-12));
+  CHECK(gemm.breakdown.compute == gemm.local_gemm->device);
+  CHECK(gemm.breakdown.host == Approx(5e-6).epsilon(1e-9));
+  CHECK(gemm.model_flops == 2.0 * 8192.0 * 8192.0 * 8192.0);
+}
+
+TEST_CASE("every pipeline stage's breakdown adds up to the iteration", "[train][model]") {
+  const WorkloadSpec g = workload("studies/workloads/gpt3_1.3b.yaml");  // 24 layers
+  const test::ShippedSystem& a100 = test::shipped_system("a100");
+  TrainingModel model(a100.spec, a100.arch, g, 8, a100_options());
+  // pp4 with 1F1B (6 layers a stage), and interleaved with 2 chunks a device (3 layers a chunk)
+  // and ZeRO-1 over dp2, so the data-parallel and optimizer parts are not zero.
+  for (const char* text : {"tp2-pp4-dp1-mb1", "tp1-pp4-dp2-mb1-interleaved-v2-zero1"}) {
+    INFO(text);
+    const TrainingResult r = model.evaluate(parse_strategy(text));
+    REQUIRE(r.feasible);
+    REQUIRE(r.stages.size() == 4);
+    for (const TrainingBreakdown& b : r.stages) {
+      CHECK(std::abs(b.total() - r.iteration_time) <= 1e-9 * r.iteration_time);
+      CHECK(b.pipeline_bubble >= 0.0);
+    }
+    // The headline breakdown is the critical stage's.
+    const TrainingBreakdown& c = r.stages[static_cast<std::size_t>(r.critical_stage)];
+    CHECK(r.breakdown.compute == c.compute);
+    CHECK(r.breakdown.pipeline_bubble == c.pipeline_bubble);
+    // The first stage holds the embedding, the last the LM head: only they run embedding_head
+    // kernels (interleaved: the first and last chunk, on devices 0 and 3).
+    CHECK(r.stages[0].embedding_head > 0.0);
+    CHECK(r.stages[3].embedding_head > 0.0);
+    CHECK(r.stages[1].embedding_head == 0.0);
+    CHECK(r.stages[2].embedding_head == 0.0);
+  }
+}
+
+}  // namespace pathfinder
