@@ -41,7 +41,7 @@ TEST_CASE("a study writes its summary and plots", "[study]") {
   const std::string script = read_text_file(out + "/iteration_s_vs_logic.gp").value_or("");
   CHECK(script.find("0 \"N7\" ") != std::string::npos);
   CHECK(script.find("set logscale y") != std::string::npos);
-  CHECK(script.find("title \"memory HBM3\"") != std::string::npos);
+  CHECK(script.find("title 'memory HBM3'") != std::string::npos);
   if (std::filesystem::exists("/usr/bin/gnuplot")) {
     CHECK(o.warnings.empty());
     for (const char* f : {"iteration_s_vs_logic.svg", "iteration_s_vs_logic.png", "mfu_vs_memory.svg",
@@ -71,11 +71,11 @@ TEST_CASE("a study with explicit points and a template axis: summary and plot by
   const std::string script = read_text_file(out + "/iteration_s_vs_label.gp").value_or("");
   CHECK(script.find("0 \"fixed\" ") != std::string::npos);
   CHECK(script.find("1 \"ranked\" ") != std::string::npos);
-  CHECK(script.find("title \"template ../../../templates/h100.yaml\"") != std::string::npos);
+  CHECK(script.find("title 'template ../../../templates/h100.yaml'") != std::string::npos);
   // Labels name their series themselves (no "label " prefix in the legend).
   const std::string by_template = read_text_file(out + "/iteration_s_vs_template.gp").value_or("");
-  CHECK(by_template.find("title \"fixed\"") != std::string::npos);
-  CHECK(by_template.find("title \"ranked\"") != std::string::npos);
+  CHECK(by_template.find("title 'fixed'") != std::string::npos);
+  CHECK(by_template.find("title 'ranked'") != std::string::npos);
   CHECK(by_template.find("label fixed") == std::string::npos);
 }
 
