@@ -33,15 +33,17 @@ void add_search_command(CLI::App& app, int& exit_code) {
       "search", "Search the budget split (and the parallelism) of a study for its workload");
   cmd->add_option("study", opt->study, "Search study YAML")->required();
   cmd->add_option("--optimizer", opt->optimizer, "pgd, cobyla, slsqp, direct or isres");
-  cmd->add_option("--starts", opt->starts, "Restarts (S)")->check(CLI::PositiveNumber);
-  cmd->add_option("--steps", opt->steps, "Steps per restart (T)")->check(CLI::PositiveNumber);
-  cmd->add_option("--threads", opt->threads, "Worker threads (default: all cores)")
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--starts", opt->starts, "Restarts (S), 1 to 10000");
+  cmd->add_option("--steps", opt->steps, "Steps per restart (T), 1 to 1000000");
+  cmd->add_option("--threads", opt->threads, "Worker threads, 1 to 1024 (default: all cores)");
   cmd->add_option("--out", opt->out, "Write PREFIX.yaml and PREFIX.csv");
   cmd->add_option("--techlib", opt->techlib, techlib_help());
   cmd->add_option("--software", opt->software,
                   "Software profile name or file, replacing the study's software: key");
-  cmd->callback([opt, &exit_code] {
+  cmd->callback([opt, cmd, &exit_code] {
+    if (cmd->count("--starts") > 0) check_option_range("--starts", opt->starts, 1, kMaxRestarts);
+    if (cmd->count("--steps") > 0) check_option_range("--steps", opt->steps, 1, kMaxSteps);
+    if (cmd->count("--threads") > 0) check_option_range("--threads", opt->threads, 1, kMaxThreads);
     SearchStudy study = load_search_study(opt->study);
     if (!opt->optimizer.empty()) {
       study.options.algorithm = search_algorithm_from(opt->optimizer, SourceLoc{"--optimizer", 0, 0, ""});

@@ -27,6 +27,13 @@ std::string techlib_dir_for(const ArchTemplate& t, const std::string& flag) {
   return PATHFINDER_SHIPPED_TECHLIB;
 }
 
+void check_option_range(const char* option, long long value, long long min, long long max) {
+  if (value >= min && value <= max) return;
+  throw ConfigError(Diagnostic{SourceLoc{"command line", 0, 0, option},
+                               "expected a whole number in [" + std::to_string(min) + ", " +
+                                   std::to_string(max) + "], got " + std::to_string(value)});
+}
+
 TechLibrary load_techlib_for(const ArchTemplate& t, const std::string& flag) {
   return load_tech_library_dir(techlib_dir_for(t, flag));
 }

@@ -24,6 +24,14 @@ namespace pathfinder::cli {
 // The text `--help` shows for --techlib: the search order above.
 [[nodiscard]] std::string techlib_help();
 
+// The most worker threads --threads may ask for: each TBB worker holds a stack and scratch
+// memory, and no machine this runs on has more cores.
+inline constexpr int kMaxThreads = 1024;
+
+// Throws ConfigError at `command line` naming the option unless min <= value <= max:
+//   command line: error: --threads: expected a whole number in [1, 1024], got 99999999
+void check_option_range(const char* option, long long value, long long min, long long max);
+
 // --tech, --memory, --network and --techlib.
 struct MachineOptions {
   TechOverrides overrides;

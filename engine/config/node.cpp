@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/core/file_io.hpp"
 #include "engine/core/text.hpp"
 
 namespace pathfinder {
@@ -46,23 +47,56 @@ std::string kind_of(const YAML::Node& n) {
   }
 }
 
-// yaml-cpp keeps both entries of a repeated key and lookups see the first: reject it.
-void reject_duplicate_keys(const YAML::Node& n, const std::string& file, const std::string& path) {
+// Limits on a document as its readers walk it, aliases expanded: each use of an alias is a
+// walk through the anchored node again, so a few hundred bytes of aliases of aliases (the
+// "billion laughs" attack) expand to billions of nodes, and an alias inside its own anchor
+// (`a: &x {b: *x}`) to an endless tree.
+constexpr int kMaxYamlDepth = 64;                // maps and lists inside each other
+constexpr std::size_t kMaxYamlNodes = 1'000'000;  // nodes, every alias use counted again
+
+struct DocumentWalk {
+  const std::string& file;
+  std::vector<YAML::Node> open;  // the maps and lists being walked, outermost first
+  std::size_t nodes = 0;
+};
+
+// Rejects a recursive alias, a document nested deeper than kMaxYamlDepth or expanding to
+// more than kMaxYamlNodes, and a repeated key: yaml-cpp keeps both entries of a repeated key
+// and lookups see the first.
+void check_document(const YAML::Node& n, DocumentWalk& w, const std::string& path) {
+  const auto fail = [&](const YAML::Node& at, const std::string& message) {
+    return ConfigError(Diagnostic{loc_from_mark(w.file, at.Mark(), path), message});
+  };
+  if (++w.nodes > kMaxYamlNodes) {
+    throw fail(n, "the document expands to more than " + std::to_string(kMaxYamlNodes) +
+                      " nodes, aliases counted at each use (the limit for a YAML input)");
+  }
+  if (!n.IsMap() && !n.IsSequence()) return;
+  for (const YAML::Node& outer : w.open) {
+    if (outer.is(n)) throw fail(n, "recursive alias: the node contains itself");
+  }
+  if (static_cast<int>(w.open.size()) >= kMaxYamlDepth) {
+    throw fail(n, "nested deeper than " + std::to_string(kMaxYamlDepth) +
+                      " maps and lists (the limit for a YAML input)");
+  }
+  w.open.push_back(n);
   if (n.IsMap()) {
     std::set<std::string> seen;
     for (const auto& kv : n) {
-      const std::string k = kv.first.Scalar();
+      const std::string k = kv.first.IsScalar() ? kv.first.Scalar() : std::string();
       const std::string p = path.empty() ? k : path + "." + k;
       if (!seen.insert(k).second) {
-        throw ConfigError(Diagnostic{loc_from_mark(file, kv.first.Mark(), p),
+        throw ConfigError(Diagnostic{loc_from_mark(w.file, kv.first.Mark(), p),
                                      "duplicate key (each key may appear once in a map)"});
       }
-      reject_duplicate_keys(kv.second, file, p);
+      check_document(kv.first, w, p);
+      check_document(kv.second, w, p);
     }
-  } else if (n.IsSequence()) {
+  } else {
     std::size_t i = 0;
-    for (const auto& e : n) reject_duplicate_keys(e, file, path + "[" + std::to_string(i++) + "]");
+    for (const auto& e : n) check_document(e, w, path + "[" + std::to_string(i++) + "]");
   }
+  w.open.pop_back();
 }
 
 }  // namespace
@@ -142,7 +176,8 @@ ConfigNode ConfigNode::load_string(const std::string& text, const std::string& n
   try {
     auto impl = std::make_shared<Impl>(
         Impl{YAML::Load(text), std::make_shared<const std::string>(text), {}});
-    reject_duplicate_keys(impl->node, name, "");
+    DocumentWalk walk{name, {}, 0};
+    check_document(impl->node, walk, "");
     if (!impl->node.IsMap()) {
       SourceLoc at = loc_from_mark(name, impl->node.Mark(), "");
       if (at.line == 0) at = SourceLoc{name, 1, 1, ""};
@@ -157,22 +192,11 @@ ConfigNode ConfigNode::load_string(const std::string& text, const std::string& n
 }
 
 ConfigNode ConfigNode::load_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw ConfigError(Diagnostic{SourceLoc{path, 0, 0, ""}, "cannot read file: Is a directory"});
+  InputFile in = read_input_file(path);
+  if (!in.text) {
+    throw ConfigError(Diagnostic{SourceLoc{path, 0, 0, ""}, "cannot read file: " + in.error});
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    throw ConfigError(Diagnostic{SourceLoc{path, 0, 0, ""},
-                                 std::string("cannot read file: ") + std::strerror(err)});
-  }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) {
-    throw ConfigError(Diagnostic{SourceLoc{path, 0, 0, ""}, "cannot read file"});
-  }
-  return load_string(ss.str(), path);
+  return load_string(*in.text, path);
 }
 
 const std::string& ConfigNode::file() const { return *file_; }
@@ -345,6 +369,52 @@ bool ConfigNode::as_bool() const {
 std::string ConfigNode::as_string() const {
   if (!impl_->node.IsScalar()) throw error("expected a string, got " + kind_of(impl_->node));
   return impl_->node.Scalar();
+}
+
+namespace {
+bool has_control(const std::string& text) {
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) return true;
+  }
+  return false;
+}
+std::string control_message(const std::string& text) {
+  return "expected text without control characters (newline, tab, ...), got \"" +
+         escape_for_message(text) + "\"";
+}
+}  // namespace
+
+std::string escape_for_message(std::string_view s) {
+  std::string out;
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    switch (c) {
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\\': out += "\\\\"; break;
+      case '"': out += "\\\""; break;
+      default:
+        if (u < 0x20 || u == 0x7f) {
+          static constexpr char kHex[] = "0123456789abcdef";
+          out += "\\x";
+          out += kHex[u >> 4];
+          out += kHex[u & 15];
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+void check_single_line(const ConfigNode& n, const std::string& text) {
+  if (has_control(text)) throw n.error(control_message(text));
+}
+
+void check_single_line(const ConfigNode& map, std::string_view key, const std::string& text) {
+  if (has_control(text)) throw map.error_at(key, control_message(text));
 }
 
 }  // namespace pathfinder

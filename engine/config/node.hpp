@@ -211,4 +211,16 @@ class ConfigNode {
   std::shared_ptr<std::set<std::string>> read_;
 };
 
+// Text that names or describes something (a name, a title, a label) ends up in one-line
+// messages, CSV cells, Markdown tables and gnuplot scripts: a control character there (a
+// newline ends a gnuplot command and starts another) is rejected where it was read. These
+// throw the node's (or its key's) ConfigError unless `text` is free of them:
+//   study.yaml:9:12: error: outputs[0].title: expected text without control characters
+//   (newline, tab, ...), got "t\nsystem 'touch /tmp/x'\n"
+void check_single_line(const ConfigNode& n, const std::string& text);
+void check_single_line(const ConfigNode& map, std::string_view key, const std::string& text);
+// s with each control character, backslash and double quote written as a C escape, for a
+// message that must stay on one line: "a\nb".
+[[nodiscard]] std::string escape_for_message(std::string_view s);
+
 }  // namespace pathfinder

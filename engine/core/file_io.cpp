@@ -1,6 +1,7 @@
 #include "engine/core/file_io.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -8,19 +9,49 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 namespace pathfinder {
 
-std::optional<std::string> read_text_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return std::nullopt;
-  std::ostringstream s;
-  s << f.rdbuf();
-  if (f.bad()) return std::nullopt;
-  return s.str();
+InputFile read_input_file(const std::string& path, std::size_t max_bytes) {
+  InputFile out;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) {
+    out.error = std::strerror(errno);
+    return out;
+  }
+  const auto fail = [&](std::string why) {
+    ::close(fd);
+    out.error = std::move(why);
+    return out;
+  };
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return fail(std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return fail(std::strerror(EISDIR));
+  if (!S_ISREG(st.st_mode)) return fail("not a regular file (a device, FIFO or socket)");
+  const std::string limit = std::to_string(max_bytes >> 20) + " MiB";
+  const auto too_large = [&] {
+    return fail("larger than " + limit + ", the limit for an input file");
+  };
+  if (static_cast<unsigned long long>(st.st_size) > max_bytes) return too_large();
+  std::string text;
+  text.reserve(static_cast<std::size_t>(st.st_size));
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n < 0) return fail(std::strerror(errno));
+    if (n == 0) break;
+    if (text.size() + static_cast<std::size_t>(n) > max_bytes) return too_large();
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  out.text = std::move(text);
+  return out;
+}
+
+std::optional<std::string> read_text_file(const std::string& path, std::size_t max_bytes) {
+  return read_input_file(path, max_bytes).text;
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {

@@ -2,13 +2,32 @@
 // file).
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
 namespace pathfinder {
 
-// The whole file, or nullopt when it does not exist or cannot be read.
-[[nodiscard]] std::optional<std::string> read_text_file(const std::string& path);
+// The largest input file (YAML, CSV) read: 16 MiB, far above any real template, workload or
+// study, and a bound on what a wrong path (a log, a disk image) can cost.
+inline constexpr std::size_t kMaxInputFileBytes = std::size_t{16} << 20;
+
+// A whole input file, or why it was not read.
+struct InputFile {
+  std::optional<std::string> text;
+  std::string error;  // when !text: "No such file or directory", "not a regular file (...)", ...
+};
+// Reads a regular file of at most max_bytes with bounded reads. A device (/dev/zero), FIFO or
+// socket is refused without reading (it may never end, and a FIFO's open never blocks here:
+// O_NONBLOCK), and so is a directory; the size is checked as the bytes arrive, not taken from
+// st_size alone (a file that grows while read is still bounded).
+[[nodiscard]] InputFile read_input_file(const std::string& path,
+                                        std::size_t max_bytes = kMaxInputFileBytes);
+
+// The whole regular file, or nullopt when it does not exist, cannot be read, is not a regular
+// file or is larger than max_bytes.
+[[nodiscard]] std::optional<std::string> read_text_file(
+    const std::string& path, std::size_t max_bytes = std::size_t{1} << 30);
 // Writes a uniquely named temporary file beside `path`, flushes it to disk and renames it over
 // `path`: a reader (or a rerun after a kill) sees the old file or the new one, never a part.
 // Creates the folder. Throws std::runtime_error when the file cannot be written.

@@ -131,8 +131,13 @@ void check_gpt(const Strategy& s, const GptSpec& w, Sink& k) {
   } else {
     multiple(k, "layers", w.layers, "pp", s.pp);
   }
+  // Megatron-LM splits every replica's batch into micro-batches of at least one sequence;
+  // mb0 (no micro-batching) is the paper notation's, for LSTM and GEMM workloads.
   if (s.micro_batch == 0) {
-    multiple(k, "global_batch", w.global_batch, "dp", s.dp);
+    k.require(false, [&] {
+      return std::string("mb0 (the whole batch at once) is for LSTM and GEMM workloads; a GPT "
+                         "needs a micro-batch of at least 1 sequence (mbN)");
+    });
     return;
   }
   const I64 per_step = I64{s.dp} * s.micro_batch;

@@ -79,7 +79,7 @@ class Enumerator {
         base.tp = tp;
         base.pp = pp;
         base.dp = devices_ / tp / pp;
-        base.micro_batch = 0;
+        base.micro_batch = 1;  // dp x 1 must divide global_batch, as dp x mb for any mb
         // Every rule the base breaks (heads, layers, batch divisibility) binds every option too.
         if (!valid(base)) continue;
         const I64 limit = o_.max_micro_batch > 0 ? o_.max_micro_batch : g.global_batch;

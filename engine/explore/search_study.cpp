@@ -30,8 +30,17 @@ SearchOptions read_search_options(const ConfigNode& n) {
   if (n.has("optimizer")) {
     o.algorithm = search_algorithm_from(n.require<std::string>("optimizer"), n.loc_of("optimizer"));
   }
-  o.restarts = n.get_or<int>("restarts", o.restarts);
-  o.steps = n.get_or<int>("steps", o.steps);
+  // Bounded here too, so the error points at the key (SearchOptions::validate has no file).
+  const auto count = [&](const char* key, int fallback, int max) {
+    const int v = n.get_or<int>(key, fallback);
+    if (v < 1 || v > max) {
+      throw n.error_at(key, "expected a whole number in [1, " + std::to_string(max) + "], got " +
+                                n.quoted(key));
+    }
+    return v;
+  };
+  o.restarts = count("restarts", o.restarts, kMaxRestarts);
+  o.steps = count("steps", o.steps, kMaxSteps);
   o.learning_rate = n.get_or<double>("learning_rate", o.learning_rate);
   o.momentum = n.get_or<double>("momentum", o.momentum);
   o.fd_step = n.get_or<double>("fd_step", o.fd_step);
@@ -45,6 +54,7 @@ SearchStudy load_search_study(const std::string& path) {
   SearchStudy s;
   s.file = path;
   s.name = root.require<std::string>("name");
+  check_single_line(root, "name", s.name);  // printed, and written into PREFIX.yaml
   (void)root.optional<std::string>("question");
   s.template_path = beside(path, root.require<std::string>("template"));
   s.workload_path = beside(path, root.require<std::string>("workload"));

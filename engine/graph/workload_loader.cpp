@@ -14,8 +14,38 @@
 namespace pathfinder {
 namespace {
 
-std::int64_t size(const ConfigNode& n, std::string_view key) {
-  return n.require_positive<std::int64_t>(key);
+// Bounds on each count, far above any published model (Megatron-LM's 1T GPT: 128 layers,
+// hidden 25600, sequence 2048, vocabulary 51200; GPT-3's batch 1536; the DeepFlow LM's
+// vocabulary 800K, batch 16K). They keep every product the engine forms in 64 bits (a layer's
+// parameters, 12·hidden² per layer times the layers, stay below 2^61), every per-layer and
+// per-step index in an int, and the graphs that unroll layers and steps in memory.
+constexpr std::int64_t kMaxLayers = 100'000;
+constexpr std::int64_t kMaxWidth = std::int64_t{1} << 20;     // hidden, ffn, heads: 1048576
+constexpr std::int64_t kMaxSequence = std::int64_t{1} << 24;  // 16777216 tokens or steps
+constexpr std::int64_t kMaxVocabulary = std::int64_t{1} << 24;
+constexpr std::int64_t kMaxBatch = std::int64_t{1} << 24;     // sequences per (micro-)batch
+constexpr std::int64_t kMaxGemmDim = std::int64_t{1} << 24;   // m, n, k
+// The LSTM graph holds a kernel per layer per step (and one per step for the softmax).
+constexpr std::int64_t kMaxLstmCellSteps = std::int64_t{1} << 20;
+
+std::string bound_text(std::int64_t max) { return "[1, " + std::to_string(max) + "]"; }
+
+// A count in [1, max].
+std::int64_t size(const ConfigNode& n, std::string_view key, std::int64_t max) {
+  const std::int64_t v = n.require_positive<std::int64_t>(key);
+  if (v > max) {
+    throw n.error_at(key, "expected a whole number in " + bound_text(max) + ", got " +
+                              n.quoted(key));
+  }
+  return v;
+}
+std::optional<std::int64_t> optional_size(const ConfigNode& n, std::string_view key,
+                                          std::int64_t max) {
+  if (!n.has(key)) {
+    (void)n.optional_positive<std::int64_t>(key);
+    return std::nullopt;
+  }
+  return size(n, key, max);
 }
 
 // `key` must be a multiple of `divisor_key`'s value.
@@ -30,20 +60,26 @@ void check_multiple(const ConfigNode& n, std::string_view key, std::int64_t valu
 
 GemmSpec read_gemm(const ConfigNode& n) {
   GemmSpec s;
-  s.m = size(n, "m");
-  s.n = size(n, "n");
-  s.k = size(n, "k");
+  s.m = size(n, "m", kMaxGemmDim);
+  s.n = size(n, "n", kMaxGemmDim);
+  s.k = size(n, "k", kMaxGemmDim);
   s.precision = read_enum(n, "precision", parse_data_type, valid_data_types, DataType::kFp16);
   return s;
 }
 
 LstmSpec read_lstm(const ConfigNode& n) {
   LstmSpec s;
-  s.batch = size(n, "batch");
-  s.sequence = size(n, "sequence");
-  s.hidden = size(n, "hidden");
-  s.vocabulary = size(n, "vocabulary");
-  s.layers = size(n, "layers");
+  s.batch = size(n, "batch", kMaxBatch);
+  s.sequence = size(n, "sequence", kMaxSequence);
+  s.hidden = size(n, "hidden", kMaxWidth);
+  s.vocabulary = size(n, "vocabulary", kMaxVocabulary);
+  s.layers = size(n, "layers", kMaxLayers);
+  if (s.layers * s.sequence > kMaxLstmCellSteps) {
+    throw n.error_at("layers", "expected layers x sequence <= " +
+                                   std::to_string(kMaxLstmCellSteps) +
+                                   " (the graph unrolls every layer at every step), got " +
+                                   std::to_string(s.layers) + " x " + std::to_string(s.sequence));
+  }
   s.precision = read_enum(n, "precision", parse_data_type, valid_data_types, DataType::kFp16);
   s.optimizer = read_enum(n, "optimizer", parse_optimizer, valid_optimizers, Optimizer::kSgd);
   s.batching = read_enum(n, "batching", parse_lstm_batching, valid_lstm_batchings,
@@ -53,14 +89,14 @@ LstmSpec read_lstm(const ConfigNode& n) {
 
 GptSpec read_gpt(const ConfigNode& n) {
   GptSpec s;
-  s.layers = size(n, "layers");
-  s.hidden = size(n, "hidden");
-  s.heads = size(n, "heads");
-  s.ffn = n.optional_positive<std::int64_t>("ffn").value_or(4 * s.hidden);
-  s.sequence = size(n, "sequence");
-  s.vocabulary = size(n, "vocabulary");
-  s.micro_batch = size(n, "micro_batch");
-  s.global_batch = n.optional_positive<std::int64_t>("global_batch").value_or(s.micro_batch);
+  s.layers = size(n, "layers", kMaxLayers);
+  s.hidden = size(n, "hidden", kMaxWidth);
+  s.heads = size(n, "heads", kMaxWidth);
+  s.ffn = optional_size(n, "ffn", kMaxWidth).value_or(4 * s.hidden);
+  s.sequence = size(n, "sequence", kMaxSequence);
+  s.vocabulary = size(n, "vocabulary", kMaxVocabulary);
+  s.micro_batch = size(n, "micro_batch", kMaxBatch);
+  s.global_batch = optional_size(n, "global_batch", kMaxBatch).value_or(s.micro_batch);
   s.precision = read_enum(n, "precision", parse_data_type, valid_data_types, DataType::kFp16);
   s.optimizer = read_enum(n, "optimizer", parse_optimizer, valid_optimizers, Optimizer::kAdam);
   s.dropout = n.get_or<bool>("dropout", true);

@@ -60,8 +60,14 @@ std::vector<Diagnostic> SearchOptions::problems() const {
       out.push_back(problem(field, printf_string("expected %s, got %g", rule, v)));
     }
   };
-  at_least("restarts", restarts, 1);
-  at_least("steps", steps, 1);
+  const auto within = [&](const char* field, long v, long min, long max) {
+    if (v < min || v > max) {
+      out.push_back(
+          problem(field, printf_string("expected a whole number in [%ld, %ld], got %ld", min, max, v)));
+    }
+  };
+  within("restarts", restarts, 1, kMaxRestarts);
+  within("steps", steps, 1, kMaxSteps);
   in_range("learning_rate", learning_rate, learning_rate > 0.0 && std::isfinite(learning_rate),
            "a positive finite number");
   in_range("momentum", momentum, momentum >= 0.0 && momentum < 1.0, "a number in [0, 1)");

@@ -54,13 +54,18 @@ enum class StopReason {
 };
 [[nodiscard]] std::string_view to_string(StopReason r);
 
+// Bounds on the work a search may be asked for: restarts each hold a result and run in
+// parallel, steps bound every restart's evaluations. Far above the paper's S = 10, T = 100.
+inline constexpr int kMaxRestarts = 10'000;
+inline constexpr int kMaxSteps = 1'000'000;
+
 // Defaults: the paper's T = 100 and S = 10 (§7), the reference's lr 1 and β 0.9
 // (deepflow-reference.md §3.11). Every field is checked by problems().
 struct SearchOptions {
   SearchAlgorithm algorithm = SearchAlgorithm::kPgd;
-  // S: independent starts, run in parallel; the best is returned. ≥ 1.
+  // S: independent starts, run in parallel; the best is returned. In [1, kMaxRestarts].
   int restarts = 10;
-  // T: PGD steps per restart, rejected trial steps included. ≥ 1.
+  // T: PGD steps per restart, rejected trial steps included. In [1, kMaxSteps].
   int steps = 100;
   // Initial PGD step length in budget fractions (the gradient is normalized per budget
   // block, so this is how far one step moves each block before projection). > 0.

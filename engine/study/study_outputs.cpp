@@ -1,12 +1,18 @@
 #include "engine/study/study_outputs.hpp"
 
+#include <fcntl.h>
+#include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <numeric>
 
+#include "engine/core/file_io.hpp"
 #include "engine/core/format.hpp"
 
 namespace pathfinder {
@@ -14,30 +20,67 @@ namespace {
 
 constexpr const char* kIteration = "iteration_s";
 
-// A string for a gnuplot script, in double quotes.
-std::string gp_quote(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
+// Control characters as spaces: every output here is line-based (a newline ends a gnuplot
+// command or a Markdown table row). The loaders reject them in names, titles and labels
+// (check_single_line); this covers text from elsewhere (the command line, gnuplot's output).
+std::string one_line(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) c = ' ';
   }
-  return out + "\"";
+  return out;
 }
 
-// A word for /bin/sh, in single quotes.
-std::string sh_quote(const std::string& s) {
+// A string for a gnuplot command, in single quotes: gnuplot runs `command` substitution and
+// expands @macros inside double quotes, but takes single-quoted text literally, a doubled ''
+// being one quote (gnuplot 5 manual, "Quote marks", "Substitution").
+std::string gp_quote(std::string_view s) {
   std::string out = "'";
-  for (const char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  for (const char c : one_line(s)) out += c == '\'' ? std::string("''") : std::string(1, c);
   return out + "'";
 }
 
-std::string escape_markdown(std::string s) {
+// A label in the inline data block: a datafile string in double quotes, which has no escape
+// for a double quote, so one becomes a single quote. Data lines undergo no substitution.
+std::string gp_data_label(std::string_view s) {
+  std::string out = one_line(s);
+  std::replace(out.begin(), out.end(), '"', '\'');
+  return "\"" + out + "\"";
+}
+
+// Text for Markdown (CommonMark): each character that could start markup (emphasis, code, a
+// link or image, raw HTML, an entity, a table cell's end) backslash-escaped.
+std::string md_text(std::string_view s) {
   std::string out;
-  for (const char c : s) {
-    if (c == '|') out += '\\';
+  for (const char c : one_line(s)) {
+    if (std::string_view("\\`*[]<>|&!").find(c) != std::string_view::npos) out += '\\';
     out += c;
   }
   return out;
+}
+
+// A Markdown code span: fenced by more backticks than the longest run inside, padded with a
+// space where the text starts or ends with a backtick (CommonMark 0.30, "Code spans"). Inside
+// a table a | still ends the cell, so it is escaped there (GFM, "Tables").
+std::string md_code(std::string_view s, bool in_table = false) {
+  std::string text = one_line(s);
+  std::size_t longest = 0, run = 0;
+  for (const char c : text) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  if (in_table) {
+    std::string escaped;
+    for (const char c : text) {
+      if (c == '|') escaped += '\\';
+      escaped += c;
+    }
+    text = escaped;
+  }
+  const std::string fence(longest + 1, '`');
+  const bool pad = !text.empty() && (text.front() == '`' || text.back() == '`');
+  return fence + (pad ? " " : "") + text + (pad ? " " : "") + fence;
 }
 
 // The cells of one row for format_rows.
@@ -121,20 +164,80 @@ std::string format_duration(double s) {
   return printf_string("%lds", v);
 }
 
-// Runs one script in the output folder; its complaints become warnings.
-void run_gnuplot(const OutputOptions& o, const PlotSpec& p, StudyOutputs& out) {
-  const std::string cmd = "cd " + sh_quote(o.out_dir) + " && " + sh_quote(o.gnuplot) + " " +
-                          sh_quote(p.name + ".gp") + " 2>&1";
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (pipe == nullptr) {
+// A private folder for one gnuplot run, removed with everything in it when it goes.
+struct PrivateDir {
+  std::string path;
+  explicit PrivateDir(const std::string& parent) {
+    std::string pattern = (std::filesystem::path(parent) / ".gnuplot-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) != nullptr) path = pattern;  // mode 0700
+  }
+  ~PrivateDir() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove_all(path, ec);
+  }
+  PrivateDir(const PrivateDir&) = delete;
+  PrivateDir& operator=(const PrivateDir&) = delete;
+};
+
+// Runs `program script` in `dir` without a shell (posix_spawnp with an argument vector, so no
+// character of a path or name is ever interpreted), stdin from /dev/null, stdout and stderr
+// into `output`. Returns the exit status (-1: killed by a signal), or nullopt with errno set
+// when the program could not be started.
+std::optional<int> run_in(const std::string& dir, const std::string& program,
+                          const std::string& script, std::string& output) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+  posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
+  std::vector<std::string> args{program, script};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = ::posix_spawnp(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  if (rc != 0) {
+    ::close(fds[0]);
+    errno = rc;
+    return std::nullopt;
+  }
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (output.size() < (std::size_t{1} << 20)) output.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Runs one plot's script in a private temporary folder (mkdtemp) inside the output folder, then
+// moves the images it drew beside it; gnuplot's complaints become warnings.
+void run_gnuplot(const OutputOptions& o, const PlotSpec& p, const std::string& script_text,
+                 StudyOutputs& out) {
+  const PrivateDir dir(o.out_dir);
+  if (dir.path.empty()) {
+    out.warnings.push_back(p.name + ": cannot make a temporary folder in " + o.out_dir);
+    return;
+  }
+  const std::string script = p.name + ".gp";
+  write_file_atomically((std::filesystem::path(dir.path) / script).string(), script_text);
+  std::string text;
+  const std::optional<int> status = run_in(dir.path, o.gnuplot, script, text);
+  if (!status && errno != ENOENT && errno != EACCES) {
     out.warnings.push_back(p.name + ": cannot run gnuplot");
     return;
   }
-  std::string text;
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, pipe) != nullptr) text += buf;
-  const int status = ::pclose(pipe);
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const int code = status.value_or(127);
   if (code == 127) {
     out.warnings.push_back(p.name + ": gnuplot (\"" + o.gnuplot + "\") not found; run " + p.name +
                            ".gp with gnuplot to draw the plot");
@@ -149,23 +252,31 @@ void run_gnuplot(const OutputOptions& o, const PlotSpec& p, StudyOutputs& out) {
   }
   if (code != 0) out.warnings.push_back(p.name + ": gnuplot failed (exit " + std::to_string(code) + ")");
   for (const char* ext : {".svg", ".png"}) {
+    const std::string drawn = (std::filesystem::path(dir.path) / (p.name + ext)).string();
     const std::string file = (std::filesystem::path(o.out_dir) / (p.name + ext)).string();
-    if (std::filesystem::exists(file)) out.files.push_back(file);
-    else if (code == 0) out.warnings.push_back(p.name + ": gnuplot wrote no " + file);
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(drawn, ec)) {
+      std::filesystem::rename(drawn, file, ec);
+      if (!ec) {
+        out.files.push_back(file);
+        continue;
+      }
+    }
+    if (code == 0) out.warnings.push_back(p.name + ": gnuplot wrote no " + file);
   }
 }
 
 std::string summary_text(const StudySpec& s, const StudyTable& t, const OutputOptions& o,
                          const StudyOutputs& out) {
-  std::string md = "# " + s.name + "\n\n**Question:** " + s.question + "\n\n";
-  md += "Command: `" + o.command + "`\n\n";
+  std::string md = "# " + md_text(s.name) + "\n\n**Question:** " + md_text(s.question) + "\n\n";
+  md += "Command: " + md_code(o.command) + "\n\n";
   const std::size_t feasible = static_cast<std::size_t>(std::count_if(
       t.rows.begin(), t.rows.end(), [&](const auto& r) { return r[*t.column("feasible")] == "1"; }));
   // A setting: the key's value, or what the axis (swept or set by points) makes it.
   const auto files = [&](AxisKind kind, const std::vector<StudyFile>& list, const std::string& key) {
-    if (s.find_axis(kind) == nullptr) return "`" + key + "`";
+    if (s.find_axis(kind) == nullptr) return md_code(key);
     std::string text;
-    for (const StudyFile& f : list) text += (text.empty() ? "`" : ", `") + f.text + "`";
+    for (const StudyFile& f : list) text += (text.empty() ? "" : ", ") + md_code(f.text);
     return text;
   };
   const bool devices = s.devices && s.find_axis(AxisKind::kDevices) == nullptr;
@@ -181,10 +292,10 @@ std::string summary_text(const StudySpec& s, const StudyTable& t, const OutputOp
     std::string where;
     for (std::size_t a = 0; a < s.axes.size(); ++a) {  // an empty cell: nothing set
       if (t.cell(*best, a).empty()) continue;
-      where += (where.empty() ? "" : ", ") + s.axes[a].name() + " " + t.cell(*best, a);
+      where += (where.empty() ? "" : ", ") + s.axes[a].name() + " " + md_text(t.cell(*best, a));
     }
     md += where;
-    md += (where.empty() ? "" : ": ") + std::string("`") + t.cell(*best, *t.column("chosen_strategy")) + "`, " +
+    md += (where.empty() ? "" : ": ") + md_code(t.cell(*best, *t.column("chosen_strategy"))) + ", " +
           format_seconds(*t.number(*best, kIteration)) +
           printf_string(" per iteration, MFU %.1f%%, %.4g tokens/s.",
                         100.0 * t.number(*best, "mfu").value_or(0.0),
@@ -199,11 +310,11 @@ std::string summary_text(const StudySpec& s, const StudyTable& t, const OutputOp
   md += "## Results\n\n" + format_rows(s, t, 20, true) + "\nEvery input and output: `results.csv`.\n";
   if (!s.outputs.empty()) {
     md += "\n## Plots\n\n";
-    for (const PlotSpec& p : s.outputs) md += "![" + p.title + "](" + p.name + ".svg)\n";
+    for (const PlotSpec& p : s.outputs) md += "![" + md_text(p.title) + "](" + p.name + ".svg)\n";
   }
   if (!out.warnings.empty()) {
     md += "\n## Warnings\n\n";
-    for (const std::string& w : out.warnings) md += "- " + w + "\n";
+    for (const std::string& w : out.warnings) md += "- " + md_text(w) + "\n";
   }
   return md;
 }
@@ -238,7 +349,7 @@ std::string format_rows(const StudySpec& s, const StudyTable& t, std::size_t max
   for (std::size_t k = 0; k < cells.size(); ++k) {
     std::string line = markdown ? "|" : "";
     for (std::size_t i = 0; i < cells[k].size(); ++i) {
-      const std::string c = markdown ? escape_markdown(cells[k][i]) : cells[k][i];
+      const std::string c = markdown ? md_text(cells[k][i]) : cells[k][i];
       line += markdown ? " " + c + " |" : printf_string("%-*s", static_cast<int>(width[i]) + 2, c.c_str());
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
@@ -258,14 +369,16 @@ std::string format_rows(const StudySpec& s, const StudyTable& t, std::size_t max
 std::string plot_script(const StudySpec& s, const PlotSpec& p, const StudyTable& t) {
   const PlotData d = plot_data(s, p, t);
   const bool numeric_x = is_numeric_axis(s.find_axis(p.x)->kind) && p.kind == PlotKind::kLine;
-  std::string gp = "# " + p.title + " (pathfinder study " + s.name + "; data from results.csv)\n";
+  std::string gp = "# " + one_line(p.title) + " (pathfinder study " + one_line(s.name) +
+                   "; data from results.csv)\n";
   gp += "$data << EOD\n";
   for (std::size_t i = 0; i < d.x_labels.size(); ++i) {
-    gp += printf_string("%.9g ", numeric_x ? d.x_numbers[i] : static_cast<double>(i)) + gp_quote(d.x_labels[i]);
+    gp += printf_string("%.9g ", numeric_x ? d.x_numbers[i] : static_cast<double>(i)) +
+          gp_data_label(d.x_labels[i]);
     for (const auto& y : d.y[i]) gp += y ? printf_string(" %.9g", *y) : std::string(" ?");
     gp += "\n";
   }
-  gp += "EOD\nset datafile missing \"?\"\n";
+  gp += "EOD\nset datafile missing '?'\n";
   gp += "set title " + gp_quote(p.title) + " noenhanced\n";
   gp += "set xlabel " + gp_quote(p.x) + " noenhanced\nset ylabel " + gp_quote(p.y) + " noenhanced\n";
   gp += "set grid ytics\n";
@@ -293,9 +406,9 @@ std::string plot_script(const StudySpec& s, const PlotSpec& p, const StudyTable&
       plot += "$data using 1:" + col + (numeric_x ? "" : ":xtic(2)") + " with linespoints title " + gp_quote(title);
     }
   }
-  gp += "set terminal svg size 800,500 dynamic background rgb \"white\"\nset termoption noenhanced\n";
+  gp += "set terminal svg size 800,500 dynamic background rgb 'white'\nset termoption noenhanced\n";
   gp += "set output " + gp_quote(p.name + ".svg") + "\n" + plot + "\n";
-  gp += "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n  set terminal pngcairo size 800,500\n"
+  gp += "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n  set terminal pngcairo size 800,500\n"
         "} else {\n  set terminal png size 800,500\n}\nset termoption noenhanced\n";
   gp += "set output " + gp_quote(p.name + ".png") + "\nreplot\nunset output\n";
   return gp;
@@ -312,9 +425,10 @@ StudyOutputs write_study_outputs(const StudySpec& s, const StudyTable& t, const 
       continue;
     }
     const std::string script = (std::filesystem::path(o.out_dir) / (p.name + ".gp")).string();
-    write_file_atomically(script, plot_script(s, p, t));
+    const std::string text = plot_script(s, p, t);
+    write_file_atomically(script, text);
     out.files.push_back(script);
-    run_gnuplot(o, p, out);
+    run_gnuplot(o, p, text, out);
   }
   out.summary = (std::filesystem::path(o.out_dir) / "summary.md").string();
   write_file_atomically(out.summary, summary_text(s, t, o, out));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <filesystem>
 #include <map>
 
@@ -95,6 +96,7 @@ AxisValue read_axis_value(AxisKind kind, const ConfigNode& item) {
   v.loc = item.loc();
   if (!item.is_scalar()) throw item.error("expected a single value, got a list or map");
   v.text = item.scalar_text();
+  check_single_line(item, v.text);  // a value is a CSV cell, a table cell and a plot label
   switch (kind) {
     case AxisKind::kLogic:
     case AxisKind::kMemory:
@@ -233,10 +235,18 @@ PlotSpec read_plot(const StudySpec& s, const ConfigNode& n) {
   if (p.series == p.x && !p.series.empty()) throw n.error_at("series", "series and x are the same axis");
   p.name = n.get_or<std::string>("name", p.y + "_vs_" + p.x);
   std::replace(p.name.begin(), p.name.end(), '.', '_');
-  if (p.name.empty() || p.name.find('/') != std::string::npos) {
-    throw n.error_at("name", "expected a file name without \"/\", got \"" + p.name + "\"");
+  // The name is a file name in the output folder, a gnuplot string and a Markdown link.
+  const bool plain_name = !p.name.empty() && p.name.front() != '-' &&
+                          std::all_of(p.name.begin(), p.name.end(), [](char c) {
+                            return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' ||
+                                   c == '-' || c == '+';
+                          });
+  if (!plain_name) {
+    throw n.error_at("name", "expected a file name of letters, digits, '_', '-' and '+' (not "
+                             "starting with '-'), got \"" + escape_for_message(p.name) + "\"");
   }
   p.title = n.get_or<std::string>("title", s.name + ": " + p.y + " vs " + p.x);
+  check_single_line(n, "title", p.title);
   p.log_x = n.get_or<bool>("log_x", false);
   p.log_y = n.get_or<bool>("log_y", false);
   if (auto where = n.optional_child("where")) {
@@ -540,8 +550,15 @@ StudySpec read_study(const ConfigNode& root) {
   StudySpec s;
   s.file = root.file();
   s.name = root.require<std::string>("name");
+  check_single_line(root, "name", s.name);
+  // The name is the default output folder, results/<name>.
+  if (s.name.empty() || s.name.find('/') != std::string::npos || s.name.front() == '.') {
+    throw root.error_at("name", "expected a name without \"/\", not starting with \".\", got \"" +
+                                    s.name + "\"");
+  }
   s.question = root.require<std::string>("question");
   if (s.question.empty()) throw root.error_at("question", "expected the question the study answers");
+  check_single_line(root, "question", s.question);
   PointsRead points = read_points(root);
   s.axes = points.axes;
   s.point_axes = s.axes.size();
@@ -561,12 +578,14 @@ StudySpec read_study(const ConfigNode& root) {
     if (!check_keyed_setting(s, root, points, kind, true)) continue;
     const std::string key(to_string(kind));
     const std::string text = root.require<std::string>(key);
+    check_single_line(root, key, text);
     std::vector<StudyFile>& files = kind == AxisKind::kTemplate ? s.templates : s.workloads;
     files.push_back(StudyFile{beside(s.file, text), text, root.loc_of(key)});
     (kind == AxisKind::kTemplate ? s.template_path : s.workload_path) = files.back().path;
   }
   s.check_memory = root.get_or<bool>("check_memory", true);
   if (auto sw = root.optional<std::string>("software")) {
+    check_single_line(root, "software", *sw);
     const bool path = sw->find('/') != std::string::npos || sw->ends_with(".yaml");
     s.software = path ? beside(s.file, *sw) : *sw;
     s.software_loc = root.loc_of("software");
@@ -587,6 +606,7 @@ StudySpec read_study(const ConfigNode& root) {
   std::string strategy_text;
   if (check_keyed_setting(s, root, points, AxisKind::kStrategy, false)) {
     strategy_text = root.require<std::string>("strategy");
+    check_single_line(root, "strategy", strategy_text);
     s.strategy = located_strategy(strategy_text, root.loc_of("strategy"));
   }
   fill_points(s, points, strategy_text);

@@ -3,10 +3,12 @@
 // directory, capturing stdout and stderr to temporary files.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -800,3 +802,113 @@ TEST_CASE("a software profile that does not exist is a located error", "[cli][co
 }
 
 }  // namespace pathfinder
+
+// Issue 14: inputs found by fuzzing that crashed, hung, ran a command or gave a wrong number.
+TEST_CASE("issue 14: a plot title with a newline is refused and runs nothing", "[cli][issue14]") {
+  std::remove("/tmp/pathfinder-issue14-title");
+  const Run r = run("study tests/data/fuzz/study_title_injection.yaml --out '" +
+                    (scratch() / "title").string() + "'");
+  CHECK(r.code == 2);
+  CHECK(r.err ==
+        "tests/data/fuzz/study_title_injection.yaml:13:51: error: outputs[0].title: expected text "
+        "without control characters (newline, tab, ...), got \"t\\nsystem 'touch "
+        "/tmp/pathfinder-issue14-title'\\n\"\n");
+  CHECK_FALSE(fs::exists("/tmp/pathfinder-issue14-title"));
+  CHECK_FALSE(fs::exists(scratch() / "title"));  // nothing half-written
+}
+
+TEST_CASE("issue 14: backticks in a label and a title reach gnuplot as literal text",
+          "[cli][issue14]") {
+  std::remove("/tmp/pathfinder-issue14-label");
+  std::remove("/tmp/pathfinder-issue14-title2");
+  const fs::path out = scratch() / "backticks";
+  const Run r = run("study tests/data/fuzz/study_label_backticks.yaml --out '" + out.string() + "'");
+  CHECK(r.code == 0);
+  CHECK_FALSE(fs::exists("/tmp/pathfinder-issue14-label"));
+  CHECK_FALSE(fs::exists("/tmp/pathfinder-issue14-title2"));
+  const std::string gp = slurp(out / "iteration_s_vs_label.gp");
+  CHECK(gp.find("set title '`touch /tmp/pathfinder-issue14-title2` @x ''q''' noenhanced\n") !=
+        std::string::npos);
+  CHECK(gp.find("0 \"a `touch /tmp/pathfinder-issue14-label` it's 'b' | c\" ") != std::string::npos);
+  const std::string md = slurp(out / "summary.md");
+  CHECK(md.find("| a \\`touch /tmp/pathfinder-issue14-label\\` it's \"b\" \\| c |") !=
+        std::string::npos);
+  // gnuplot ran in a private folder that is gone.
+  for (const auto& e : fs::directory_iterator(out)) {
+    CHECK(e.path().filename().string().rfind(".gnuplot-", 0) != 0);
+  }
+}
+
+TEST_CASE("issue 14: recursive and exploding YAML aliases are refused", "[cli][issue14]") {
+  const Run self = run("validate tests/data/fuzz/alias_self.yaml");
+  CHECK(self.code == 2);
+  CHECK(self.err ==
+        "tests/data/fuzz/alias_self.yaml:1:4: error: a.b: recursive alias: the node contains itself\n");
+  const Run bomb = run("validate tests/data/fuzz/alias_bomb.yaml");
+  CHECK(bomb.code == 2);
+  CHECK(bomb.err == "tests/data/fuzz/alias_bomb.yaml:1:25: error: l5[7][8][8][8][8][3]: the document "
+                    "expands to more than 1000000 nodes, aliases counted at each use (the limit "
+                    "for a YAML input)\n");
+}
+
+TEST_CASE("issue 14: mb0 on a GPT is a strategy error, and one point of a study",
+          "[cli][issue14]") {
+  const std::string message =
+      "mb0 (the whole batch at once) is for LSTM and GEMM workloads; a GPT needs a micro-batch "
+      "of at least 1 sequence (mbN)";
+  const Run r = run("eval --template templates/a100.yaml --workload "
+                    "studies/workloads/gpt3_1.3b.yaml --strategy tp1-mb0");
+  CHECK(r.code == 2);
+  CHECK(r.err == "strategy: error: " + message + "\n");
+  const Run file = run("eval --template templates/a100.yaml --workload "
+                       "studies/workloads/gpt3_1.3b.yaml --strategy tests/data/fuzz/gpt_micro_batch0.yaml");
+  CHECK(file.code == 2);
+  CHECK(file.err == "strategy: error: " + message + "\n");
+  const Run study = run("study tests/data/fuzz/study_micro_batch0.yaml --threads 1 --out '" +
+                        (scratch() / "mb0").string() + "'");
+  CHECK(study.code == 0);
+  CHECK(slurp(scratch() / "mb0" / "results.csv").find(message) != std::string::npos);
+}
+
+TEST_CASE("issue 14: counts above the workload bounds are refused at the key", "[cli][issue14]") {
+  const auto eval = [](const std::string& workload) {
+    return run("eval --template templates/a100.yaml --devices 1 --workload tests/data/fuzz/" +
+               workload);
+  };
+  const Run lstm = eval("lstm_layers_2p32.yaml");
+  CHECK(lstm.code == 2);
+  CHECK(lstm.err == "tests/data/fuzz/lstm_layers_2p32.yaml:8:9: error: layers: expected a whole "
+                    "number in [1, 100000], got \"4294967296\"\n");
+  const Run batch = eval("gpt_global_batch_2p31.yaml");
+  CHECK(batch.code == 2);
+  CHECK(batch.err == "tests/data/fuzz/gpt_global_batch_2p31.yaml:10:15: error: global_batch: "
+                     "expected a whole number in [1, 16777216], got \"2147483648\"\n");
+  const Run sequence = eval("gpt_sequence_2p31.yaml");
+  CHECK(sequence.code == 2);
+  CHECK(sequence.err == "tests/data/fuzz/gpt_sequence_2p31.yaml:7:11: error: sequence: expected a "
+                        "whole number in [1, 16777216], got \"2147483648\"\n");
+}
+
+TEST_CASE("issue 14: devices, FIFOs and out-of-range options are refused", "[cli][issue14]") {
+  const Run zero = run("validate /dev/zero");
+  CHECK(zero.code == 2);
+  CHECK(zero.err == "/dev/zero: error: cannot read file: not a regular file (a device, FIFO or socket)\n");
+  const std::string fifo = (scratch() / "fifo.yaml").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const Run f = run("validate '" + fifo + "'");
+  CHECK(f.code == 2);
+  CHECK(f.err == fifo + ": error: cannot read file: not a regular file (a device, FIFO or socket)\n");
+  const Run threads = run("study tests/data/studies/study_small.yaml --threads 99999999");
+  CHECK(threads.code == 2);
+  CHECK(threads.err == "command line: error: --threads: expected a whole number in [1, 1024], got 99999999\n");
+  const Run starts = run("search tests/data/studies/small_search.yaml --starts 2147483647");
+  CHECK(starts.code == 2);
+  CHECK(starts.err == "command line: error: --starts: expected a whole number in [1, 10000], got 2147483647\n");
+  const Run steps = run("search tests/data/studies/small_search.yaml --steps 0");
+  CHECK(steps.code == 2);
+  CHECK(steps.err == "command line: error: --steps: expected a whole number in [1, 1000000], got 0\n");
+  const Run restarts = run("search tests/data/fuzz/search_starts.yaml");
+  CHECK(restarts.code == 2);
+  CHECK(restarts.err == "tests/data/fuzz/search_starts.yaml:7:20: error: search.restarts: expected a "
+                        "whole number in [1, 10000], got \"2147483647\"\n");
+}

@@ -318,3 +318,44 @@ TEST_CASE("command-line overrides replace and add values, checked as the file's"
   CHECK(error_of([&] { (void)file.with_overrides({parse_config_override("size.x=1")}); }) ==
         "command line: error: --set size.x: size is \"8\", not a map");
 }
+
+// Issue 14 item 2: a recursive alias recursed without end (SIGSEGV); an alias bomb expanded
+// for minutes; nesting is bounded too.
+TEST_CASE("recursive aliases, alias bombs and deep nesting are refused at load",
+          "[config][config-error][issue14]") {
+  CHECK(error_of([] { (void)ConfigNode::load_string("a: &x\n  b: *x\n", "f.yaml"); }) ==
+        "f.yaml:1:4: error: a.b: recursive alias: the node contains itself");
+  CHECK(error_of([] { (void)ConfigNode::load_string("a: &x [1, *x]\n", "f.yaml"); }) ==
+        "f.yaml:1:4: error: a[1]: recursive alias: the node contains itself");
+  const std::string bomb = data_path("fuzz/alias_bomb.yaml");
+  CHECK(error_of([&] { (void)ConfigNode::load_file(bomb); }) ==
+        bomb + ":1:25: error: l5[7][8][8][8][8][3]: the document expands to more than 1000000 "
+               "nodes, aliases counted at each use (the limit for a YAML input)");
+  const std::string deep = data_path("fuzz/deep.yaml");
+  CHECK(error_of([&] { (void)ConfigNode::load_file(deep); }) ==
+        deep + ":1:67: error: a" + [] {
+          std::string p;
+          for (int i = 0; i < 63; ++i) p += "[0]";
+          return p;
+        }() + ": nested deeper than 64 maps and lists (the limit for a YAML input)");
+  // Aliases that do not recurse are still fine.
+  const ConfigNode ok = ConfigNode::load_string("a: &x {b: 1}\nc: *x\n", "f.yaml");
+  CHECK(ok.child("c").require<int>("b") == 1);
+}
+
+// Issue 14 item 5: /dev/zero was read forever.
+TEST_CASE("a device is refused without reading it", "[config][config-error][issue14]") {
+  CHECK(error_of([] { (void)ConfigNode::load_file("/dev/zero"); }) ==
+        "/dev/zero: error: cannot read file: not a regular file (a device, FIFO or socket)");
+}
+
+// Issue 14 item 1: names, titles and labels with control characters.
+TEST_CASE("check_single_line names the key and shows the text escaped", "[config][issue14]") {
+  const ConfigNode n = ConfigNode::load_string("title: \"t\\nx\\t\\u0001\\\"\"\n", "f.yaml");
+  const std::string title = n.require<std::string>("title");
+  CHECK(error_of([&] { check_single_line(n, "title", title); }) ==
+        "f.yaml:1:8: error: title: expected text without control characters (newline, tab, ...), "
+        "got \"t\\nx\\t\\x01\\\"\"");
+  CHECK_NOTHROW(check_single_line(n, "title", "plain 'text' with `ticks`"));
+  CHECK(escape_for_message("a\\b\r\x7f") == "a\\\\b\\r\\x7f");
+}

@@ -96,7 +96,12 @@ TEST_CASE("GPT rules: Megatron divisibility, batch, sequence parallel, interleav
                                                "hidden = 6144 is not a multiple of tp = 5",
                                                "ffn = 24576 is not a multiple of tp = 5"});
   CHECK(problems("tp8-pp5-dp1", g, 40) == Lines{"layers = 48 is not a multiple of pp = 5"});
-  CHECK(problems("tp8-dp3-mb0", g, 24) == Lines{"global_batch = 4 is not a multiple of dp = 3"});
+  CHECK(problems("tp8-dp3-mb1", g, 24) ==
+        Lines{"global_batch = 4 is not a multiple of dp x mb = 3 x 1 = 3"});
+  // Issue 14 item 3: mb0 reached gpt_training's PF_ASSERT(micro_batch > 0) and aborted.
+  CHECK(problems("tp8-dp1-mb0", g, 8) ==
+        Lines{"mb0 (the whole batch at once) is for LSTM and GEMM workloads; a GPT needs a "
+              "micro-batch of at least 1 sequence (mbN)"});
   CHECK(problems("tp8-dp2-mb4", g, 16) ==
         Lines{"global_batch = 4 is not a multiple of dp x mb = 2 x 4 = 8"});
   CHECK(problems("tp8-interleaved", g, 8) ==

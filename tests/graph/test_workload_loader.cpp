@@ -2,6 +2,8 @@
 // their sources give, defaults apply, and each class of bad file gives one exact, located message.
 #include "engine/graph/workload_loader.hpp"
 
+#include "engine/config/node.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -203,4 +205,31 @@ TEST_CASE("workload overrides pass the file's own checks", "[graph][override]") 
   CHECK(error({set("global_batch=510"), set("micro_batch=4")}) ==
         "command line: error: --set global_batch: expected a multiple of micro_batch (4), got "
         "\"510\"");
+}
+
+// Issue 14 item 4: counts past 2^31 overflowed an int (an abort, a failed allocation, or an
+// LSTM of 2^32 layers timed as 0 layers); each count is bounded at its key.
+TEST_CASE("workload counts are bounded at their keys", "[graph][config-error][issue14]") {
+  const auto error = [](const std::string& text) {
+    return error_of([&] { (void)read_workload_file(ConfigNode::load_string(text, "w.yaml")); });
+  };
+  const std::string lstm = "name: l\nkind: lstm\nbatch: 8\nhidden: 32\nvocabulary: 100\n";
+  CHECK(error(lstm + "sequence: 4\nlayers: 4294967296\n") ==
+        "w.yaml:7:9: error: layers: expected a whole number in [1, 100000], got \"4294967296\"");
+  CHECK(error(lstm + "sequence: 20\nlayers: 100000\n") ==
+        "w.yaml:7:9: error: layers: expected layers x sequence <= 1048576 (the graph unrolls "
+        "every layer at every step), got 100000 x 20");
+  const std::string gpt = "name: g\nkind: gpt\nlayers: 2\nhidden: 256\nheads: 4\nvocabulary: 1024\n";
+  CHECK(error(gpt + "sequence: 128\nmicro_batch: 1\nglobal_batch: 2147483648\n") ==
+        "w.yaml:9:15: error: global_batch: expected a whole number in [1, 16777216], got "
+        "\"2147483648\"");
+  CHECK(error(gpt + "sequence: 2147483648\nmicro_batch: 1\n") ==
+        "w.yaml:7:11: error: sequence: expected a whole number in [1, 16777216], got \"2147483648\"");
+  CHECK(error(gpt + "sequence: 128\nmicro_batch: 1\nffn: 2097152\n") ==
+        "w.yaml:9:6: error: ffn: expected a whole number in [1, 1048576], got \"2097152\"");
+  CHECK(error("name: m\nkind: gemm\nm: 16777217\nn: 1\nk: 1\n") ==
+        "w.yaml:3:4: error: m: expected a whole number in [1, 16777216], got \"16777217\"");
+  // At the bounds the numbers stay exact.
+  CHECK_NOTHROW(read_workload_file(ConfigNode::load_string(
+      gpt + "sequence: 16777216\nmicro_batch: 16777216\n", "w.yaml")));
 }

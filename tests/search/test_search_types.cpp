@@ -24,8 +24,8 @@ TEST_CASE("search options: defaults are valid, every bad field named", "[search]
   o.start_draws = 0;
   o.initial = Eigen::VectorXd::Constant(9, kInf);
   CHECK(error_of([&] { o.validate(9); }) ==
-        "search options: error: restarts: expected a whole number >= 1, got 0\n"
-        "search options: error: steps: expected a whole number >= 1, got -3\n"
+        "search options: error: restarts: expected a whole number in [1, 10000], got 0\n"
+        "search options: error: steps: expected a whole number in [1, 1000000], got -3\n"
         "search options: error: learning_rate: expected a positive finite number, got 0\n"
         "search options: error: momentum: expected a number in [0, 1), got 1\n"
         "search options: error: backtrack: expected a number in (0, 1), got 1\n"

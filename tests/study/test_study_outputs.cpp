@@ -1,6 +1,7 @@
 // What a study leaves behind: the CSV's form, summary.md, the plots and the progress line.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <filesystem>
 
 #include "engine/study/study_outputs.hpp"
@@ -41,7 +42,7 @@ TEST_CASE("a study writes its summary and plots", "[study]") {
   const std::string script = read_text_file(out + "/iteration_s_vs_logic.gp").value_or("");
   CHECK(script.find("0 \"N7\" ") != std::string::npos);
   CHECK(script.find("set logscale y") != std::string::npos);
-  CHECK(script.find("title \"memory HBM3\"") != std::string::npos);
+  CHECK(script.find("title 'memory HBM3'") != std::string::npos);
   if (std::filesystem::exists("/usr/bin/gnuplot")) {
     CHECK(o.warnings.empty());
     for (const char* f : {"iteration_s_vs_logic.svg", "iteration_s_vs_logic.png", "mfu_vs_memory.svg",
@@ -71,11 +72,11 @@ TEST_CASE("a study with explicit points and a template axis: summary and plot by
   const std::string script = read_text_file(out + "/iteration_s_vs_label.gp").value_or("");
   CHECK(script.find("0 \"fixed\" ") != std::string::npos);
   CHECK(script.find("1 \"ranked\" ") != std::string::npos);
-  CHECK(script.find("title \"template ../../../templates/h100.yaml\"") != std::string::npos);
+  CHECK(script.find("title 'template ../../../templates/h100.yaml'") != std::string::npos);
   // Labels name their series themselves (no "label " prefix in the legend).
   const std::string by_template = read_text_file(out + "/iteration_s_vs_template.gp").value_or("");
-  CHECK(by_template.find("title \"fixed\"") != std::string::npos);
-  CHECK(by_template.find("title \"ranked\"") != std::string::npos);
+  CHECK(by_template.find("title 'fixed'") != std::string::npos);
+  CHECK(by_template.find("title 'ranked'") != std::string::npos);
   CHECK(by_template.find("label fixed") == std::string::npos);
 }
 
@@ -107,6 +108,29 @@ TEST_CASE("the progress line shows points and the time left", "[study]") {
   CHECK(format_progress({0, 10, 0, 10, 0.0}, 10) == "[..........]  0/10 points  ETA --");
   CHECK(format_progress({6, 10, 4, 8, 20.0}, 10) == "[######....]  6/10 points  ETA 20s");
   CHECK(format_progress({10, 10, 8, 8, 125.0}, 10) == "[##########]  10/10 points  2m05s");
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+// Issue 14 item 1: gnuplot runs `command` substitution inside double-quoted strings; every
+// string of the script is single-quoted (literal), and summary.md escapes Markdown.
+TEST_CASE("titles and labels reach the plot script and summary as literal text", "[study][issue14]") {
+  const std::string out = test::fresh_dir("issue14_outputs");
+  std::remove("/tmp/pathfinder-issue14-unit");
+  StudySpec s = test::fixture_study("study_small");
+  s.outputs.front().title = "`touch /tmp/pathfinder-issue14-unit` it's";
+  const StudyRun run = run_study(s, test::run_options(out));
+  const std::string script = plot_script(s, s.outputs.front(), run.table);
+  CHECK(script.find("set title '`touch /tmp/pathfinder-issue14-unit` it''s' noenhanced\n") !=
+        std::string::npos);
+  const StudyOutputs o = write_study_outputs(s, run.table, {out, "cmd `x` | y", "gnuplot"});
+  CHECK_FALSE(std::filesystem::exists("/tmp/pathfinder-issue14-unit"));
+  const std::string md = read_text_file(o.summary).value_or("");
+  CHECK(md.find("Command: ``cmd `x` | y``\n") != std::string::npos);
+  CHECK(md.find("![\\`touch /tmp/pathfinder-issue14-unit\\` it's](iteration_s_vs_logic.svg)") !=
+        std::string::npos);
 }
 
 }  // namespace pathfinder

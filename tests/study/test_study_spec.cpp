@@ -367,3 +367,30 @@ TEST_CASE("explicit points: unknown axes, repeats, unused keys and overlapping p
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+// Issue 14 item 1: a newline in a title or label started a gnuplot command of the study's
+// choosing; names become file names and folder names.
+TEST_CASE("names, titles and labels with control characters are refused", "[study][issue14]") {
+  const std::string fixed = "strategy: tp2-pp2-dp2-mb4\n";
+  CHECK(study_error(kHead + fixed + "sweep:\n  logic: [N7, N5]\noutputs:\n"
+                    "  - {plot: line, x: logic, y: iteration_s, title: \"t\\nsystem 'x'\"}\n") ==
+        "s.yaml:11:51: error: outputs[0].title: expected text without control characters "
+        "(newline, tab, ...), got \"t\\nsystem 'x'\"");
+  CHECK(study_error(kHead + fixed + "points:\n  - {label: \"a\\rb\"}\n") ==
+        "s.yaml:9:13: error: points[0].label: expected text without control characters "
+        "(newline, tab, ...), got \"a\\rb\"");
+  CHECK(study_error(kHead + fixed + "sweep:\n  logic: [N7, N5]\noutputs:\n"
+                    "  - {plot: line, x: logic, y: iteration_s, name: \"a'b\"}\n") ==
+        "s.yaml:11:50: error: outputs[0].name: expected a file name of letters, digits, '_', '-' "
+        "and '+' (not starting with '-'), got \"a'b\"");
+  CHECK(study_error("name: ../x\nquestion: q\n") ==
+        "s.yaml:1:7: error: name: expected a name without \"/\", not starting with \".\", got "
+        "\"../x\"");
+  CHECK(study_error("name: \"a\\tb\"\nquestion: q\n") ==
+        "s.yaml:1:7: error: name: expected text without control characters (newline, tab, ...), "
+        "got \"a\\tb\"");
+}
+
+}  // namespace pathfinder
