@@ -19,6 +19,7 @@
 #include "engine/cli/commands.hpp"
 #include "engine/cli/load.hpp"
 #include "engine/core/file_io.hpp"
+#include "engine/dist/strategy_check.hpp"
 #include "engine/explore/search_study.hpp"
 #include "engine/graph/workload_loader.hpp"
 
@@ -65,8 +66,12 @@ void add_search_command(CLI::App& app, int& exit_code) {
     const ArchSpec spec = bind_template(lib, tmpl);
     TrainingOptions training = TrainingOptions::from(software);
     training.check_memory = study.check_memory;
-    const DesignEvaluator e(spec, load_workload(study.workload_path).spec, study.devices,
-                            training);
+    const WorkloadSpec workload = load_workload(study.workload_path).spec;
+    if (study.written_strategy) {  // the workload's micro-batch and dp = devices/(tp·pp)
+      study.strategy =
+          complete_strategy(*study.written_strategy, workload, study.devices, study.strategy_loc);
+    }
+    const DesignEvaluator e(spec, workload, study.devices, training);
     ProgressCallback progress;
     if (isatty(fileno(stderr)) != 0) {
       progress = [](const SearchProgress& p) {

@@ -84,6 +84,7 @@ struct PartialStrategy {
   Strategy strategy;
   bool has_dp = false;
   bool has_micro_batch = false;
+  friend bool operator==(const PartialStrategy&, const PartialStrategy&) = default;
 };
 [[nodiscard]] PartialStrategy parse_partial_strategy(std::string_view text);
 [[nodiscard]] PartialStrategy read_partial_strategy(const ConfigNode& n);

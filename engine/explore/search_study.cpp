@@ -15,9 +15,9 @@ std::string beside(const std::string& study, const std::string& relative) {
 }
 
 // A strategy string's problems, located at the study's `strategy:` value.
-Strategy located_strategy(const ConfigNode& root) {
+PartialStrategy located_strategy(const ConfigNode& root) {
   try {
-    return parse_strategy(root.require<std::string>("strategy"));
+    return parse_partial_strategy(root.require<std::string>("strategy"));
   } catch (const ConfigError& e) {
     throw root.error_at("strategy", e.diagnostics().front().message);
   }
@@ -59,7 +59,11 @@ SearchStudy load_search_study(const std::string& path) {
   s.template_path = beside(path, root.require<std::string>("template"));
   s.workload_path = beside(path, root.require<std::string>("workload"));
   s.devices = root.require_positive<int>("devices");
-  if (root.get_or<std::string>("strategy", "search") != "search") s.strategy = located_strategy(root);
+  if (root.get_or<std::string>("strategy", "search") != "search") {
+    s.written_strategy = located_strategy(root);
+    s.strategy = s.written_strategy->strategy;
+    s.strategy_loc = root.loc_of("strategy");
+  }
   s.shortlist = root.optional_positive<int>("shortlist").value_or(3);
   s.check_memory = root.get_or<bool>("check_memory", true);
   if (auto sw = root.optional<std::string>("software")) {

@@ -31,6 +31,10 @@ struct SearchStudy {
   std::string workload_path;
   int devices = 1;
   std::optional<Strategy> strategy;  // none: search the strategies too
+  // The strategy as written (complete_strategy fills in the micro-batch and dp from the
+  // workload and devices); `strategy` is set from it once the workload is known.
+  std::optional<PartialStrategy> written_strategy;
+  SourceLoc strategy_loc;
   int shortlist = 3;
   bool check_memory = true;
   std::string software;  // `software:` profile name or file (resolved); "" = the default

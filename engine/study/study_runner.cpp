@@ -52,15 +52,26 @@ PointResult evaluated(DesignEvaluation d) {
   return r;
 }
 
+// The point's strategy as written, or none.
+std::optional<Strategy> written(const StudyPoint& p) {
+  return p.strategy ? std::optional<Strategy>(p.strategy->strategy) : std::nullopt;
+}
+
 PointResult search_point(const StudySpec& s, const DesignEvaluator& e, const StudyPoint& p) {
   const Eigen::VectorXd split = ResourceSplit::from_template(e.spec().tmpl).values();
+  std::optional<Strategy> strategy;
   if (p.strategy) {
-    const std::vector<Diagnostic> problems = check_strategy(*p.strategy, e.workload(), e.devices());
-    if (!problems.empty()) return infeasible(messages_of(problems), p.strategy);
+    try {
+      strategy = complete_strategy(*p.strategy, e.workload(), e.devices(), strategy_source());
+    } catch (const ConfigError& err) {  // dp does not fit this point's devices
+      return infeasible(messages_of(err.diagnostics()), written(p));
+    }
+    const std::vector<Diagnostic> problems = check_strategy(*strategy, e.workload(), e.devices());
+    if (!problems.empty()) return infeasible(messages_of(problems), strategy);
   }
   switch (p.search) {
     case StudySearch::kNone:
-      return evaluated(e.evaluate(split, *p.strategy));
+      return evaluated(e.evaluate(split, *strategy));
     case StudySearch::kStrategy: {
       ArchFigures arch;
       std::vector<RankedStrategy> ranked = rank_strategies(e, split, nullptr, &arch);
@@ -72,7 +83,7 @@ PointResult search_point(const StudySpec& s, const DesignEvaluator& e, const Stu
     case StudySearch::kArchitecture: {
       SearchStudy joint;
       joint.devices = p.devices;
-      joint.strategy = p.strategy;
+      joint.strategy = strategy;
       joint.shortlist = s.shortlist;
       joint.check_memory = s.check_memory;
       joint.options = s.optimizer;
@@ -80,7 +91,7 @@ PointResult search_point(const StudySpec& s, const DesignEvaluator& e, const Stu
       if (!o.search.feasible()) {
         return infeasible(o.at_template.reason.empty() ? "the search found no feasible design"
                                                        : o.at_template.reason,
-                          p.strategy);
+                          strategy);
       }
       return evaluated(std::move(o.best));
     }
@@ -100,7 +111,11 @@ std::string settings_text(const StudySpec& s, const std::string& techlib_dir,
   append(t, "check_memory", s.check_memory ? "true" : "false");
   append(t, "software", s.software.empty() ? kDefaultSoftwareProfile : s.software);
   append(t, "search", s.search ? std::string(to_string(*s.search)) : "axis");
-  if (s.strategy) append(t, "strategy", to_string(*s.strategy));
+  if (s.strategy) {
+    append(t, "strategy", to_string(s.strategy->strategy) +
+                              (s.strategy->has_micro_batch ? "" : " mb:workload") +
+                              (s.strategy->has_dp ? "" : " dp:devices"));
+  }
   if (s.searches(StudySearch::kArchitecture)) {
     const SearchOptions& o = s.optimizer;
     append(t, "shortlist", std::to_string(s.shortlist));
@@ -307,7 +322,7 @@ PointResult evaluate_point(const StudySpec& s, const StudyContext& c, const Stud
     const DesignEvaluator e(spec, c.workloads.at(p.workload), p.devices, options);
     return search_point(s, e, p);
   } catch (const ConfigError& e) {  // a system the point cannot build
-    return infeasible(messages_of(e.diagnostics()), p.strategy);
+    return infeasible(messages_of(e.diagnostics()), written(p));
   }
 }
 

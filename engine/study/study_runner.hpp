@@ -35,7 +35,9 @@ struct StudyPoint {
   std::optional<Power> power;
   std::optional<Area> chip_area, node_area;
   std::optional<Length> perimeter;
-  std::optional<Strategy> strategy;  // the axis, else the study's `strategy:`
+  // The axis, else the study's `strategy:`, as written: each point completes it for its
+  // workload (micro-batch) and devices (dp), as eval does.
+  std::optional<PartialStrategy> strategy;
   std::size_t tmpl = 0, workload = 0;  // indices into StudySpec::templates, workloads
   StudySearch search = StudySearch::kNone;  // the axis, else the study's `search:`
 };

@@ -62,9 +62,9 @@ std::string beside(const std::string& study, const std::string& relative) {
 }
 
 // A strategy string's problems, reported where the string stands.
-Strategy located_strategy(const std::string& text, const SourceLoc& where) {
+PartialStrategy located_strategy(const std::string& text, const SourceLoc& where) {
   try {
-    return parse_strategy(text);
+    return parse_partial_strategy(text);
   } catch (const ConfigError& e) {
     throw ConfigError(Diagnostic{where, e.diagnostics().front().message});
   }

@@ -98,7 +98,7 @@ enum class AxisKind {
 struct AxisValue {
   std::string text;  // as written: "DF-N7", "300 W", "64", "../templates/a100.yaml"
   double number = 0.0;               // SI value of a budget, the count of devices/nodes
-  std::optional<Strategy> strategy;  // the strategy axis
+  std::optional<PartialStrategy> strategy;  // the strategy axis, as written
   std::optional<StudySearch> search;  // the search axis
   std::size_t file = 0;  // template/workload axes: the index in StudySpec::templates/workloads
   // An explicit point's cell for an axis it does not set: the study's key (or, without one,
@@ -161,7 +161,7 @@ struct StudySpec {
   std::size_t point_axes = 0;   // how many of axes the explicit points set
   std::vector<ExplicitPoint> points;  // empty: the sweep's product alone
   std::optional<StudySearch> search;  // the `search:` key
-  std::optional<Strategy> strategy;  // the `strategy:` key
+  std::optional<PartialStrategy> strategy;  // the `strategy:` key, as written
   int shortlist = 3;
   SearchOptions optimizer;
   std::vector<PlotSpec> outputs;

@@ -65,7 +65,7 @@ TEST_CASE("a study's rows hold every axis and result, equal to a direct evaluati
   TrainingOptions options = TrainingOptions::from(software);
   const DesignEvaluator e(spec, load_workload(s.workload_path).spec, 8, options);
   const TrainingResult r =
-      e.evaluate(ResourceSplit::from_template(spec.tmpl).values(), *s.strategy).training;
+      e.evaluate(ResourceSplit::from_template(spec.tmpl).values(), s.strategy->strategy).training;
   REQUIRE(r.feasible);
   CHECK(t.cell(3, *t.column("feasible")) == "1");
   CHECK(t.cell(3, *t.column("chosen_strategy")) == "tp2-pp2-dp2-mb4-1f1b");
@@ -342,6 +342,32 @@ TEST_CASE("the settings hash covers every swept template's contents and the opti
   };
   CHECK(settings("optimizer: {steps: 3}\n") == settings("optimizer: {steps: 3}\n"));
   CHECK(settings("optimizer: {steps: 3}\n") != settings("optimizer: {steps: 4}\n"));
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("a study's strategy without mbN or dpN takes the workload's micro-batch and the "
+          "point's devices", "[study]") {
+  // tests/data/workloads/gpt_micro_batch2.yaml sets micro_batch 2 (global batch 16): tp2-pp2
+  // is dp = devices / 4: dp2 on 8 devices, dp4 on 16.
+  const StudySpec s = read_study(ConfigNode::load_string(
+      "name: s\nquestion: q\ntemplate: " + test::source_path("templates/a100.yaml") +
+          "\nworkload: " + test::data_path("workloads/gpt_micro_batch2.yaml") +
+          "\nsearch: none\nstrategy: tp2-pp2\nsweep:\n  devices: [8, 16, 12]\n",
+      "s.yaml"));
+  const std::string out = test::fresh_dir("partial-strategy");
+  const StudyRun run = run_study(s, test::run_options(out));
+  REQUIRE(run.complete());
+  const StudyTable& t = run.table;
+  const std::size_t col = *t.column("chosen_strategy");
+  CHECK(t.cell(0, col) == "tp2-pp2-dp2-mb2-1f1b");
+  CHECK(t.cell(1, col) == "tp2-pp2-dp4-mb2-1f1b");
+  // 12 devices make dp3, but 16 sequences do not split over 3 replicas: an infeasible row with
+  // the reason; the study goes on.
+  CHECK(t.cell(2, *t.column("feasible")) == "0");
+  CHECK_FALSE(t.cell(2, *t.column("reason")).empty());
 }
 
 }  // namespace pathfinder

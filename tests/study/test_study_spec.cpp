@@ -34,7 +34,8 @@ TEST_CASE("a study file resolves its paths and keeps the axes in file order", "[
   CHECK(s.check_memory);
   CHECK(s.search == StudySearch::kNone);
   REQUIRE(s.strategy);
-  CHECK(to_string(*s.strategy) == "tp2-pp2-dp2-mb4-1f1b");
+  CHECK(to_string(s.strategy->strategy) == "tp2-pp2-dp2-mb4-1f1b");
+  CHECK(s.strategy->has_micro_batch);
   REQUIRE(s.axes.size() == 2);
   CHECK(s.axes[0].name() == "logic");
   CHECK(s.axes[1].values[1].text == "HBM3");
@@ -56,7 +57,7 @@ TEST_CASE("points are the Cartesian product of the axes, first axis outermost", 
   CHECK(points[17].values == std::vector<std::string>{"32", "400 W", "tp4-pp2-dp4-mb2"});
   CHECK(points[7].devices == 16);
   CHECK(points[7].power->in(units::watts) == 300.0);
-  CHECK(points[7].strategy->dp == 8);
+  CHECK(points[7].strategy->strategy.dp == 8);
   CHECK(points[17].index == 17);
   // No axes: one point.
   const StudySpec one = read_study(ConfigNode::load_string(kHead + "strategy: tp2-pp2-dp2-mb4\n", "s.yaml"));
@@ -306,7 +307,7 @@ TEST_CASE("explicit points: each a map of axes, crossed with the sweep, the keys
   CHECK(points[0].values ==
         std::vector<std::string>{"fixed", "none", "tp2-pp2-dp2-mb4", "workloads/gpt3_1.3b.yaml", "8", "N7"});
   CHECK(points[0].search == StudySearch::kNone);
-  CHECK(points[0].strategy->tp == 2);
+  CHECK(points[0].strategy->strategy.tp == 2);
   CHECK(points[3].values ==
         std::vector<std::string>{"ranked", "strategy", "", "workloads/gpt3_1.3b.yaml", "8", "N5"});
   CHECK(points[3].search == StudySearch::kStrategy);
