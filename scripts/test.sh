@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite: set up, build with warnings as errors, run every test with CTest.
+# The whole test suite: set up, build with warnings as errors, run every test with CTest; then
+# the same tests under AddressSanitizer and UBSan (the [paper] study tests, long joint split
+# searches that the Release run covers, excepted).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -7,3 +9,8 @@ cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=Release -DPATHFINDER_WERROR
       -DPATHFINDER_BENCH=ON >/dev/null
 cmake --build build-test -j "$(nproc)"
 ctest --test-dir build-test --output-on-failure -j "$(nproc)"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1" \
+      -DPATHFINDER_SANITIZE=ON -DPATHFINDER_WERROR=ON -DPATHFINDER_BENCH=OFF >/dev/null
+cmake --build build-asan -j "$(nproc)"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -E "paper"

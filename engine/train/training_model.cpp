@@ -1,5 +1,7 @@
 #include "engine/train/training_model.hpp"
 
+#include <cmath>
+
 #include "engine/dist/strategy_check.hpp"
 #include "engine/perf/perf_machine.hpp"
 #include "engine/system/system_graph.hpp"
@@ -38,7 +40,18 @@ TrainingModel::TrainingModel(const ArchSpec& spec, const MicroArch& arch, const 
     : model_(make_model(spec, arch, w, devices, options)) {}
 
 TrainingResult TrainingModel::evaluate(const Strategy& s) {
-  return std::visit([&s](auto& m) { return m.evaluate(s); }, model_);
+  TrainingResult r = std::visit([&s](auto& m) { return m.evaluate(s); }, model_);
+  // Absurd but well-formed inputs (a utilization of 1e-308, a bandwidth of 1e-300 B/s) can
+  // drive a time to inf or nan: that is a design the model cannot answer for, never a number.
+  const auto finite = [](double v) { return std::isfinite(v); };
+  if (r.feasible && !(finite(r.iteration_time) && r.iteration_time > 0.0 &&
+                      finite(r.breakdown.total()) && finite(r.mfu) &&
+                      finite(r.tokens_per_second))) {
+    r.feasible = false;
+    r.reason = "the model's iteration time is not a finite positive number: an input is "
+               "outside its physical range (utilizations, bandwidths, capacities, budgets)";
+  }
+  return r;
 }
 
 TrainingResult evaluate_training(const ArchSpec& spec, const MicroArch& arch,

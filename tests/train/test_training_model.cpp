@@ -111,3 +111,21 @@ TEST_CASE("every pipeline stage's breakdown adds up to the iteration", "[train][
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("an absurd but well-formed input gives an infeasible result, never inf or nan",
+          "[train]") {
+  // core.max_utilization 1e-308 passes the loader's (0, 1] check, but the peak it leaves,
+  // 312e12 x 1e-308 FLOP/s, underflows GEMM times to inf (and 0 x inf = nan downstream).
+  ArchTemplate t = test::shipped_template("a100");
+  t.core.max_utilization = 1e-308;
+  const ArchSpec spec = bind_template(test::shipped_techlib(), t);
+  const MicroArch arch = generate_micro_arch(spec, ResourceSplit::from_template(spec.tmpl));
+  const TrainingResult r = evaluate_training(
+      spec, arch, workload("studies/workloads/gpt3_1.3b.yaml"), std::nullopt, a100_options());
+  CHECK_FALSE(r.feasible);
+  CHECK(r.reason.rfind("the model's iteration time is not a finite positive number", 0) == 0);
+}
+
+}  // namespace pathfinder
