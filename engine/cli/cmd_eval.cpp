@@ -22,6 +22,8 @@
 #include "engine/cli/load.hpp"
 #include "engine/config/node.hpp"
 #include "engine/dist/strategy_check.hpp"
+#include "engine/explore/design_evaluator.hpp"
+#include "engine/explore/ranking_report.hpp"
 #include "engine/graph/workload_loader.hpp"
 #include "engine/perf/graph_timing.hpp"
 #include "engine/perf/kernel_timer.hpp"
@@ -92,8 +94,12 @@ constexpr const char* kFooter =
  micro_batch, schedule, virtual_stages, sequence_parallel, zero, recompute, split.
  --devices N with a strategy that leaves dp out derives dp = N/(tp*pp); with dp
  written, tp*pp*dp must equal N.
+--strategy search --devices N ranks every valid strategy on the template's design and prints
+ the best --top N (default 5) with their breakdowns side by side, the gap to the best, a
+ reason per row, and how many strategies were dropped and why.
 Examples:
   --strategy tp8-pp8-dp16-mb1-1f1b-sp-zero1-recompute=selective
+  --strategy search --devices 1024 --top 10
   --strategy tp8-pp8 --devices 1024                  (dp16, the workload's micro_batch)
   --strategy tp4-pp8-interleaved-v3-recompute=full --devices 512
   --strategy RC-4-2-d8-p2        --strategy CR-8-d8-p1
@@ -110,6 +116,7 @@ void add_eval_command(CLI::App& app, int& exit_code) {
     std::string template_path, workload_path, format = "table";
     bool all_kernels = false, isolated = false;
     int devices = 0;
+    int top = 5;
     std::string strategy;
     std::vector<std::string> sets;
     std::string micro_batch, global_batch, sequence;
@@ -143,6 +150,8 @@ void add_eval_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--strategy", opt->strategy,
                   "Parallelism, e.g. tp8-pp8-dp16-mb1-1f1b-recompute=selective, or a YAML file "
                   "(grammar below)");
+  cmd->add_option("--top", opt->top, "With --strategy search: how many ranked strategies to print")
+      ->check(CLI::Range(1, 1000));
   cmd->add_flag("--isolated", opt->isolated,
                 "GEMM workloads: time one call as a per-call benchmark does (host dispatch + "
                 "launch latency + device + synchronize, burst clocks) instead of an iteration");
@@ -190,9 +199,19 @@ void add_eval_command(CLI::App& app, int& exit_code) {
                                    "times one call on one device; leave out --strategy and "
                                    "--devices"});
     }
+    const bool search = opt->strategy == "search";
+    if (search && opt->devices <= 0) {
+      throw ConfigError(Diagnostic{command_line("--strategy"),
+                                   "search ranks every strategy for --devices N devices; give "
+                                   "--devices"});
+    }
+    if (search && opt->isolated) {
+      throw ConfigError(Diagnostic{command_line("--isolated"),
+                                   "times one call on one device; leave out --strategy search"});
+    }
     // Without --strategy or --devices: one device, the trivial strategy (training_model.hpp).
     Strategy strategy = trivial_strategy(w.spec);
-    if (distribute) {
+    if (distribute && !search) {
       strategy = complete_strategy(written_strategy(opt->strategy), w.spec, opt->devices,
                                    command_line("--devices"));
       validate_strategy(strategy, w.spec, strategy.devices());
@@ -209,6 +228,14 @@ void add_eval_command(CLI::App& app, int& exit_code) {
       if (opt->format == "json") out = isolated_call_json(arch, w, timer).dump(2) + "\n";
       else if (opt->format == "csv") out = isolated_call_csv(w, timer);
       else out = format_isolated_call(arch, w, timer);
+    } else if (search) {
+      const DesignEvaluator e(spec, w.spec, opt->devices, training);
+      const std::vector<RankedStrategy> ranked =
+          rank_strategies(e, ResourceSplit::from_template(in.tmpl).values());
+      const auto top = static_cast<std::size_t>(opt->top);
+      if (opt->format == "json") out = ranking_json(ranked, top).dump(2) + "\n";
+      else if (opt->format == "csv") out = ranking_csv(ranked, top);
+      else out = format_ranking(ranked, top, w.name + " on " + std::to_string(opt->devices) + " x " + arch.name);
     } else {
       const TrainingResult r = evaluate_training(spec, arch, w.spec, strategy, training);
       if (distribute) {

@@ -49,4 +49,16 @@ std::string join_alternatives(const std::vector<std::string>& items) {
   return out;
 }
 
+std::string csv_field(std::string_view s) {
+  const bool quote = s.find_first_of(",\"\n\r") != std::string_view::npos ||
+                     (!s.empty() && (s.front() == ' ' || s.back() == ' '));
+  if (!quote) return std::string(s);
+  std::string q = "\"";
+  for (const char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + "\"";
+}
+
 }  // namespace pathfinder

@@ -18,6 +18,10 @@ namespace pathfinder {
 [[nodiscard]] std::string did_you_mean(std::string_view word,
                                        const std::vector<std::string>& candidates);
 
+// One CSV field (RFC 4180): quoted, with quotes doubled, when it holds a comma, a quote, a line
+// break or leading/trailing spaces; as is otherwise.
+[[nodiscard]] std::string csv_field(std::string_view s);
+
 // "a, b or c"
 [[nodiscard]] std::string join_alternatives(const std::vector<std::string>& items);
 

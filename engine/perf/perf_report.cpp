@@ -10,6 +10,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/core/format.hpp"
+#include "engine/core/text.hpp"
 
 namespace pathfinder {
 namespace {
@@ -58,13 +59,6 @@ nlohmann::ordered_json report_json(const MicroArch& a, const Workload& w, const 
                                    const KernelTimer& t, const IterationFigures* it);
 std::string report_table(const MicroArch& a, const Workload& w, const GraphTiming& g,
                          const KernelTimer& t, const IterationFigures* it, bool all_kernels);
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
 
 constexpr const char* kCsvHeader =
     "id,name,kind,phase,dtype,layer,step,batch,m,n,k,flops,bytes,main_memory_bytes,compute_s,"

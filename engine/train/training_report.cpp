@@ -10,19 +10,6 @@
 namespace pathfinder {
 namespace {
 
-// Breakdown parts in the order they are printed.
-std::array<std::pair<const char*, double>, 9> parts(const TrainingBreakdown& b) {
-  return {{{"compute", b.compute},
-           {"embedding_head", b.embedding_head},
-           {"tensor_comm", b.tensor_comm},
-           {"pipeline_comm", b.pipeline_comm},
-           {"pipeline_bubble", b.pipeline_bubble},
-           {"data_comm", b.data_comm},
-           {"gradient_sync", b.gradient_sync},
-           {"optimizer", b.optimizer},
-           {"host", b.host}}};
-}
-
 // With pipeline stages, one row per stage: each part's share of the iteration. At most
 // kStageRows rows, then the critical stage if it was left out; JSON's "stages" has them all.
 constexpr std::size_t kStageRows = 8;
@@ -31,7 +18,7 @@ std::string stage_row(const TrainingResult& r, std::size_t i) {
   const std::string label =
       std::to_string(i) + (static_cast<int>(i) == r.critical_stage ? "*" : "");
   std::string row = printf_string("%-6s", label.c_str());
-  for (const auto& [name, v] : parts(r.stages[i])) {
+  for (const auto& [name, v] : r.stages[i].parts()) {
     row += printf_string(" %6.1f", r.iteration_time > 0.0 ? 100.0 * v / r.iteration_time : 0.0);
   }
   return row + "\n";
@@ -70,14 +57,14 @@ nlohmann::json to_json(const TrainingResult& r, int devices) {
   j["stage_backward_s"] = if_feasible(r.stage_backward);
   j["critical_stage"] = if_feasible(r.critical_stage);
   nlohmann::json b;
-  for (const auto& [name, v] : parts(r.breakdown)) b[std::string(name) + "_s"] = if_feasible(v);
+  for (const auto& [name, v] : r.breakdown.parts()) b[std::string(name) + "_s"] = if_feasible(v);
   j["breakdown"] = b;
   // Every stage's breakdown (each sums to the iteration; the critical one is "breakdown").
   nlohmann::json stages = nlohmann::json::array();
   for (std::size_t i = 0; i < r.stages.size(); ++i) {
     nlohmann::json st;
     st["stage"] = i;
-    for (const auto& [name, v] : parts(r.stages[i])) st[std::string(name) + "_s"] = v;
+    for (const auto& [name, v] : r.stages[i].parts()) st[std::string(name) + "_s"] = v;
     stages.push_back(std::move(st));
   }
   j["stages"] = if_feasible(stages);
@@ -120,7 +107,7 @@ std::string to_csv(const TrainingResult& r, int devices) {
       printf_string("%s,%d,%d,", to_string(r.strategy).c_str(), devices, r.feasible ? 1 : 0) +
       if_feasible("%.9g", r.iteration_time) + "," + if_feasible("%.6g", r.mfu) + "," +
       if_feasible("%.9g", r.tokens_per_second);
-  for (const auto& [name, v] : parts(r.breakdown)) {
+  for (const auto& [name, v] : r.breakdown.parts()) {
     head += std::string(",") + name + "_s";
     row += "," + if_feasible("%.9g", v);
   }
@@ -147,7 +134,7 @@ std::string format_table(const TrainingResult& r, int devices, const std::string
   out += printf_string("%-18s %12s %7s\n",
                        printf_string("critical stage %d", r.critical_stage).c_str(), "time",
                        "share");
-  for (const auto& [name, v] : parts(r.breakdown)) {
+  for (const auto& [name, v] : r.breakdown.parts()) {
     out += printf_string("%-18s %12s %6.1f%%\n", name, format_seconds(v).c_str(),
                          r.iteration_time > 0 ? 100.0 * v / r.iteration_time : 0.0);
   }

@@ -1,7 +1,9 @@
 // What a distributed training evaluation reports (issue 4).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <utility>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +28,18 @@ struct TrainingBreakdown {
   double optimizer = 0.0;        // the update step
   double host = 0.0;             // input transfer, host stalls, synchronisation, fixed costs
 
+  // The parts with their names, in the order reports print them.
+  [[nodiscard]] std::array<std::pair<const char*, double>, 9> parts() const {
+    return {{{"compute", compute},
+             {"embedding_head", embedding_head},
+             {"tensor_comm", tensor_comm},
+             {"pipeline_comm", pipeline_comm},
+             {"pipeline_bubble", pipeline_bubble},
+             {"data_comm", data_comm},
+             {"gradient_sync", gradient_sync},
+             {"optimizer", optimizer},
+             {"host", host}}};
+  }
   [[nodiscard]] double total() const {
     return compute + embedding_head + tensor_comm + pipeline_comm + pipeline_bubble + data_comm +
            gradient_sync + optimizer + host;

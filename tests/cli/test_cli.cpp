@@ -912,3 +912,33 @@ TEST_CASE("issue 14: devices, FIFOs and out-of-range options are refused", "[cli
   CHECK(restarts.err == "tests/data/fuzz/search_starts.yaml:7:20: error: search.restarts: expected a "
                         "whole number in [1, 10000], got \"2147483647\"\n");
 }
+
+namespace pathfinder {
+
+TEST_CASE("eval --strategy search ranks strategies; the winner's time is eval's", "[cli]") {
+  const std::string base = "eval --template templates/a100.yaml --workload "
+                           "studies/workloads/gpt3_1.3b.yaml --devices 8 ";
+  const Run r = run(base + "--strategy search --top 3 --format json");
+  REQUIRE(r.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  REQUIRE(j["top"].size() == 3);
+  CHECK(j["top"][0]["gap_to_best_s"].get<double>() == 0.0);
+  CHECK(j["top"][1]["iteration_s"].get<double>() >= j["top"][0]["iteration_s"].get<double>());
+  CHECK(j["top"][2]["iteration_s"].get<double>() >= j["top"][1]["iteration_s"].get<double>());
+  // The winner evaluated on its own gives the same iteration time.
+  const std::string best = j["top"][0]["strategy"].get<std::string>();
+  const Run one = run(base + "--strategy " + best + " --format json");
+  REQUIRE(one.code == 0);
+  CHECK(nlohmann::json::parse(one.out)["iteration_s"].get<double>() ==
+        j["top"][0]["iteration_s"].get<double>());
+  const Run table = run(base + "--strategy search --top 2");
+  CHECK(table.out.find("strategies ranked") != std::string::npos);
+  const Run no_devices = run("eval --template templates/a100.yaml --workload "
+                             "studies/workloads/gpt3_1.3b.yaml --strategy search");
+  CHECK(no_devices.code == 2);
+  CHECK(first_line(no_devices.err) ==
+        "command line: error: --strategy: search ranks every strategy for --devices N devices; "
+        "give --devices");
+}
+
+}  // namespace pathfinder
