@@ -145,13 +145,11 @@ void add_eval_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--sequence", opt->sequence, "Same as --set sequence=N (GPT, LSTM)");
   cmd->add_option("--devices", opt->devices,
                   "Devices to train on (default: the strategy's); derives dp when the strategy "
-                  "leaves it out")
-      ->check(CLI::PositiveNumber);
+                  "leaves it out");
   cmd->add_option("--strategy", opt->strategy,
                   "Parallelism, e.g. tp8-pp8-dp16-mb1-1f1b-recompute=selective, or a YAML file "
                   "(grammar below)");
-  cmd->add_option("--top", opt->top, "With --strategy search: how many ranked strategies to print")
-      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--top", opt->top, "With --strategy search: how many ranked strategies to print");
   cmd->add_flag("--isolated", opt->isolated,
                 "GEMM workloads: time one call as a per-call benchmark does (host dispatch + "
                 "launch latency + device + synchronize, burst clocks) instead of an iteration");
@@ -166,7 +164,9 @@ void add_eval_command(CLI::App& app, int& exit_code) {
                     "(default: the software profile's)");
   cmd->add_flag("!--no-memory-check", opt->training.check_memory,
                 "Time strategies whose footprint exceeds main memory (as the paper's studies)");
-  cmd->callback([opt, &exit_code, tp_overlap, dp_overlap] {
+  cmd->callback([opt, cmd, &exit_code, tp_overlap, dp_overlap] {
+    if (cmd->count("--devices") > 0) check_option_range("--devices", opt->devices, 1, 1 << 24);
+    check_option_range("--top", opt->top, 1, 1000);
     // Every input is read and checked before anything is evaluated or printed.
     std::vector<ConfigOverride> overrides;
     for (const std::string& s : opt->sets) overrides.push_back(parse_config_override(s));

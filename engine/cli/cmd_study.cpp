@@ -32,13 +32,15 @@ void add_study_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--out", opt->out, "Output folder (default: results/<study name>)");
   cmd->add_option("--threads", opt->threads, "Worker threads, 1 to 1024 (default: all cores)");
   cmd->add_option("--max-points", opt->max_points,
-                  "Evaluate at most N unfinished points, then stop (rerun to continue)")
-      ->check(CLI::PositiveNumber);
+                  "Evaluate at most N unfinished points, then stop (rerun to continue)");
   cmd->add_option("--techlib", opt->techlib, techlib_help());
   cmd->add_option("--software", opt->software,
                   "Software profile name or file, replacing the study's software: key");
   cmd->callback([opt, cmd, &exit_code] {
     if (cmd->count("--threads") > 0) check_option_range("--threads", opt->threads, 1, kMaxThreads);
+    if (cmd->count("--max-points") > 0) {
+      check_option_range("--max-points", opt->max_points, 1, 1LL << 40);
+    }
     StudySpec study = load_study(opt->study);
     if (!opt->software.empty()) {
       study.software = opt->software;

@@ -9,6 +9,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"Pathfinder: technology, architecture and parallelism pathfinding for DL training"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("pathfinder ") + PATHFINDER_VERSION);
   int exit_code = 0;
   pathfinder::cli::add_arch_command(app, exit_code);
   pathfinder::cli::add_eval_command(app, exit_code);
@@ -29,8 +30,13 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    (void)app.exit(e);
+    // One line, as every other input error: "command line: error: --devices: ...".
+    const bool sub = argc > 1 && argv[1][0] != '-';
+    std::fprintf(stderr, "command line: error: %s (pathfinder %s%s--help)\n", e.what(),
+                 sub ? argv[1] : "", sub ? " " : "");
     return 2;
   } catch (const pathfinder::ConfigError& e) {
     std::fprintf(stderr, "%s\n", e.what());

@@ -257,6 +257,16 @@ std::optional<ConfigNode> ConfigNode::child_for_value(std::string_view key, bool
   const YAML::Node c = n.IsMap() ? n[std::string(key)] : YAML::Node(YAML::NodeType::Undefined);
   if (!c.IsDefined() || c.IsNull()) {
     if (!required) return std::nullopt;
+    // A misspelling of the missing key is the problem to report, at its own line.
+    if (n.IsMap()) {
+      for (const auto& kv : n) {
+        const std::string k = kv.first.as<std::string>();
+        if (read_->count(k) != 0 || closest_match(k, {std::string(key)}).empty()) continue;
+        throw ConfigError(Diagnostic{
+            located(kv.first.Mark().line, kv.first.Mark().column, child_path(k)),
+            "unknown key" + did_you_mean(k, {std::string(key)})});
+      }
+    }
     SourceLoc l = loc();
     l.key_path = child_path(key);
     throw ConfigError(Diagnostic{l, "missing required key (expected " + expected + ")"});

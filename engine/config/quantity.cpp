@@ -64,6 +64,12 @@ DimVec add(const DimVec& a, const DimVec& b) {
 // One unit term such as "GB", "mm^2", "pJ". Returns false if unknown.
 bool parse_term(std::string_view term, double* si, DimVec* dim, std::string* why) {
   int exponent = 1;
+  // "mm2", "m3": a length with its exponent written without the caret, as people type it.
+  if (term.find('^') == std::string_view::npos && term.size() >= 2 &&
+      (term.back() == '2' || term.back() == '3') && term[term.size() - 2] == 'm') {
+    exponent = term.back() - '0';
+    term.remove_suffix(1);
+  }
   if (const auto caret = term.find('^'); caret != std::string_view::npos) {
     const auto exp_text = term.substr(caret + 1);
     const auto res = std::from_chars(exp_text.data(), exp_text.data() + exp_text.size(), exponent);

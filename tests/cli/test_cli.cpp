@@ -247,11 +247,12 @@ TEST_CASE("bad command lines exit 2, --help exits 0", "[cli]") {
   const Run fmt = run("arch templates/a100.yaml --format xml");
   CHECK(fmt.code == 2);
   CHECK(fmt.out.empty());
-  CHECK(first_line(fmt.err) == "--format: xml not in {table,yaml,json}");
+  CHECK(first_line(fmt.err) ==
+        "command line: error: --format: xml not in {table,yaml,json} (pathfinder arch --help)");
 
   const Run none = run("");
   CHECK(none.code == 2);
-  CHECK(first_line(none.err) == "A subcommand is required");
+  CHECK(first_line(none.err) == "command line: error: A subcommand is required (pathfinder --help)");
   CHECK(run("validate").code == 2);
 
   const Run help = run("--help");
@@ -399,12 +400,14 @@ TEST_CASE("eval input errors exit 2", "[cli][eval][config-error]") {
                       "studies/workloads/gemm.yaml --format xml");
   CHECK(fmt.code == 2);
   CHECK(fmt.out.empty());
-  CHECK(first_line(fmt.err) == "--format: xml not in {table,csv,json}");
+  CHECK(first_line(fmt.err) ==
+        "command line: error: --format: xml not in {table,csv,json} (pathfinder eval --help)");
 
   const Run no_workload = run("eval --template templates/a100.yaml");
   CHECK(no_workload.code == 2);
   CHECK(no_workload.out.empty());
-  CHECK(first_line(no_workload.err) == "--workload is required");
+  CHECK(first_line(no_workload.err) ==
+        "command line: error: --workload is required (pathfinder eval --help)");
 
   const Run no_template = run("eval --template templates/missing.yaml --workload "
                               "studies/workloads/gemm.yaml");
@@ -939,6 +942,25 @@ TEST_CASE("eval --strategy search ranks strategies; the winner's time is eval's"
   CHECK(first_line(no_devices.err) ==
         "command line: error: --strategy: search ranks every strategy for --devices N devices; "
         "give --devices");
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("numeric options say what they accept; --version", "[cli][config-error]") {
+  const Run zero = run("eval --template templates/a100.yaml --workload "
+                       "studies/workloads/gpt3_13b.yaml --devices 0");
+  CHECK(zero.code == 2);
+  CHECK(zero.err == "command line: error: --devices: expected a whole number in [1, 16777216], "
+                    "got 0\n");
+  const Run top = run("eval --template templates/a100.yaml --workload "
+                      "studies/workloads/gpt3_13b.yaml --devices 8 --strategy search --top 0");
+  CHECK(top.code == 2);
+  CHECK(top.err == "command line: error: --top: expected a whole number in [1, 1000], got 0\n");
+  const Run v = run("--version");
+  CHECK(v.code == 0);
+  CHECK(v.out.rfind("pathfinder 0.12.0", 0) == 0);
 }
 
 }  // namespace pathfinder

@@ -138,6 +138,19 @@ TEST_CASE("unknown keys are rejected with a did-you-mean", "[config][config-erro
   CHECK(error_of([&] { s.finish(); }) == "s.yaml:2:1: error: voltage: unknown key");
 }
 
+TEST_CASE("a misspelt key is reported at its own line, not as the key it was meant to be",
+          "[config][config-error]") {
+  const ConfigNode core =
+      ConfigNode::load_string("name: x\ncore:\n  array: [16, 16]\n  mcus_per_bundel: 4\n",
+                              "t.yaml").child("core");
+  CHECK(error_of([&] { (void)core.require<int>("mcus_per_bundle"); }) ==
+        "t.yaml:4:3: error: core.mcus_per_bundel: unknown key; did you mean "
+        "\"mcus_per_bundle\"?");
+  // Nothing close: the missing key itself.
+  CHECK(error_of([&] { (void)core.require<int>("dataflow"); }) ==
+        "t.yaml:3:3: error: core.dataflow: missing required key (expected a whole number)");
+}
+
 TEST_CASE("missing required keys point at the parent map", "[config][config-error]") {
   const ConfigNode cfg = ConfigNode::load_file(kErrors);
   CHECK(error_of([&] { (void)cfg.require<std::string>("name"); }) ==

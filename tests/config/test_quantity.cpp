@@ -55,6 +55,11 @@ TEST_CASE("parse_quantity: values from GPU datasheets", "[config][quantity]") {
   CHECK(p.si == Approx(13e-12 * 8));  // 13e-12 J / 0.125 B = 1.04e-10 J/B
   CHECK(has_dim<EnergyPerByte>(p));
 
+  p = parse_ok("826 mm2");  // as people type it: mm2 = mm^2
+  CHECK(p.si == Approx(826e-6));
+  CHECK(has_dim<Area>(p));
+  CHECK(parse_ok("1 m2").si == Approx(1.0));  // 1 m^2 in SI
+
   p = parse_ok("0.38 mm^2");
   CHECK(p.si == Approx(0.38e-6));  // 0.38 × 1e-6 m^2
   CHECK(has_dim<Area>(p));

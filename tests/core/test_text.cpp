@@ -8,16 +8,19 @@
 
 using namespace pathfinder;
 
-TEST_CASE("edit_distance is Levenshtein distance", "[core][text]") {
+TEST_CASE("edit_distance is the optimal string alignment distance", "[core][text]") {
   CHECK(edit_distance("", "") == 0);
   CHECK(edit_distance("abc", "") == 3);       // three deletions
   CHECK(edit_distance("", "abcd") == 4);      // four insertions
   CHECK(edit_distance("same", "same") == 0);
   CHECK(edit_distance("kitten", "sitting") == 3);  // k->s, e->i, +g
   CHECK(edit_distance("flaw", "lawn") == 2);       // -f, +n
-  CHECK(edit_distance("bundle", "bundel") == 2);   // a swap is two substitutions
+  CHECK(edit_distance("bundle", "bundel") == 1);   // a swap of neighbours is one edit
+  CHECK(edit_distance("1fb1", "1f1b") == 1);
+  CHECK(edit_distance("1fb1", "mb1") == 2);        // so 1f1b is the suggestion
+  CHECK(edit_distance("ca", "abc") == 3);          // OSA: no edit of a swapped pair
   CHECK(edit_distance("power", "powr") == 1);      // one deletion
-  CHECK(edit_distance("levels", "levles") == 2);
+  CHECK(edit_distance("levels", "levles") == 1);
 }
 
 TEST_CASE("edit_distance is symmetric and ignores ASCII case", "[core][text]") {

@@ -127,6 +127,9 @@ TEST_CASE("bad strategy strings name the token and what is valid", "[dist][confi
         e + "\"tpp8\": unknown token; " + kValid + "; did you mean \"tp8\"?");
   CHECK(parse_error("tp8-interleave") ==
         e + "\"interleave\": unknown token; " + kValid + "; did you mean \"interleaved\"?");
+  // Two neighbours swapped is one edit: 1f1b, not mb1.
+  CHECK(parse_error("tp8-1fb1") ==
+        e + "\"1fb1\": unknown token; " + kValid + "; did you mean \"1f1b\"?");
   CHECK(parse_error("dp8-seq") ==
         e + "\"seq\": unknown token; " + kValid + "; did you mean \"sp\"?");
   CHECK(parse_error("dp8-sequence") == e + "\"sequence\": unknown token; " + kValid);
