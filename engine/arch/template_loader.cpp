@@ -242,8 +242,17 @@ ArchTemplate read_template(const ConfigNode& root) {
   return t;
 }
 
-ArchTemplate load_template(const std::string& path) {
-  return read_template(ConfigNode::load_file(path));
+ArchTemplate load_template(const std::string& path, const std::vector<ConfigOverride>& overrides) {
+  const ConfigNode root = ConfigNode::load_file(path);
+  return read_template(overrides.empty() ? root : root.with_overrides(overrides));
+}
+
+bool is_template_section(std::string_view key) {
+  for (const char* s : {"technology", "core", "memory", "network", "system", "host", "budget",
+                        "split", "techlib"}) {
+    if (key == s) return true;
+  }
+  return false;
 }
 
 ArchTemplate apply_overrides(ArchTemplate t, const TechOverrides& o) {

@@ -6,14 +6,20 @@
 #include <vector>
 
 #include "engine/arch/arch_template.hpp"
+#include "engine/config/node.hpp"  // ConfigOverride
 #include "engine/techlib/tech_library.hpp"
 
 namespace pathfinder {
 
-class ConfigNode;
 
 // Throws ConfigError at the first parse error (missing key, wrong unit, unknown key, ...).
-[[nodiscard]] ArchTemplate load_template(const std::string& path);
+// `overrides` (--set budget.power=300W) replace or add keys before the template is read, so
+// their values pass the same checks; errors name the option.
+[[nodiscard]] ArchTemplate load_template(const std::string& path,
+                                         const std::vector<ConfigOverride>& overrides = {});
+// Whether a key's first part is a template section (technology, core, memory, network, system,
+// host, budget, split, techlib): where a --set of eval goes.
+[[nodiscard]] bool is_template_section(std::string_view key);
 [[nodiscard]] ArchTemplate read_template(const ConfigNode& root);
 
 // Technology choices that replace the template's (pathfinder arch --tech/--memory/--network).

@@ -1,5 +1,5 @@
 // pathfinder arch TEMPLATE [--tech N] [--memory M] [--network L] [--techlib DIR]
-//                 [--format table|yaml|json]
+//                 [--set KEY=VALUE]... [--format table|yaml|json]
 #include <cstdio>
 #include <string>
 
@@ -13,6 +13,7 @@ namespace pathfinder::cli {
 void add_arch_command(CLI::App& app, int& exit_code) {
   struct Options {
     std::string template_path, format = "table";
+    std::vector<std::string> sets;
     MachineOptions machine;
   };
   auto opt = std::make_shared<Options>();
@@ -21,7 +22,15 @@ void add_arch_command(CLI::App& app, int& exit_code) {
   add_machine_options(*cmd, opt->machine);
   cmd->add_option("--format", opt->format, "Output format")
       ->check(CLI::IsMember({"table", "yaml", "json"}));
+  cmd->add_option("--set", opt->sets,
+                  "Set a template key, e.g. --set budget.power=300W (repeatable; dotted keys); "
+                  "checked as the file's own values")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
   cmd->callback([opt, &exit_code] {
+    for (const std::string& s : opt->sets) {
+      opt->machine.template_overrides.push_back(parse_config_override(s));
+    }
     const LoadedTemplate in = load_template_for(opt->template_path, opt->machine);
     const MicroArch a = generate_micro_arch(in.lib, in.tmpl);
     std::string out;

@@ -136,8 +136,9 @@ void add_eval_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--all-kernels", opt->all_kernels,
                 "Table: one row per kernel instead of one per kernel name across layers");
   cmd->add_option("--set", opt->sets,
-                  "Set a workload key, e.g. --set micro_batch=4 (repeatable; dotted keys for "
-                  "nested maps); checked as the file's own values")
+                  "Set a workload or template key, e.g. --set micro_batch=4, --set "
+                  "budget.power=300W (repeatable; dotted keys; a key starting with a template "
+                  "section goes to the template); checked as the file's own values")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
   cmd->add_option("--micro-batch", opt->micro_batch, "Same as --set micro_batch=N (GPT)");
@@ -168,8 +169,15 @@ void add_eval_command(CLI::App& app, int& exit_code) {
     if (cmd->count("--devices") > 0) check_option_range("--devices", opt->devices, 1, 1 << 24);
     check_option_range("--top", opt->top, 1, 1000);
     // Every input is read and checked before anything is evaluated or printed.
+    // --set goes to the template when its key starts with a template section (budget.power,
+    // network.inter_package.max_utilization), else to the workload (micro_batch).
     std::vector<ConfigOverride> overrides;
-    for (const std::string& s : opt->sets) overrides.push_back(parse_config_override(s));
+    for (const std::string& s : opt->sets) {
+      ConfigOverride o = parse_config_override(s);
+      const std::string first = o.key.substr(0, o.key.find('.'));
+      if (is_template_section(first)) opt->machine.template_overrides.push_back(std::move(o));
+      else overrides.push_back(std::move(o));
+    }
     for (const auto& [text, key, option] :
          {std::tuple{&opt->micro_batch, "micro_batch", "--micro-batch"},
           std::tuple{&opt->global_batch, "global_batch", "--global-batch"},

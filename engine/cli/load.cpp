@@ -58,7 +58,8 @@ void add_machine_options(CLI::App& cmd, MachineOptions& opt) {
 
 LoadedTemplate load_template_for(const std::string& template_path, const MachineOptions& opt) {
   // The template first: a missing template is the error to report, not the techlib beside it.
-  ArchTemplate t = apply_overrides(load_template(template_path), opt.overrides);
+  ArchTemplate t =
+      apply_overrides(load_template(template_path, opt.template_overrides), opt.overrides);
   TechLibrary lib = load_techlib_for(t, opt.techlib);
   SoftwareProfile software =
       software_for(opt.software, template_path, SourceLoc{"command line", 0, 0, "--software"});

@@ -37,6 +37,7 @@ struct MachineOptions {
   TechOverrides overrides;
   std::string techlib;
   std::string software;  // --software: a profile's name or file; empty: the default
+  std::vector<ConfigOverride> template_overrides;  // --set on template keys
 };
 void add_machine_options(CLI::App& cmd, MachineOptions& opt);
 

@@ -964,3 +964,32 @@ TEST_CASE("numeric options say what they accept; --version", "[cli][config-error
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("set reaches template keys: a what-if without a copied file", "[cli]") {
+  // A100 at 300 W instead of 400 W: the generator scales the core's voltage and clock down to
+  // its 0.4990 share of the budget (149.7 W), so peak falls below 311.9 TFLOP/s.
+  const Run a = run("arch templates/a100.yaml --set budget.power=300W --format json");
+  REQUIRE(a.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(a.out);
+  const Run base = run("arch templates/a100.yaml --format json");
+  const nlohmann::json b = nlohmann::json::parse(base.out);
+  CHECK(j.dump().find("\"feasible\":true") != std::string::npos);
+  CHECK(j != b);
+  // eval routes budget.* to the template and micro_batch to the workload: slower at 300 W.
+  const std::string e = "eval --template templates/a100.yaml --workload "
+                        "studies/workloads/gpt3_13b.yaml --strategy tp8-pp2-dp4 --format json "
+                        "--set micro_batch=2";
+  const Run w400 = run(e);
+  const Run w300 = run(e + " --set budget.power=300W");
+  REQUIRE(w300.code == 0);
+  CHECK(nlohmann::json::parse(w300.out)["iteration_s"].get<double>() >
+        nlohmann::json::parse(w400.out)["iteration_s"].get<double>());
+  const Run bad = run("arch templates/a100.yaml --set budget.powr=300W");
+  CHECK(bad.code == 2);
+  CHECK(bad.err == "command line: error: --set budget.powr: unknown key; did you mean "
+                   "\"power\"?\n");
+}
+
+}  // namespace pathfinder
