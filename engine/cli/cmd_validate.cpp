@@ -1,5 +1,6 @@
-// pathfinder validate FILE... : check technology-library files and templates, print every
-// problem, exit 2 if there is any.
+// pathfinder validate FILE... : check any input file -- technology library, template, software
+// profile, workload, strategy, study or search -- print every problem, exit 2 if there is any.
+// The kind is told by the keys a file has (core: a template, kind: a workload, ...).
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -8,6 +9,12 @@
 #include "engine/cli/commands.hpp"
 #include "engine/cli/load.hpp"
 #include "engine/config/node.hpp"
+#include "engine/dist/strategy.hpp"
+#include "engine/explore/search_study.hpp"
+#include "engine/graph/workload_loader.hpp"
+#include "engine/software/software_profile.hpp"
+#include "engine/study/study_runner.hpp"
+#include "engine/study/study_spec.hpp"
 #include "engine/techlib/techlib_loader.hpp"
 
 namespace pathfinder::cli {
@@ -26,9 +33,35 @@ std::vector<Diagnostic> validate_file(const std::string& path, const std::string
       load_tech_file_into(root, lib);
       return {};
     }
+    if (root.has("kind")) {
+      (void)load_workload_file(path);
+      return {};
+    }
+    if (root.has("host") || root.has("overlap")) {
+      (void)read_software_profile(root);
+      return {};
+    }
+    if (root.has("sweep") || root.has("points") || root.has("outputs")) {
+      // The study and every template, workload and technology it names.
+      const StudySpec s = load_study(path);
+      (void)load_study_context(s, techlib_dir_for(load_template(s.templates.front().path),
+                                                  techlib_flag));
+      return {};
+    }
+    if (root.has("template") && root.has("workload")) {
+      (void)load_search_study(path);
+      return {};
+    }
+    for (const char* key : {"tp", "pp", "dp", "micro_batch", "schedule", "split"}) {
+      if (root.has(key)) {
+        (void)read_partial_strategy(root);
+        return {};
+      }
+    }
     return {Diagnostic{SourceLoc{path, 1, 1, ""},
-                       "expected a template (with core:) or a technology library file (with "
-                       "logic:, memory: or network:)"}};
+                       "expected a template (core:), technology library file (logic:, memory:, "
+                       "network:), software profile (host:), workload (kind:), study (sweep:, "
+                       "points:), search (template: and workload:) or strategy (tp:, pp:, ...)"}};
   } catch (const ConfigError& e) {
     return e.diagnostics();
   }
@@ -43,7 +76,10 @@ void add_validate_command(CLI::App& app, int& exit_code) {
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("validate", "Check configuration files and list every problem");
-  cmd->add_option("files", opt->files, "Templates or technology-library files")->required();
+  cmd->add_option("files", opt->files,
+                  "Any input files: templates, technology-library files, software profiles, "
+                  "workloads, strategies, studies, searches")
+      ->required();
   cmd->add_option("--techlib", opt->techlib, techlib_help());
   cmd->callback([opt, &exit_code] {
     std::size_t problems = 0;

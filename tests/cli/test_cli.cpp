@@ -141,10 +141,13 @@ TEST_CASE("arch with an unknown --tech exits 2 naming the option", "[cli][config
         "\"N5\"?\n");
 }
 
-TEST_CASE("validate accepts every shipped template and techlib file", "[cli]") {
-  // Every *.yaml under templates/ and techlib/, as repository-relative paths, in name order.
+TEST_CASE("validate accepts every shipped input file of every kind", "[cli]") {
+  // Every *.yaml under templates/, templates/software/, techlib/, studies/ and
+  // studies/workloads/ (templates, profiles, technology files, studies, searches, workloads),
+  // as repository-relative paths, in name order.
   std::vector<std::string> files;
-  for (const char* dir : {"templates", "techlib"}) {
+  for (const char* dir : {"templates", "templates/software", "techlib", "studies",
+                          "studies/workloads"}) {
     std::vector<std::string> in_dir;
     for (const auto& e : fs::directory_iterator(source_path(dir))) {
       if (e.path().extension() == ".yaml") {
@@ -155,7 +158,10 @@ TEST_CASE("validate accepts every shipped template and techlib file", "[cli]") {
     files.insert(files.end(), in_dir.begin(), in_dir.end());
   }
   for (const char* f : {"templates/a100.yaml", "templates/v100.yaml", "templates/h100.yaml",
-                        "templates/deepflow_v100.yaml", "techlib/logic.yaml"}) {
+                        "templates/deepflow_v100.yaml", "techlib/logic.yaml",
+                        "templates/software/megatron-lm.yaml", "studies/workloads/gpt3_175b.yaml",
+                        "studies/fig9_technology_scaling.yaml",
+                        "studies/search_gpt3_13b_a100.yaml"}) {
     CHECK(std::find(files.begin(), files.end(), f) != files.end());
   }
   std::string args = "validate";
@@ -164,10 +170,17 @@ TEST_CASE("validate accepts every shipped template and techlib file", "[cli]") {
     args += " " + f;
     expected.push_back(f + ": ok");
   }
+  args += " tests/data/strategies/tp8_pp8.yaml";
+  expected.push_back("tests/data/strategies/tp8_pp8.yaml: ok");
   const Run r = run(args);
   CHECK(r.code == 0);
   CHECK(r.err.empty());
   CHECK(lines(r.out) == expected);
+  // A workload's problem is found and located like a template's.
+  const Run bad = run("validate tests/data/fuzz/lstm_layers_2p32.yaml");
+  CHECK(bad.code == 2);
+  CHECK(first_line(bad.err).find("error: layers: expected a whole number in [1, 100000]") !=
+        std::string::npos);
 }
 
 TEST_CASE("validate prints every problem of a bad template and exits 2", "[cli][config-error]") {
