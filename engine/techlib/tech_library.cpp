@@ -1,11 +1,26 @@
 #include "engine/techlib/tech_library.hpp"
 
+#include <algorithm>
+#include <cctype>
+
 namespace pathfinder {
 namespace {
+bool same_ignoring_case(const std::string& a, const std::string& b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+// The exact name, else the first whose name differs only in case ("n7", "hbm3" as people
+// type them).
 template <class T>
 const T* find_by_name(const std::vector<T>& v, const std::string& name) {
   for (const auto& e : v) {
     if (e.name == name) return &e;
+  }
+  for (const auto& e : v) {
+    if (same_ignoring_case(e.name, name)) return &e;
   }
   return nullptr;
 }

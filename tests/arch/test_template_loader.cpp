@@ -255,7 +255,7 @@ TEST_CASE("template semantic errors come from check_template", "[arch][config-er
         "L1 or L2); did you mean \"L2\"?"});
   CHECK(check_errors("two_problems") == std::vector<std::string>{
         fixture("two_problems") + ":14:17: error: memory.main.technology: unknown memory "
-            "technology \"HBM2E\" " + kKnownMemory + "; did you mean \"HBM2e\"?",
+            "technology \"HBM2-e\" " + kKnownMemory + "; did you mean \"HBM2e\"?",
         fixture("two_problems") + ":16:31: error: network.inter_package.technology: unknown "
             "network technology \"NVLink-3\" " + kKnownNetwork + "; did you mean \"NVLink3\"?"});
 }

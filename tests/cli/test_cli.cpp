@@ -230,7 +230,7 @@ TEST_CASE("arch on a bad template prints every problem and exits 2", "[cli][conf
   const auto errs = lines(r.err);
   REQUIRE(errs.size() == 2);
   CHECK(errs[0] == f + ":14:17: error: memory.main.technology: unknown memory technology "
-                       "\"HBM2E\" " + kKnownMemory + "; did you mean \"HBM2e\"?");
+                       "\"HBM2-e\" " + kKnownMemory + "; did you mean \"HBM2e\"?");
   CHECK(errs[1].rfind(f + ":16:31: error: network.inter_package.technology: ", 0) == 0);
 }
 
