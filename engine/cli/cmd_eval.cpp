@@ -253,6 +253,13 @@ void add_eval_command(CLI::App& app, int& exit_code) {
         out = single_device_report(r, w, arch, timer, opt->format, opt->all_kernels);
       }
     }
+    if (opt->format == "json") {  // self-describing: what was evaluated, by which version
+      nlohmann::ordered_json j = nlohmann::ordered_json::parse(out);
+      j["inputs"] = {{"template", in.tmpl.name},   {"template_file", opt->template_path},
+                     {"workload", w.name},         {"workload_file", opt->workload_path},
+                     {"software", in.software.name}, {"pathfinder", PATHFINDER_VERSION}};
+      out = j.dump(2) + "\n";
+    }
     std::fputs(out.c_str(), stdout);
     exit_code = 0;
   });
