@@ -61,7 +61,8 @@ void add_search_command(CLI::App& app, int& exit_code) {
             ? software_for(study.software, study.template_path, study.software_loc)
             : software_for(opt->software, study.template_path,
                            SourceLoc{"command line", 0, 0, "--software"});
-    const ArchTemplate tmpl = with_software(load_template(study.template_path), software);
+    const ArchTemplate tmpl =
+        with_software(load_template(study.template_path, study.budget), software);
     const TechLibrary lib = load_techlib_for(tmpl, opt->techlib);
     const ArchSpec spec = bind_template(lib, tmpl);
     TrainingOptions training = TrainingOptions::from(software);

@@ -127,7 +127,8 @@ ConfigOverride parse_config_override(std::string_view text, std::string_view opt
   };
   const std::size_t eq = text.find('=');
   if (eq == std::string_view::npos) throw bad("no '='");
-  ConfigOverride o{std::string(text.substr(0, eq)), std::string(text.substr(eq + 1)), ""};
+  ConfigOverride o{std::string(text.substr(0, eq)), std::string(text.substr(eq + 1)), "",
+                   std::nullopt};
   o.origin = std::string(option) + " " + o.key;
   if (o.key.empty()) throw bad("no key before '='");
   if (o.value.empty()) throw bad("no value after '='");
@@ -146,7 +147,7 @@ ConfigNode ConfigNode::with_overrides(const std::vector<ConfigOverride>& overrid
   all.insert(all.end(), overrides.begin(), overrides.end());
   auto origins = std::make_shared<Origins>();
   for (const ConfigOverride& o : all) {
-    const SourceLoc at{"command line", 0, 0, o.origin};
+    const SourceLoc at = o.at ? *o.at : SourceLoc{"command line", 0, 0, o.origin};
     YAML::Node map(root);  // reset(), never operator=, walks the tree: operator= writes through
     std::string path;
     std::size_t start = 0;

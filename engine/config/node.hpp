@@ -33,6 +33,9 @@ struct ConfigOverride {
   std::string key;     // dotted for nested maps: "micro_batch", "host.dispatch"
   std::string value;   // read exactly as a scalar in the file: "4", "4096", "bf16", "12 us"
   std::string origin;  // "--set micro_batch", or a shorthand option such as "--micro-batch"
+  // Where the value was written when it comes from another file (a search file's budget:);
+  // unset: the command line, named by `origin`.
+  std::optional<SourceLoc> at;
 };
 
 // "key=value" as a ConfigOverride with origin "<option> key". Throws ConfigError at

@@ -71,6 +71,15 @@ SearchStudy load_search_study(const std::string& path) {
     s.software = file ? beside(path, *sw) : *sw;
     s.software_loc = root.loc_of("software");
   }
+  if (auto b = root.optional_child("budget")) {
+    for (const char* key : {"chip_area", "node_area", "power", "perimeter"}) {
+      if (auto v = b->optional<std::string>(key)) {
+        s.budget.push_back(ConfigOverride{std::string("budget.") + key, *v,
+                                          std::string("budget.") + key, b->loc_of(key)});
+      }
+    }
+    b->finish();
+  }
   if (auto n = root.optional_child("search")) s.options = read_search_options(*n);
   root.finish();
   s.options.validate();

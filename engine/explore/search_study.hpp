@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/config/node.hpp"  // ConfigOverride
 #include "engine/dist/strategy.hpp"
 #include "engine/explore/design_evaluator.hpp"
 #include "engine/search/search.hpp"
@@ -36,9 +37,12 @@ struct SearchStudy {
   std::optional<PartialStrategy> written_strategy;
   SourceLoc strategy_loc;
   int shortlist = 3;
-  bool check_memory = true;
+  bool check_memory = true;  // false only to reproduce the paper (it never checks capacity)
   std::string software;  // `software:` profile name or file (resolved); "" = the default
-  SourceLoc software_loc;  // false only to reproduce the paper (it never checks capacity)
+  SourceLoc software_loc;
+  // `budget:` (chip_area, node_area, power, perimeter): the template's budgets replaced before
+  // it is read, each value checked there and located here.
+  std::vector<ConfigOverride> budget;
   SearchOptions options;
 };
 

@@ -63,3 +63,21 @@ TEST_CASE("a search study gives the same answer with 1 and 2 threads", "[explore
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("a search file's budget: replaces the template's budgets, located in the file",
+          "[explore]") {
+  const std::string path = test::data_path("studies/search_budget.yaml");
+  const SearchStudy s = load_search_study(path);
+  REQUIRE(s.budget.size() == 2);
+  CHECK(s.budget[0].key == "budget.chip_area");
+  CHECK(s.budget[1].at->line == 10);  // "  power: 300 W"
+  const ArchTemplate t = load_template(s.template_path, s.budget);
+  CHECK(t.budget.chip_area.in(units::square_millimeters) == Approx(800.0));
+  CHECK(t.budget.power.in(units::watts) == Approx(300.0));
+  // The die's perimeter follows the new area when the template infers it: 4 x sqrt(800) mm.
+  CHECK(t.budget.perimeter.in(units::millimeters) == Approx(4.0 * std::sqrt(800.0)));
+}
+
+}  // namespace pathfinder
