@@ -1,9 +1,11 @@
 // Whole-file reads (bounded, regular files only) and atomic writes.
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -79,6 +81,32 @@ TEST_CASE("write_file_atomically reports an unwritable path at the path", "[core
   }
   CHECK(read_text_file(file) == std::optional<std::string>("x"));
   std::filesystem::remove(file);
+}
+
+// A full disk, as far as one process can make it: a file-size limit (setrlimit(2), with
+// SIGXFSZ ignored write(2) fails with EFBIG once the limit is reached). The old file stays and
+// no temporary is left.
+TEST_CASE("write_file_atomically reports a failed write and keeps the old file",
+          "[core][file_io][issue14]") {
+  const std::string dir = temp_path("full");
+  std::filesystem::remove_all(dir);
+  const std::string path = dir + "/results.csv";
+  write_file_atomically(path, "old\n");
+  struct rlimit old {};
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &old) == 0);
+  const auto handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = old;
+  small.rlim_cur = 4096;
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+  const std::string message = message_of([&] { write_file_atomically(path, std::string(8192, 'x')); });
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &old) == 0);
+  std::signal(SIGXFSZ, handler);
+  CHECK(message == path + ": error: cannot write file: File too large");
+  CHECK(read_text_file(path) == std::optional<std::string>("old\n"));
+  std::size_t files = 0;
+  for (const auto& f : std::filesystem::directory_iterator(dir)) files += f.is_regular_file() ? 1 : 0;
+  CHECK(files == 1);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a folder lock refuses a second holder and clears a killed run's temporaries",
