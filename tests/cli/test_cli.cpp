@@ -910,6 +910,13 @@ TEST_CASE("issue 14: an unwritable --out is a located error, exit 2", "[cli][iss
   const Run sys_file = run(study + "/sys");
   CHECK(sys_file.code == 2);
   CHECK(sys_file.err == "/sys/.pathfinder.lock: error: cannot write lock file: Permission denied\n");
+  // A write that fails once points are under way (in a worker thread): the same, at the file.
+  const fs::path blocked = scratch() / "csv-is-a-folder";
+  fs::create_directories(blocked / "results.csv");
+  const Run late = run(study + "'" + blocked.string() + "'");
+  CHECK(late.code == 2);
+  CHECK(late.err == (blocked / "results.csv").string() + ": error: cannot write file: Is a directory\n");
+  CHECK(late.out.empty());
 }
 
 TEST_CASE("issue 14: a second study on one --out is refused while the first runs", "[cli][issue14]") {
