@@ -1,5 +1,5 @@
-// Whole-file reads and atomic writes (a reader, or a rerun after a kill, never sees part of a
-// file).
+// Whole-file reads, atomic writes (a reader, or a rerun after a kill, never sees part of a
+// file) and a lock that keeps a second run out of an output folder.
 #pragma once
 
 #include <cstddef>
