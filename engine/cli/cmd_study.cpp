@@ -14,6 +14,7 @@
 
 #include "engine/cli/commands.hpp"
 #include "engine/cli/load.hpp"
+#include "engine/core/file_io.hpp"
 #include "engine/study/study_outputs.hpp"
 #include "engine/study/study_runner.hpp"
 
@@ -66,6 +67,9 @@ void add_study_command(CLI::App& app, int& exit_code) {
         std::fflush(stderr);
       };
     }
+    // One run per folder at a time (a second would interleave its rows and outputs); taking
+    // the lock also clears the temporaries of a killed run.
+    const FolderLock lock(out);
     const StudyRun run = run_study(study, run_options);
     if (terminal && run.evaluated > 0) std::fputs("\n", stderr);
 
@@ -79,6 +83,7 @@ void add_study_command(CLI::App& app, int& exit_code) {
     std::printf("%zu of %zu points done (%zu evaluated now, %zu from %s", run.table.rows.size(),
                 run.points, run.evaluated, run.reused, run.csv_path.c_str());
     if (run.dropped > 0) std::printf("; %zu stale rows dropped", run.dropped);
+    if (run.invalid > 0) std::printf("; %zu invalid rows not reused", run.invalid);
     std::printf(")\n");
     if (!run.complete()) std::printf("unfinished: rerun the same command to continue\n");
     std::printf("wrote %s", run.csv_path.c_str());

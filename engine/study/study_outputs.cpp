@@ -416,6 +416,15 @@ std::string plot_script(const StudySpec& s, const PlotSpec& p, const StudyTable&
 
 StudyOutputs write_study_outputs(const StudySpec& s, const StudyTable& t, const OutputOptions& o) {
   StudyOutputs out;
+  // A killed run's gnuplot folders (PrivateDir): with the folder's lock held, none is live.
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(o.out_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code rm;
+    if (name.size() == 15 && name.rfind(".gnuplot-", 0) == 0 && it->is_directory(rm)) {
+      std::filesystem::remove_all(it->path(), rm);
+    }
+  }
   for (const PlotSpec& p : s.outputs) {
     const PlotData d = plot_data(s, p, t);
     bool any = false;

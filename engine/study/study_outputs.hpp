@@ -38,6 +38,10 @@ struct StudyOutputs {
   std::vector<std::string> warnings;
 };
 
+// Every file appears whole (written beside its name and renamed over it). First removes the
+// gnuplot work folders (.gnuplot-XXXXXX) a killed run left: the caller holds the folder's
+// FolderLock (engine/core/file_io.hpp), so no other run is using one. ConfigError at the path
+// when a file cannot be written.
 [[nodiscard]] StudyOutputs write_study_outputs(const StudySpec& s, const StudyTable& t,
                                                const OutputOptions& o);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -199,8 +200,41 @@ std::string key_of(const std::vector<std::string>& values, const std::string& se
   return k + settings;
 }
 
+// A stored row as result_row writes it (columns in study_columns order): feasible 0 or 1;
+// every number finite, >= 0 and printed as result_row prints it ("%.9g"); a feasible row has
+// its strategy and every training figure, an infeasible one no training figure. Anything else (a cell edited
+// by hand, a torn or foreign row) is recomputed rather than trusted.
+bool valid_row(const std::vector<std::string>& row, std::size_t axes) {
+  const std::string& feasible = row[axes];
+  if (feasible != "0" && feasible != "1") return false;
+  const bool ok = feasible == "1";
+  if (ok && row[axes + 2].empty()) return false;  // chosen_strategy
+  const std::size_t first = axes + 3;
+  const std::size_t count = numeric_result_columns().size();
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::string& cell = row[first + k];
+    const std::string& name = numeric_result_columns()[k];
+    // Written for every feasible row: all but the architecture's figures and gemm_intensity.
+    const bool training = name != "peak_tflops" && name != "memory_bandwidth_gbs" &&
+                          name != "memory_gb_per_device" && name != "gemm_intensity";
+    if (cell.empty()) {
+      if (ok && training) return false;
+      continue;
+    }
+    if (!ok && (training || name == "gemm_intensity")) return false;
+    char* end = nullptr;
+    const double v = std::strtod(cell.c_str(), &end);
+    if (end != cell.c_str() + cell.size() || !std::isfinite(v) || v < 0.0 ||
+        printf_string("%.9g", v) != cell) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // Resume: the stored rows of this study's settings, matched to points by axis values (columns
-// by name, so a reordered sweep keeps its rows). Counts reused and dropped rows into run.
+// by name, so a reordered sweep keeps its rows). Counts reused, invalid (valid_row) and
+// dropped rows into run.
 std::vector<std::optional<std::vector<std::string>>> stored_rows(
     const StudyTable& old, const std::vector<std::string>& columns,
     const std::vector<StudyPoint>& points, const std::string& settings, StudyRun& run) {
@@ -223,6 +257,10 @@ std::vector<std::optional<std::vector<std::string>>> stored_rows(
     const auto it = index.find(key_of(values, row.back()));
     if (it == index.end() || rows[it->second]) {
       ++run.dropped;
+      continue;
+    }
+    if (!valid_row(row, axes)) {
+      ++run.invalid;
       continue;
     }
     rows[it->second] = std::move(row);

@@ -1,7 +1,8 @@
 // Running a study (issue 6): its points (the explicit points times the Cartesian product of
 // the sweep axes), each evaluated on its own copy of its template in parallel (oneTBB), one
 // CSV row a point in OUT/results.csv. Resumable: rows already in the file for the same
-// settings are kept and their points (matched by their axis values) skipped; finished points
+// settings are kept, once checked (StudyRun::invalid), and their points (matched by their axis
+// values) skipped; finished points
 // are written atomically as they complete, so a study killed midway and rerun loses nothing
 // and redoes nothing finished. The same rows, byte for byte, for any thread count and any
 // sequence of interruptions.
@@ -119,6 +120,10 @@ struct StudyRun {
   std::size_t reused = 0;     // rows found in results.csv for this study's settings
   std::size_t evaluated = 0;  // in this run
   std::size_t dropped = 0;    // rows of results.csv for other settings or points, not kept
+  // Rows of results.csv for a point of this study that fail validation (a feasible flag other
+  // than 0 or 1, a number that is negative, not finite, not a number or not as written, a
+  // missing or extra figure): not reused, the point evaluated again.
+  std::size_t invalid = 0;
   [[nodiscard]] bool complete() const { return table.rows.size() == points; }
 };
 

@@ -21,10 +21,7 @@ bool needs_quotes(const std::string& s) {
   return s.find_first_of(",\"\n\r") != std::string::npos || s.front() == ' ' || s.back() == ' ';
 }
 
-void append_cell(std::string& out, std::string s) {
-  for (char& c : s) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
+void append_cell(std::string& out, const std::string& s) {
   if (!needs_quotes(s)) {
     out += s;
     return;
@@ -119,6 +116,8 @@ std::string to_csv(const StudyTable& t) {
 StudyTable parse_csv(std::string_view text, std::size_t* dropped) {
   StudyTable t;
   std::size_t bad = 0;
+  // A UTF-8 byte order mark (as spreadsheet programs save CSV) is not part of the first name.
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   std::vector<std::vector<std::string>> all = records(text);
   if (!all.empty()) {
     t.columns = std::move(all.front());

@@ -25,10 +25,11 @@ struct StudyTable {
   }
 };
 
-// Header line then one line per row; cells with a comma, quote, line break or edge space are
-// quoted. Line breaks inside cells are written as spaces.
+// Header line then one record per row; cells with a comma, quote, line break or edge space are
+// quoted, a line break kept inside the quotes (RFC 4180 §2.6), so every cell reads back as it
+// was.
 [[nodiscard]] std::string to_csv(const StudyTable& t);
-// The inverse of to_csv. Rows whose cell count differs from the header's are dropped and
+// The inverse of to_csv; a leading UTF-8 byte order mark is skipped. Rows whose cell count differs from the header's are dropped and
 // counted in *dropped.
 [[nodiscard]] StudyTable parse_csv(std::string_view text, std::size_t* dropped = nullptr);
 

@@ -3,6 +3,8 @@
 // directory, capturing stdout and stderr to temporary files.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -906,6 +908,64 @@ TEST_CASE("issue 14: counts above the workload bounds are refused at the key", "
   CHECK(sequence.code == 2);
   CHECK(sequence.err == "tests/data/fuzz/gpt_sequence_2p31.yaml:7:11: error: sequence: expected a "
                         "whole number in [1, 16777216], got \"2147483648\"\n");
+}
+
+// Issue 14 item 8: an unwritable --out was "pathfinder: internal error: ...", exit 1.
+TEST_CASE("issue 14: an unwritable --out is a located error, exit 2", "[cli][issue14]") {
+  const std::string study = "study tests/data/studies/study_small.yaml --threads 1 --out ";
+  const fs::path file = scratch() / "out-is-a-file";
+  { std::ofstream(file) << "x"; }
+  const Run on_file = run(study + "'" + file.string() + "'");
+  CHECK(on_file.code == 2);
+  CHECK(on_file.err == file.string() + ": error: cannot create folder: Not a directory\n");
+  CHECK(on_file.out.empty());
+  const Run under_file = run(study + "'" + (file / "out").string() + "'");
+  CHECK(under_file.code == 2);
+  CHECK(under_file.err == (file / "out").string() + ": error: cannot create folder: Not a directory\n");
+  // sysfs: no new folders or files, even for root.
+  const Run sys = run(study + "/sys/pathfinder-study");
+  CHECK(sys.code == 2);
+  CHECK(sys.err == "/sys/pathfinder-study: error: cannot create folder: Operation not permitted\n");
+  const Run sys_file = run(study + "/sys");
+  CHECK(sys_file.code == 2);
+  CHECK(sys_file.err == "/sys/.pathfinder.lock: error: cannot write lock file: Permission denied\n");
+  // A write that fails once points are under way (in a worker thread): the same, at the file.
+  const fs::path blocked = scratch() / "csv-is-a-folder";
+  fs::create_directories(blocked / "results.csv");
+  const Run late = run(study + "'" + blocked.string() + "'");
+  CHECK(late.code == 2);
+  CHECK(late.err == (blocked / "results.csv").string() + ": error: cannot write file: Is a directory\n");
+  CHECK(late.out.empty());
+}
+
+TEST_CASE("issue 14: a second study on one --out is refused while the first runs", "[cli][issue14]") {
+  const fs::path out = scratch() / "locked";
+  fs::create_directories(out);
+  const std::string lock = (out / ".pathfinder.lock").string();
+  const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  REQUIRE(fd >= 0);
+  REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);  // as a running study holds it
+  std::ofstream(out / "results.csv.tmp.4242.0") << "torn";
+  const Run second = run("study tests/data/studies/study_small.yaml --out '" + out.string() + "'");
+  CHECK(second.code == 2);
+  CHECK(second.err == out.string() + ": error: another pathfinder run is writing to this folder (it "
+                                     "holds .pathfinder.lock); wait for it to finish or choose another --out\n");
+  CHECK(fs::exists(out / "results.csv.tmp.4242.0"));  // the holder's, untouched
+  ::close(fd);
+  const Run after = run("study tests/data/studies/study_small.yaml --threads 1 --out '" + out.string() + "'");
+  CHECK(after.code == 0);
+  CHECK_FALSE(fs::exists(out / "results.csv.tmp.4242.0"));  // a killed run's, cleared
+  // A damaged row is evaluated again, and said so.
+  std::string csv = slurp(out / "results.csv");
+  const std::size_t row = csv.find('\n') + 1;
+  const std::size_t cell = csv.find(",1,", row);
+  REQUIRE(cell != std::string::npos);
+  csv.replace(cell, 3, ",7,");
+  std::ofstream(out / "results.csv", std::ios::binary | std::ios::trunc) << csv;
+  const Run damaged = run("study tests/data/studies/study_small.yaml --threads 1 --out '" + out.string() + "'");
+  CHECK(damaged.code == 0);
+  CHECK(damaged.out.find("4 of 4 points done (1 evaluated now, 3 from " + (out / "results.csv").string() +
+                         "; 1 invalid rows not reused)") != std::string::npos);
 }
 
 TEST_CASE("issue 14: devices, FIFOs and out-of-range options are refused", "[cli][issue14]") {

@@ -1,6 +1,7 @@
 // What a study leaves behind: the CSV's form, summary.md, the plots and the progress line.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -24,6 +25,20 @@ TEST_CASE("the CSV quotes what needs quoting and reads back what it wrote", "[st
   // A record with the wrong cell count, and a torn last record, are not rows.
   CHECK(parse_csv("a,b\n1,2\n3\n4,\"5", &dropped).rows.size() == 1);
   CHECK(dropped == 1);
+}
+
+// Issue 14 item 7: line breaks became spaces, so a cell with one never matched itself again.
+TEST_CASE("the CSV keeps line breaks inside quoted cells and skips a byte order mark",
+          "[study][issue14]") {
+  StudyTable t{{"label", "x"}, {{"two\nlines", "1"}, {"crlf\r\nend", "2"}}};
+  const std::string csv = to_csv(t);
+  CHECK(csv == "label,x\n\"two\nlines\",1\n\"crlf\r\nend\",2\n");
+  std::size_t dropped = 9;
+  CHECK(parse_csv(csv, &dropped).rows == t.rows);
+  CHECK(dropped == 0);
+  const StudyTable bom = parse_csv("\xEF\xBB\xBF" + csv);
+  CHECK(bom.columns == t.columns);
+  CHECK(bom.rows == t.rows);
 }
 
 TEST_CASE("a study writes its summary and plots", "[study]") {
@@ -89,6 +104,31 @@ TEST_CASE("without gnuplot a study still writes its summary, with a warning", "[
   CHECK(o.warnings[0].find("iteration_s_vs_logic: gnuplot (\"/nonexistent/gnuplot\") not found") == 0);
   CHECK(read_text_file(o.summary).value_or("").find("## Warnings\n\n- iteration_s_vs_logic: ") !=
         std::string::npos);
+}
+
+// Issue 14 item 8: a killed run's files are cleared by the next, and every file appears whole.
+TEST_CASE("study outputs clear a killed run's gnuplot folders and leave no temporaries",
+          "[study][issue14]") {
+  const StudySpec s = test::fixture_study("study_small");
+  const std::string out = test::fresh_dir("stale");
+  const StudyRun run = run_study(s, test::run_options(out));
+  std::filesystem::create_directories(out + "/.gnuplot-Ab12Cd/inner");
+  write_file_atomically(out + "/.gnuplot-Ab12Cd/inner/x.svg", "torn");
+  std::filesystem::create_directories(out + "/.gnuplot-notmine");
+  (void)write_study_outputs(s, run.table, {out, "cmd", "/nonexistent/gnuplot"});
+  std::vector<std::string> names;
+  for (const auto& f : std::filesystem::directory_iterator(out)) names.push_back(f.path().filename().string());
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{".gnuplot-notmine", "iteration_s_vs_logic.gp",
+                                          "mfu_vs_memory.gp", "results.csv", "summary.md"});
+  // An output folder that is a file: an error at the path, nothing written.
+  const std::string file = out + "/results.csv";
+  try {
+    (void)write_study_outputs(s, run.table, {file, "cmd", "/nonexistent/gnuplot"});
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()) == file + ": error: cannot create folder: Not a directory");
+  }
 }
 
 TEST_CASE("the table shows the fastest rows when there are many", "[study]") {

@@ -181,6 +181,61 @@ TEST_CASE("rows of other settings are recomputed; reordered axes keep their rows
   CHECK(reordered.table.rows[1][1] == "N5");
 }
 
+// Issue 14 item 7: a results.csv cell changed to -1, nan, text or a feasible flag of 7 was
+// reused, and the summary reported "-1 s per iteration".
+TEST_CASE("resume recomputes every stored row that fails validation", "[study][issue14]") {
+  const StudySpec s = test::fixture_study("study_small");
+  const std::string fresh = test::fresh_dir("valid-fresh");
+  (void)run_study(s, test::run_options(fresh));
+  const std::string good = csv_of(fresh);
+  const StudyTable t = parse_csv(good);
+  REQUIRE(t.rows.size() == 4);
+  REQUIRE(t.cell(0, *t.column("feasible")) == "1");
+  const auto corrupted = [&](std::size_t row, const std::string& column, const std::string& value) {
+    StudyTable c = t;
+    c.rows[row][*c.column(column)] = value;
+    return c;
+  };
+  const std::vector<StudyTable> cases{
+      corrupted(0, "iteration_s", "-1"),       corrupted(1, "iteration_s", "nan"),
+      corrupted(2, "mfu", "fast"),             corrupted(3, "feasible", "7"),
+      corrupted(0, "tokens_per_s", "inf"),     corrupted(1, "compute_s", ""),
+      corrupted(2, "iteration_s", "1e-3x"),    corrupted(3, "chosen_strategy", ""),
+      corrupted(0, "memory_used_gb", "-0.5"),  corrupted(1, "iteration_s", " 0.5"),
+  };
+  std::size_t k = 0;
+  for (const StudyTable& c : cases) {
+    const std::string out = test::fresh_dir("valid-" + std::to_string(k++));
+    write_file_atomically(out + "/results.csv", to_csv(c));
+    const StudyRun run = run_study(s, test::run_options(out));
+    INFO(to_csv(c));
+    CHECK(run.invalid == 1);
+    CHECK(run.reused == 3);
+    CHECK(run.evaluated == 1);
+    CHECK(run.dropped == 0);
+    CHECK(csv_of(out) == good);
+  }
+  // An infeasible row with a training figure is not one pathfinder wrote.
+  StudyTable infeasible = corrupted(2, "feasible", "0");
+  const std::string out = test::fresh_dir("valid-infeasible");
+  write_file_atomically(out + "/results.csv", to_csv(infeasible));
+  CHECK(run_study(s, test::run_options(out)).invalid == 1);
+  CHECK(csv_of(out) == good);
+}
+
+TEST_CASE("resume reads a results.csv saved with a UTF-8 byte order mark", "[study][issue14]") {
+  const StudySpec s = test::fixture_study("study_small");
+  const std::string fresh = test::fresh_dir("bom-fresh");
+  (void)run_study(s, test::run_options(fresh));
+  const std::string out = test::fresh_dir("bom");
+  write_file_atomically(out + "/results.csv", "\xEF\xBB\xBF" + csv_of(fresh));
+  const StudyRun run = run_study(s, test::run_options(out));
+  CHECK(run.reused == 4);
+  CHECK(run.evaluated == 0);
+  CHECK(run.invalid == 0);
+  CHECK(csv_of(out) == csv_of(fresh));
+}
+
 TEST_CASE("a study writes the same bytes with 1 and 2 threads", "[study]") {
   const StudySpec s = test::fixture_study("study_resume");
   const auto run_with = [&](std::size_t threads, const std::string& name) {
