@@ -220,9 +220,20 @@ void add_eval_command(CLI::App& app, int& exit_code) {
     // Without --strategy or --devices: one device, the trivial strategy (training_model.hpp).
     Strategy strategy = trivial_strategy(w.spec);
     if (distribute && !search) {
-      strategy = complete_strategy(written_strategy(opt->strategy), w.spec, opt->devices,
-                                   command_line("--devices"));
-      validate_strategy(strategy, w.spec, strategy.devices());
+      // A strategy string's problems are the option's; a file's carry the file's location.
+      const bool file = opt->strategy.ends_with(".yaml") || opt->strategy.ends_with(".yml");
+      const SourceLoc where = opt->strategy.empty() ? strategy_source()
+                              : file                ? SourceLoc{opt->strategy, 0, 0, ""}
+                                                    : command_line("--strategy");
+      try {
+        strategy = complete_strategy(written_strategy(opt->strategy), w.spec, opt->devices,
+                                     command_line("--devices"));
+      } catch (const ConfigError& e) {
+        const Diagnostic& d = e.diagnostics().front();
+        if (file || d.loc.key_path != strategy_source().key_path) throw;
+        throw ConfigError(Diagnostic{where, d.message});
+      }
+      validate_strategy(strategy, w.spec, strategy.devices(), where);
     }
 
     const MicroArch arch = generate_micro_arch(spec, ResourceSplit::from_template(in.tmpl));

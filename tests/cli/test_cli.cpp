@@ -880,11 +880,11 @@ TEST_CASE("issue 14: mb0 on a GPT is a strategy error, and one point of a study"
   const Run r = run("eval --template templates/a100.yaml --workload "
                     "studies/workloads/gpt3_1.3b.yaml --strategy tp1-mb0");
   CHECK(r.code == 2);
-  CHECK(r.err == "strategy: error: " + message + "\n");
+  CHECK(r.err == "command line: error: --strategy: " + message + "\n");
   const Run file = run("eval --template templates/a100.yaml --workload "
                        "studies/workloads/gpt3_1.3b.yaml --strategy tests/data/fuzz/gpt_micro_batch0.yaml");
   CHECK(file.code == 2);
-  CHECK(file.err == "strategy: error: " + message + "\n");
+  CHECK(file.err == "tests/data/fuzz/gpt_micro_batch0.yaml: error: " + message + "\n");
   const Run study = run("study tests/data/fuzz/study_micro_batch0.yaml --threads 1 --out '" +
                         (scratch() / "mb0").string() + "'");
   CHECK(study.code == 0);
