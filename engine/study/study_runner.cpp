@@ -53,6 +53,23 @@ PointResult evaluated(DesignEvaluation d) {
   return r;
 }
 
+// The split x (ResourceSplit layout) in the template's budget units, per component.
+std::vector<ComponentBudget> budgets_of(const ArchTemplate& t, const Eigen::VectorXd& x) {
+  const int h = static_cast<int>(t.split.size());
+  std::vector<ComponentBudget> out;
+  if (x.size() != 3 * h) return out;
+  for (int i = 0; i < h; ++i) {
+    out.push_back({t.split[static_cast<std::size_t>(i)].name, x[i] * t.budget.chip_area,
+                   x[h + i] * t.budget.power, x[2 * h + i] * t.budget.perimeter});
+  }
+  return out;
+}
+
+PointResult with_split(PointResult r, const ArchTemplate& t, const Eigen::VectorXd& x) {
+  if (r.design.arch.feasible) r.split = budgets_of(t, x);
+  return r;
+}
+
 // The point's strategy as written, or none.
 std::optional<Strategy> written(const StudyPoint& p) {
   return p.strategy ? std::optional<Strategy>(p.strategy->strategy) : std::nullopt;
@@ -72,14 +89,15 @@ PointResult search_point(const StudySpec& s, const DesignEvaluator& e, const Stu
   }
   switch (p.search) {
     case StudySearch::kNone:
-      return evaluated(e.evaluate(split, *strategy));
+      return with_split(evaluated(e.evaluate(split, *strategy)), e.spec().tmpl, split);
     case StudySearch::kStrategy: {
       ArchFigures arch;
       std::vector<RankedStrategy> ranked = rank_strategies(e, split, nullptr, &arch);
       if (ranked.empty()) {
         return infeasible("no valid strategy for " + std::to_string(e.devices()) + " devices");
       }
-      return evaluated({std::move(arch), std::move(ranked.front().result)});
+      return with_split(evaluated({std::move(arch), std::move(ranked.front().result)}),
+                        e.spec().tmpl, split);
     }
     case StudySearch::kArchitecture: {
       SearchStudy joint;
@@ -94,7 +112,7 @@ PointResult search_point(const StudySpec& s, const DesignEvaluator& e, const Stu
                                                        : o.at_template.reason,
                           strategy);
       }
-      return evaluated(std::move(o.best));
+      return with_split(evaluated(std::move(o.best)), e.spec().tmpl, o.search.x);
     }
   }
   return infeasible("unknown search");
@@ -225,6 +243,17 @@ bool valid_row(const std::vector<std::string>& row, std::size_t axes) {
     char* end = nullptr;
     const double v = std::strtod(cell.c_str(), &end);
     if (end != cell.c_str() + cell.size() || !std::isfinite(v) || v < 0.0 ||
+        printf_string("%.9g", v) != cell) {
+      return false;
+    }
+  }
+  // The split: empty, or a number as result_row prints it; never on an infeasible row.
+  for (std::size_t k = first + count; k + 1 < row.size(); ++k) {
+    const std::string& cell = row[k];
+    if (cell.empty()) continue;
+    char* end = nullptr;
+    const double v = std::strtod(cell.c_str(), &end);
+    if (!ok || end != cell.c_str() + cell.size() || !std::isfinite(v) || v < 0.0 ||
         printf_string("%.9g", v) != cell) {
       return false;
     }
@@ -364,17 +393,31 @@ PointResult evaluate_point(const StudySpec& s, const StudyContext& c, const Stud
   }
 }
 
-std::vector<std::string> study_columns(const StudySpec& s) {
+std::vector<std::string> split_components(const StudyContext& c) {
+  std::vector<std::string> names;
+  for (const ArchTemplate& t : c.templates) {
+    for (const ComponentShare& share : t.split) {
+      if (std::find(names.begin(), names.end(), share.name) == names.end()) names.push_back(share.name);
+    }
+  }
+  return names;
+}
+
+std::vector<std::string> study_columns(const StudySpec& s, const StudyContext& ctx) {
   std::vector<std::string> c;
   for (const StudyAxis& a : s.axes) c.push_back(a.name());
   for (const char* name : {"feasible", "reason", "chosen_strategy"}) c.emplace_back(name);
   for (const std::string& name : numeric_result_columns()) c.push_back(name);
+  for (const char* budget : {"area_mm2.", "power_w.", "perimeter_mm."}) {
+    for (const std::string& name : split_components(ctx)) c.push_back(budget + name);
+  }
   c.emplace_back("settings");
   return c;
 }
 
 std::vector<std::string> result_row(const StudyPoint& p, const PointResult& r,
-                                    const std::string& settings) {
+                                    const std::string& settings,
+                                    const std::vector<std::string>& components) {
   std::vector<std::string> row = p.values;
   row.push_back(r.feasible ? "1" : "0");
   row.push_back(r.reason);
@@ -393,6 +436,19 @@ std::vector<std::string> result_row(const StudyPoint& p, const PointResult& r,
   }
   row.push_back(r.feasible ? num(t.memory.total().si() / 1e9) : "");
   row.push_back(r.feasible && t.local_gemm ? num(t.local_gemm->intensity) : "");
+  for (int budget = 0; budget < 3; ++budget) {
+    for (const std::string& name : components) {
+      const auto it = std::find_if(r.split.begin(), r.split.end(),
+                                   [&](const ComponentBudget& x) { return x.name == name; });
+      if (!r.feasible || it == r.split.end()) {
+        row.emplace_back();
+        continue;
+      }
+      row.push_back(num(budget == 0   ? it->area.si() * 1e6
+                        : budget == 1 ? it->power.si()
+                                      : it->perimeter.si() * 1e3));
+    }
+  }
   row.push_back(settings);
   return row;
 }
@@ -402,7 +458,8 @@ StudyRun run_study(const StudySpec& s, const StudyRunOptions& o) {
   const std::vector<StudyPoint> points = enumerate_points(s);
   StudyRun run;
   run.points = points.size();
-  run.table.columns = study_columns(s);
+  run.table.columns = study_columns(s, c);
+  const std::vector<std::string> components = split_components(c);
   run.csv_path = (std::filesystem::path(o.out_dir) / "results.csv").string();
 
   std::vector<std::optional<std::vector<std::string>>> rows(points.size());
@@ -438,7 +495,7 @@ StudyRun run_study(const StudySpec& s, const StudyRunOptions& o) {
         for (std::size_t k = range.begin(); k != range.end(); ++k) {
           if (o.stop && o.stop()) return;
           const StudyPoint& p = points[todo[k]];
-          std::vector<std::string> row = result_row(p, evaluate_point(s, c, p), c.settings);
+          std::vector<std::string> row = result_row(p, evaluate_point(s, c, p), c.settings, components);
           const std::lock_guard<std::mutex> lock(mutex);
           rows[p.index] = std::move(row);
           ++progress.done;

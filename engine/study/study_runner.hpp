@@ -68,6 +68,14 @@ struct StudyContext {
 };
 [[nodiscard]] StudyContext load_study_context(const StudySpec& s, const std::string& techlib_dir);
 
+// One component's share of the budgets at a point, in the budget's units.
+struct ComponentBudget {
+  std::string name;
+  Area area;
+  Power power;
+  Length perimeter;
+};
+
 struct PointResult {
   bool feasible = false;
   std::string reason;                // when infeasible
@@ -76,6 +84,9 @@ struct PointResult {
   // design evaluator returned them (for a GEMM workload, the local product and its FLOP per
   // main-memory byte, the paper's Fig. 1). Default when no design was evaluated.
   DesignEvaluation design;
+  // The split evaluated (the template's, or the search's), in budget units, per component in
+  // the template's order; empty when no design was evaluated.
+  std::vector<ComponentBudget> split;
 };
 
 // The point's search (p.search) on its template and workload. none: the point's strategy on
@@ -91,10 +102,14 @@ struct PointResult {
 // iteration_s, mfu, tokens_per_s, the breakdown (compute_s ... host_s), peak_tflops,
 // memory_bandwidth_gbs, memory_gb_per_device (main-memory capacity), memory_used_gb (the most
 // loaded device), gemm_intensity (GEMM workloads: FLOP per main-memory byte of one device's
-// local product; empty for others), settings.
-[[nodiscard]] std::vector<std::string> study_columns(const StudySpec& s);
+// local product; empty for others), the split per component (area_mm2.NAME, power_w.NAME,
+// perimeter_mm.NAME for every component name of the study's templates, in order of first
+// appearance; empty where a point's template has no such component), settings.
+[[nodiscard]] std::vector<std::string> split_components(const StudyContext& c);
+[[nodiscard]] std::vector<std::string> study_columns(const StudySpec& s, const StudyContext& c);
 [[nodiscard]] std::vector<std::string> result_row(const StudyPoint& p, const PointResult& r,
-                                                  const std::string& settings);
+                                                  const std::string& settings,
+                                                  const std::vector<std::string>& components);
 
 struct StudyProgress {
   std::size_t done = 0, total = 0;        // points finished (reused included), all points

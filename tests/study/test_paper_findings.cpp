@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <utility>
 
@@ -143,6 +144,25 @@ TEST_CASE("paper §9.1: a large gain from N12 to N7, saturation past N3 unless m
   // With HBM4 and GDR-x8 the nodes past N3 keep paying (1.135-1.29x in the full study).
   CHECK(s3 / s1 > 1.1);
   CHECK(s1 < n1);
+  // Each row carries the searched split in budget units (issue 15: "how should I split the
+  // budget?"): within case_study_node.yaml's 850 mm^2 and 300 W, and moved from the template's
+  // core share (0.3088 x 850 mm^2 = 262.48 mm^2) on some row.
+  bool moved = false;
+  for (const StudyTable* t : {&held.table, &scaled.table}) {
+    for (std::size_t r = 0; r < t->rows.size(); ++r) {
+      double area = 0.0, power = 0.0;
+      for (std::size_t c = 0; c < t->columns.size(); ++c) {
+        const std::string& name = t->columns[c];
+        if (name.rfind("area_mm2.", 0) == 0) area += *t->number(r, name);
+        if (name.rfind("power_w.", 0) == 0) power += *t->number(r, name);
+      }
+      CHECK(area <= 850.0 * (1.0 + 1e-7));  // cells are printed to 9 significant digits
+      CHECK(power <= 300.0 * (1.0 + 1e-7));
+      CHECK(area > 0.5 * 850.0);
+      moved = moved || std::abs(*t->number(r, "area_mm2.core") - 0.3088 * 850.0) > 1.0;
+    }
+  }
+  CHECK(moved);
 }
 
 TEST_CASE("paper §9.3: multi-node packages with 2 TB/s links", "[study][paper]") {

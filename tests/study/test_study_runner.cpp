@@ -5,6 +5,7 @@
 #include <oneapi/tbb/global_control.h>
 
 #include <atomic>
+#include <cmath>
 #include <filesystem>
 
 #include "engine/arch/arch_spec.hpp"
@@ -49,7 +50,15 @@ TEST_CASE("a study's rows hold every axis and result, equal to a direct evaluati
                          "tokens_per_s", "compute_s", "embedding_head_s", "tensor_comm_s", "pipeline_comm_s",
                          "pipeline_bubble_s", "data_comm_s", "gradient_sync_s", "optimizer_s", "host_s", "peak_tflops",
                          "memory_bandwidth_gbs", "memory_gb_per_device", "memory_used_gb",
-                         "gemm_intensity", "settings"});
+                         "gemm_intensity",
+                         // templates/a100.yaml's split, per component, in budget units
+                         "area_mm2.core", "area_mm2.RF", "area_mm2.L1", "area_mm2.L2",
+                         "area_mm2.main_memory", "area_mm2.intra_package",
+                         "area_mm2.inter_package", "power_w.core", "power_w.RF", "power_w.L1",
+                         "power_w.L2", "power_w.main_memory", "power_w.intra_package",
+                         "power_w.inter_package", "perimeter_mm.core", "perimeter_mm.RF",
+                         "perimeter_mm.L1", "perimeter_mm.L2", "perimeter_mm.main_memory",
+                         "perimeter_mm.intra_package", "perimeter_mm.inter_package", "settings"});
   CHECK(csv_of(out) == to_csv(t));
   // Row 3 is (N5, HBM3): the same model called directly.
   REQUIRE(t.rows[3][0] == "N5");
@@ -75,6 +84,12 @@ TEST_CASE("a study's rows hold every axis and result, equal to a direct evaluati
   CHECK(t.cell(3, *t.column("memory_gb_per_device")) == printf_string("%.9g", r.memory_capacity / 1e9));
   CHECK(t.cell(3, *t.column("memory_used_gb")) == printf_string("%.9g", r.memory.total().si() / 1e9));
   CHECK(t.cell(3, *t.column("gemm_intensity")).empty());  // not a GEMM workload
+  // The template's split in budget units: core 0.3675 x 826 mm^2, 0.4990 x 400 W; main memory
+  // 0.35 of the inferred perimeter 4 sqrt(826 mm^2) = 114.96 mm.
+  CHECK(t.cell(3, *t.column("area_mm2.core")) == printf_string("%.9g", 0.3675 * 826.0));
+  CHECK(t.cell(3, *t.column("power_w.core")) == printf_string("%.9g", 0.4990 * 400.0));
+  CHECK(*t.number(3, "perimeter_mm.main_memory") == Approx(0.35 * 4.0 * std::sqrt(826.0)));
+  CHECK(*t.number(3, "perimeter_mm.core") == 0.0);
   // A later node with a faster memory is never slower here.
   CHECK(*t.number(3, "iteration_s") <= *t.number(0, "iteration_s"));
   CHECK(*t.number(2, "peak_tflops") > *t.number(0, "peak_tflops"));
