@@ -131,6 +131,7 @@ StudyOutcome run_search_study(const SearchStudy& study, const DesignEvaluator& e
     }
   }
   o.sensitivities = sensitivities(e, space, o.search.x, o.strategy);
+  o.convergence = check_convergence(e, space, o.search.x, o.strategy);
   return o;
 }
 
@@ -164,6 +165,11 @@ std::string format_outcome(const StudyOutcome& o, const DesignEvaluator& e) {
   out += printf_string("\nbinding budgets: area %s, power %s, perimeter %s\n", b[0] ? "yes" : "no",
                        b[1] ? "yes" : "no", b[2] ? "yes" : "no");
   out += o.search.brief_report() + "\n";
+  out += o.convergence.converged
+             ? printf_string("converged: no move of 1%% of a budget saves more than 0.1%% (%d tried)\n",
+                             o.convergence.moves_tried)
+             : "NOT converged: " + o.convergence.move +
+                   "; rerun with more steps or restarts, or start from this split\n";
   for (const StrategyOutcome& s : o.tried) {
     out += printf_string("  at the searched split: %-48s %s\n", to_string(s.strategy).c_str(),
                          s.result.feasible ? format_seconds(s.result.iteration_time).c_str()
@@ -179,6 +185,11 @@ std::string outcome_yaml(const StudyOutcome& o, const DesignEvaluator& e) {
                                   "(template split %.6g s)\nsplit:\n",
                                   t.name.c_str(), to_string(o.strategy).c_str(),
                                   o.best.training.iteration_time, o.at_template.iteration_time);
+  if (o.search.feasible()) {
+    out.insert(out.find("\nsplit:\n") + 1,
+               o.convergence.converged ? std::string("# converged (KKT check: no 1% budget move saves 0.1%)\n")
+                                       : "# NOT converged: " + o.convergence.move + "\n");
+  }
   for (int i = 0; o.search.feasible() && i < h; ++i) {
     out += printf_string("  %s: {area: %.5f, power: %.5f, perimeter: %.5f}\n",
                          t.split[static_cast<std::size_t>(i)].name.c_str(), o.search.x[i],

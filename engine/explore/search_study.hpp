@@ -17,6 +17,7 @@
 
 #include "engine/config/node.hpp"  // ConfigOverride
 #include "engine/dist/strategy.hpp"
+#include "engine/explore/convergence.hpp"
 #include "engine/explore/design_evaluator.hpp"
 #include "engine/search/search.hpp"
 #include "engine/techlib/tech_library.hpp"
@@ -65,6 +66,7 @@ struct StudyOutcome {
   SearchResult search;          // the joint split search (best of the shortlist per point)
   DesignEvaluation best;        // at the searched split
   Sensitivities sensitivities;  // at the searched split
+  ConvergenceCheck convergence;  // at the searched split, for the winning strategy
   std::vector<StrategyOutcome> tried;
   std::size_t strategies_ranked = 0;
 };

@@ -14,6 +14,7 @@
 
 #include "engine/core/file_io.hpp"
 #include "engine/core/format.hpp"
+#include "engine/study/study_checks.hpp"
 
 namespace pathfinder {
 namespace {
@@ -306,6 +307,12 @@ std::string summary_text(const StudySpec& s, const StudyTable& t, const OutputOp
     }
     md += printf_string(" The slowest feasible point takes %.2fx as long.\n\n",
                         worst / *t.number(*best, kIteration));
+  }
+  const std::vector<std::string> checks = study_checks(s, t);
+  if (!checks.empty()) {
+    md += "## Checks\n\n";
+    for (const std::string& c : checks) md += "- " + md_text(c) + "\n";
+    md += "\n";
   }
   md += "## Results\n\n" + format_rows(s, t, 20, true) + "\nEvery input and output: `results.csv`.\n";
   if (!s.outputs.empty()) {

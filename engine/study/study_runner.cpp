@@ -112,7 +112,9 @@ PointResult search_point(const StudySpec& s, const DesignEvaluator& e, const Stu
                                                        : o.at_template.reason,
                           strategy);
       }
-      return with_split(evaluated(std::move(o.best)), e.spec().tmpl, o.search.x);
+      PointResult r = with_split(evaluated(std::move(o.best)), e.spec().tmpl, o.search.x);
+      r.convergence = o.convergence;
+      return r;
     }
   }
   return infeasible("unknown search");
@@ -247,8 +249,11 @@ bool valid_row(const std::vector<std::string>& row, std::size_t axes) {
       return false;
     }
   }
+  // converged: empty, or 0/1 on a feasible row.
+  const std::string& converged = row[row.size() - 3];
+  if (!converged.empty() && (!ok || (converged != "0" && converged != "1"))) return false;
   // The split: empty, or a number as result_row prints it; never on an infeasible row.
-  for (std::size_t k = first + count; k + 1 < row.size(); ++k) {
+  for (std::size_t k = first + count; k + 3 < row.size(); ++k) {
     const std::string& cell = row[k];
     if (cell.empty()) continue;
     char* end = nullptr;
@@ -411,7 +416,7 @@ std::vector<std::string> study_columns(const StudySpec& s, const StudyContext& c
   for (const char* budget : {"area_mm2.", "power_w.", "perimeter_mm."}) {
     for (const std::string& name : split_components(ctx)) c.push_back(budget + name);
   }
-  c.emplace_back("settings");
+  for (const char* name : {"converged", "convergence", "settings"}) c.emplace_back(name);
   return c;
 }
 
@@ -449,6 +454,9 @@ std::vector<std::string> result_row(const StudyPoint& p, const PointResult& r,
                                       : it->perimeter.si() * 1e3));
     }
   }
+  const bool checked = r.feasible && r.convergence;
+  row.push_back(checked ? (r.convergence->converged ? "1" : "0") : "");
+  row.push_back(checked && !r.convergence->converged ? r.convergence->move : "");
   row.push_back(settings);
   return row;
 }

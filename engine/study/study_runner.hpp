@@ -21,6 +21,7 @@
 #include "engine/study/study_spec.hpp"
 #include "engine/study/study_table.hpp"
 #include "engine/techlib/tech_library.hpp"
+#include "engine/explore/convergence.hpp"
 #include "engine/explore/design_evaluator.hpp"
 #include "engine/train/training_result.hpp"
 
@@ -87,6 +88,8 @@ struct PointResult {
   // The split evaluated (the template's, or the search's), in budget units, per component in
   // the template's order; empty when no design was evaluated.
   std::vector<ComponentBudget> split;
+  // search: architecture only: whether the split search converged (engine/explore/convergence).
+  std::optional<ConvergenceCheck> convergence;
 };
 
 // The point's search (p.search) on its template and workload. none: the point's strategy on
@@ -104,7 +107,9 @@ struct PointResult {
 // loaded device), gemm_intensity (GEMM workloads: FLOP per main-memory byte of one device's
 // local product; empty for others), the split per component (area_mm2.NAME, power_w.NAME,
 // perimeter_mm.NAME for every component name of the study's templates, in order of first
-// appearance; empty where a point's template has no such component), settings.
+// appearance; empty where a point's template has no such component), converged and
+// convergence (search: architecture only: 1 or 0, and the best budget move the KKT check found
+// when it saves more than 0.1%), settings.
 [[nodiscard]] std::vector<std::string> split_components(const StudyContext& c);
 [[nodiscard]] std::vector<std::string> study_columns(const StudySpec& s, const StudyContext& c);
 [[nodiscard]] std::vector<std::string> result_row(const StudyPoint& p, const PointResult& r,

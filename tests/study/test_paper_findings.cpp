@@ -160,6 +160,10 @@ TEST_CASE("paper §9.1: a large gain from N12 to N7, saturation past N3 unless m
       CHECK(power <= 300.0 * (1.0 + 1e-7));
       CHECK(area > 0.5 * 850.0);
       moved = moved || std::abs(*t->number(r, "area_mm2.core") - 0.3088 * 850.0) > 1.0;
+      // Every joint search says whether it converged, and names a move when it did not.
+      const std::string converged = t->cell(r, *t->column("converged"));
+      CHECK((converged == "1" || converged == "0"));
+      CHECK((converged == "1") == t->cell(r, *t->column("convergence")).empty());
     }
   }
   CHECK(moved);

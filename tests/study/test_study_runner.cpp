@@ -58,7 +58,8 @@ TEST_CASE("a study's rows hold every axis and result, equal to a direct evaluati
                          "power_w.L2", "power_w.main_memory", "power_w.intra_package",
                          "power_w.inter_package", "perimeter_mm.core", "perimeter_mm.RF",
                          "perimeter_mm.L1", "perimeter_mm.L2", "perimeter_mm.main_memory",
-                         "perimeter_mm.intra_package", "perimeter_mm.inter_package", "settings"});
+                         "perimeter_mm.intra_package", "perimeter_mm.inter_package",
+                         "converged", "convergence", "settings"});
   CHECK(csv_of(out) == to_csv(t));
   // Row 3 is (N5, HBM3): the same model called directly.
   REQUIRE(t.rows[3][0] == "N5");
@@ -90,6 +91,7 @@ TEST_CASE("a study's rows hold every axis and result, equal to a direct evaluati
   CHECK(t.cell(3, *t.column("power_w.core")) == printf_string("%.9g", 0.4990 * 400.0));
   CHECK(*t.number(3, "perimeter_mm.main_memory") == Approx(0.35 * 4.0 * std::sqrt(826.0)));
   CHECK(*t.number(3, "perimeter_mm.core") == 0.0);
+  CHECK(t.cell(3, *t.column("converged")).empty());  // no split search at this point
   // A later node with a faster memory is never slower here.
   CHECK(*t.number(3, "iteration_s") <= *t.number(0, "iteration_s"));
   CHECK(*t.number(2, "peak_tflops") > *t.number(0, "peak_tflops"));
