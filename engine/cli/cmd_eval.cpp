@@ -109,9 +109,8 @@ strategy that does not fit in memory (reported as "infeasible: <reason>"; JSON
 "feasible": false, "reason", times null); 2 for bad input (a file, a key, an option or a
 strategy), with one located message per problem; 1 for an internal error.)";
 
-}  // namespace
-
-void add_eval_command(CLI::App& app, int& exit_code) {
+// eval, or (rank) eval --strategy search with --devices required.
+void add_command(CLI::App& app, int& exit_code, bool rank) {
   struct Options {
     std::string template_path, workload_path, format = "table";
     bool all_kernels = false, isolated = false;
@@ -124,17 +123,23 @@ void add_eval_command(CLI::App& app, int& exit_code) {
     MachineOptions machine;
   };
   auto opt = std::make_shared<Options>();
-  CLI::App* cmd = app.add_subcommand(
-      "eval", "Time one training iteration of a workload on a template's micro-architecture");
-  cmd->footer(kFooter);
+  CLI::App* cmd =
+      rank ? app.add_subcommand("rank", "Rank every valid parallelism strategy of a workload on "
+                                        "--devices of a template's design (eval --strategy search)")
+           : app.add_subcommand("eval", "Time one training iteration of a workload on a "
+                                        "template's micro-architecture");
+  if (rank) opt->strategy = "search";
+  cmd->footer(rank ? std::string() : std::string(kFooter));
   cmd->add_option("--template", opt->template_path, "Architecture template YAML")->required();
   cmd->add_option("--workload", opt->workload_path, "Workload YAML (studies/workloads/)")
       ->required();
   add_machine_options(*cmd, opt->machine);
   cmd->add_option("--format", opt->format, "Output format")
       ->check(CLI::IsMember({"table", "csv", "json"}));
-  cmd->add_flag("--all-kernels", opt->all_kernels,
-                "Table: one row per kernel instead of one per kernel name across layers");
+  if (!rank) {
+    cmd->add_flag("--all-kernels", opt->all_kernels,
+                  "Table: one row per kernel instead of one per kernel name across layers");
+  }
   cmd->add_option("--set", opt->sets,
                   "Set a workload or template key, e.g. --set micro_batch=4, --set "
                   "budget.power=300W (repeatable; dotted keys; a key starting with a template "
@@ -144,16 +149,23 @@ void add_eval_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--micro-batch", opt->micro_batch, "Same as --set micro_batch=N (GPT)");
   cmd->add_option("--global-batch", opt->global_batch, "Same as --set global_batch=N (GPT)");
   cmd->add_option("--sequence", opt->sequence, "Same as --set sequence=N (GPT, LSTM)");
-  cmd->add_option("--devices", opt->devices,
-                  "Devices to train on (default: the strategy's); derives dp when the strategy "
-                  "leaves it out");
-  cmd->add_option("--strategy", opt->strategy,
-                  "Parallelism, e.g. tp8-pp8-dp16-mb1-1f1b-recompute=selective, or a YAML file "
-                  "(grammar below)");
-  cmd->add_option("--top", opt->top, "With --strategy search: how many ranked strategies to print");
-  cmd->add_flag("--isolated", opt->isolated,
-                "GEMM workloads: time one call as a per-call benchmark does (host dispatch + "
-                "launch latency + device + synchronize, burst clocks) instead of an iteration");
+  CLI::Option* devices = cmd->add_option(
+      "--devices", opt->devices,
+      rank ? "Devices to train on" : "Devices to train on (default: the strategy's); derives dp "
+                                     "when the strategy leaves it out");
+  if (rank) {
+    devices->required();
+    cmd->add_option("--top", opt->top, "How many ranked strategies to print (default 5)");
+  } else {
+    cmd->add_option("--strategy", opt->strategy,
+                    "Parallelism, e.g. tp8-pp8-dp16-mb1-1f1b-recompute=selective, or a YAML "
+                    "file (grammar below)");
+    cmd->add_option("--top", opt->top,
+                    "With --strategy search: how many ranked strategies to print");
+    cmd->add_flag("--isolated", opt->isolated,
+                  "GEMM workloads: time one call as a per-call benchmark does (host dispatch + "
+                  "launch latency + device + synchronize, burst clocks) instead of an iteration");
+  }
   CLI::Option* tp_overlap =
       cmd->add_option("--tp-overlap", opt->training.tensor_comm_overlap,
                       "Fraction of tensor-parallel communication hidden behind compute "
@@ -275,5 +287,10 @@ void add_eval_command(CLI::App& app, int& exit_code) {
     exit_code = 0;
   });
 }
+
+}  // namespace
+
+void add_eval_command(CLI::App& app, int& exit_code) { add_command(app, exit_code, false); }
+void add_rank_command(CLI::App& app, int& exit_code) { add_command(app, exit_code, true); }
 
 }  // namespace pathfinder::cli

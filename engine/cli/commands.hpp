@@ -8,6 +8,8 @@ namespace pathfinder::cli {
 
 void add_arch_command(CLI::App& app, int& exit_code);
 void add_eval_command(CLI::App& app, int& exit_code);
+// `rank`: eval --strategy search, every valid strategy for --devices ranked.
+void add_rank_command(CLI::App& app, int& exit_code);
 void add_validate_command(CLI::App& app, int& exit_code);
 void add_search_command(CLI::App& app, int& exit_code);
 void add_study_command(CLI::App& app, int& exit_code);

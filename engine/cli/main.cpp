@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   pathfinder::cli::add_arch_command(app, exit_code);
   pathfinder::cli::add_eval_command(app, exit_code);
+  pathfinder::cli::add_rank_command(app, exit_code);
   pathfinder::cli::add_validate_command(app, exit_code);
   pathfinder::cli::add_search_command(app, exit_code);
   pathfinder::cli::add_study_command(app, exit_code);
@@ -20,7 +21,7 @@ int main(int argc, char** argv) {
                                             return sub->get_name() == argv[1];
                                           }).empty()) {
     std::fprintf(stderr,
-                 "pathfinder: error: unknown subcommand \"%s\" (expected arch, eval, search, study or validate)\n",
+                 "pathfinder: error: unknown subcommand \"%s\" (expected arch, eval, rank, search, study or validate)\n",
                  argv[1]);
     return 2;
   }

@@ -67,7 +67,8 @@ std::string ranking_reason(const std::vector<RankedStrategy>& ranked, std::size_
   });
   std::string out = signed_seconds(r.iteration_time - ranked.front().result.iteration_time) +
                     " vs #1: " + delta[0].first + " " + signed_seconds(delta[0].second);
-  if (std::abs(delta[1].second) > 0.0) {
+  // A second part only when it matters: 1 us or 0.01% of #1's iteration, not rounding noise.
+  if (std::abs(delta[1].second) > std::max(1e-6, 1e-4 * ranked.front().result.iteration_time)) {
     out += std::string(", ") + delta[1].first + " " + signed_seconds(delta[1].second);
   }
   return out;

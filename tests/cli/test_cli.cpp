@@ -1018,6 +1018,16 @@ TEST_CASE("eval --strategy search ranks strategies; the winner's time is eval's"
   CHECK(first_line(no_devices.err) ==
         "command line: error: --strategy: search ranks every strategy for --devices N devices; "
         "give --devices");
+  // `rank` is the same ranking: its output is eval --strategy search's, byte for byte.
+  const Run rank = run("rank --template templates/a100.yaml --workload "
+                       "studies/workloads/gpt3_1.3b.yaml --devices 8 --top 2");
+  CHECK(rank.code == 0);
+  CHECK(rank.out == table.out);
+  const Run rank_no_devices = run("rank --template templates/a100.yaml --workload "
+                                  "studies/workloads/gpt3_1.3b.yaml");
+  CHECK(rank_no_devices.code == 2);
+  CHECK(rank_no_devices.err ==
+        "command line: error: --devices is required (pathfinder rank --help)\n");
 }
 
 }  // namespace pathfinder
