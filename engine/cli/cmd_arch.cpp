@@ -23,13 +23,16 @@ void add_arch_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--format", opt->format, "Output format")
       ->check(CLI::IsMember({"table", "yaml", "json"}));
   cmd->add_option("--set", opt->sets,
-                  "Set a template key, e.g. --set budget.power=300W (repeatable; dotted keys); "
+                  "Set a template or technology key, e.g. --set budget.power=300W, --set "
+                  "techlib.network.NVLink3.nominal_lane_rate=100Gb/s (repeatable; dotted keys); "
                   "checked as the file's own values")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
   cmd->callback([opt, &exit_code] {
     for (const std::string& s : opt->sets) {
-      opt->machine.template_overrides.push_back(parse_config_override(s));
+      ConfigOverride o = parse_config_override(s);
+      if (o.key.rfind("techlib.", 0) == 0) (void)route_machine_set(opt->machine, std::move(o));
+      else opt->machine.template_overrides.push_back(std::move(o));
     }
     const LoadedTemplate in = load_template_for(opt->template_path, opt->machine);
     const MicroArch a = generate_micro_arch(in.lib, in.tmpl);

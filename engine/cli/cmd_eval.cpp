@@ -141,9 +141,11 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
                   "Table: one row per kernel instead of one per kernel name across layers");
   }
   cmd->add_option("--set", opt->sets,
-                  "Set a workload or template key, e.g. --set micro_batch=4, --set "
-                  "budget.power=300W (repeatable; dotted keys; a key starting with a template "
-                  "section goes to the template); checked as the file's own values")
+                  "Set a workload, template or technology key, e.g. --set micro_batch=4, --set "
+                  "budget.power=300W, --set techlib.network.NVLink3.nominal_lane_rate=100Gb/s "
+                  "(repeatable; dotted keys; a key starting with a template section goes to the "
+                  "template, one starting techlib. to the technology library); checked as the "
+                  "file's own values")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
   cmd->add_option("--micro-batch", opt->micro_batch, "Same as --set micro_batch=N (GPT)");
@@ -186,9 +188,7 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
     std::vector<ConfigOverride> overrides;
     for (const std::string& s : opt->sets) {
       ConfigOverride o = parse_config_override(s);
-      const std::string first = o.key.substr(0, o.key.find('.'));
-      if (is_template_section(first)) opt->machine.template_overrides.push_back(std::move(o));
-      else overrides.push_back(std::move(o));
+      if (!route_machine_set(opt->machine, o)) overrides.push_back(std::move(o));
     }
     for (const auto& [text, key, option] :
          {std::tuple{&opt->micro_batch, "micro_batch", "--micro-batch"},

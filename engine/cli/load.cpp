@@ -34,8 +34,20 @@ void check_option_range(const char* option, long long value, long long min, long
                                    std::to_string(max) + "], got " + std::to_string(value)});
 }
 
-TechLibrary load_techlib_for(const ArchTemplate& t, const std::string& flag) {
-  return load_tech_library_dir(techlib_dir_for(t, flag));
+TechLibrary load_techlib_for(const ArchTemplate& t, const std::string& flag,
+                            const std::vector<ConfigOverride>& overrides) {
+  return load_tech_library_dir(techlib_dir_for(t, flag), overrides);
+}
+
+bool route_machine_set(MachineOptions& opt, ConfigOverride o) {
+  if (o.key.rfind("techlib.", 0) == 0) {
+    o.key.erase(0, std::string_view("techlib.").size());
+    opt.techlib_overrides.push_back(std::move(o));
+    return true;
+  }
+  if (!is_template_section(o.key.substr(0, o.key.find('.')))) return false;
+  opt.template_overrides.push_back(std::move(o));
+  return true;
 }
 
 std::string techlib_help() {
@@ -60,7 +72,7 @@ LoadedTemplate load_template_for(const std::string& template_path, const Machine
   // The template first: a missing template is the error to report, not the techlib beside it.
   ArchTemplate t =
       apply_overrides(load_template(template_path, opt.template_overrides), opt.overrides);
-  TechLibrary lib = load_techlib_for(t, opt.techlib);
+  TechLibrary lib = load_techlib_for(t, opt.techlib, opt.techlib_overrides);
   SoftwareProfile software =
       software_for(opt.software, template_path, SourceLoc{"command line", 0, 0, "--software"});
   t = with_software(std::move(t), software);

@@ -20,7 +20,9 @@ namespace pathfinder::cli {
 //   5. the shipped library: the source tree's techlib/, compiled in.
 // Throws ConfigError at the template's key when the key names no directory.
 [[nodiscard]] std::string techlib_dir_for(const ArchTemplate& t, const std::string& flag);
-[[nodiscard]] TechLibrary load_techlib_for(const ArchTemplate& t, const std::string& flag);
+// With `overrides` (techlib --set values) applied to the files defining their technologies.
+[[nodiscard]] TechLibrary load_techlib_for(const ArchTemplate& t, const std::string& flag,
+                                           const std::vector<ConfigOverride>& overrides = {});
 // The text `--help` shows for --techlib: the search order above.
 [[nodiscard]] std::string techlib_help();
 
@@ -38,7 +40,12 @@ struct MachineOptions {
   std::string techlib;
   std::string software;  // --software: a profile's name or file; empty: the default
   std::vector<ConfigOverride> template_overrides;  // --set on template keys
+  // --set techlib.SECTION.TECHNOLOGY.FIELD=VALUE, the "techlib." prefix removed
+  std::vector<ConfigOverride> techlib_overrides;
 };
+// A --set for the machine: techlib.X.Y.Z to the technology library, a key in a template section
+// to the template; true when taken, false when the key belongs to neither (a workload key).
+bool route_machine_set(MachineOptions& opt, ConfigOverride o);
 void add_machine_options(CLI::App& cmd, MachineOptions& opt);
 
 // A template with the overrides applied, and the technology library it is bound against.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include "engine/config/node.hpp"
 
@@ -149,13 +150,57 @@ void load_tech_file_into(const ConfigNode& root, TechLibrary& lib) {
   root.finish();
 }
 
-TechLibrary load_tech_library_files(const std::vector<std::string>& files) {
+TechLibrary load_tech_library_files(const std::vector<std::string>& files,
+                                    const std::vector<ConfigOverride>& overrides) {
   TechLibrary lib;
-  for (const auto& f : files) load_tech_file_into(ConfigNode::load_file(f), lib);
+  std::vector<bool> applied(overrides.size(), false);
+  std::map<std::string, std::vector<std::string>> known;  // section -> technologies
+  for (const auto& f : files) {
+    ConfigNode root = ConfigNode::load_file(f);
+    std::vector<ConfigOverride> mine;
+    for (std::size_t i = 0; i < overrides.size(); ++i) {
+      const std::string& key = overrides[i].key;
+      const std::size_t dot = key.find('.');
+      const std::size_t dot2 = dot == std::string::npos ? dot : key.find('.', dot + 1);
+      if (dot2 == std::string::npos) continue;  // reported below
+      const std::string section = key.substr(0, dot), name = key.substr(dot + 1, dot2 - dot - 1);
+      const auto s = root.optional_child(section);
+      if (s && s->is_map() && s->has(name)) {
+        mine.push_back(overrides[i]);
+        applied[i] = true;
+      }
+    }
+    for (const char* section : {"logic", "memory", "network"}) {
+      if (const auto s = root.optional_child(section); s && s->is_map()) {
+        for (const auto& entry : s->entries()) known[section].push_back(entry.first);
+      }
+    }
+    load_tech_file_into(mine.empty() ? root : root.with_overrides(mine), lib);
+  }
+  std::vector<Diagnostic> problems;
+  for (std::size_t i = 0; i < overrides.size(); ++i) {
+    if (applied[i]) continue;
+    const ConfigOverride& o = overrides[i];
+    const SourceLoc at = o.at ? *o.at : SourceLoc{"command line", 0, 0, o.origin};
+    const std::string section = o.key.substr(0, o.key.find('.'));
+    const auto it = known.find(section);
+    std::string names;
+    for (const std::string& n : it == known.end() ? std::vector<std::string>{} : it->second) {
+      names += (names.empty() ? "" : ", ") + n;
+    }
+    problems.push_back(Diagnostic{
+        at, it == known.end()
+                ? "expected section.technology.field with section logic, memory or network, got \"" +
+                      o.key + "\""
+                : "expected a technology of the library's " + section + " section (" + names +
+                      ") and a field, got \"" + o.key + "\""});
+  }
+  if (!problems.empty()) throw ConfigError(std::move(problems));
   return lib;
 }
 
-TechLibrary load_tech_library_dir(const std::string& dir) {
+TechLibrary load_tech_library_dir(const std::string& dir,
+                                  const std::vector<ConfigOverride>& overrides) {
   namespace fs = std::filesystem;
   std::error_code ec;
   std::vector<std::string> files;
@@ -171,7 +216,7 @@ TechLibrary load_tech_library_dir(const std::string& dir) {
                                  "no technology library files (*.yaml) in directory"});
   }
   std::sort(files.begin(), files.end());
-  return load_tech_library_files(files);
+  return load_tech_library_files(files, overrides);
 }
 
 }  // namespace pathfinder

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/config/node.hpp"
 #include "tests/test_paths.hpp"
 #include "tests/test_support.hpp"
 
@@ -227,4 +228,41 @@ TEST_CASE("techlib: a directory without yaml files and a missing directory",
   const std::string file = data_path("techlib/nope.yaml");
   CHECK(error_of([&] { (void)load_tech_library_files({file}); }) ==
         file + ": error: cannot read file: No such file or directory");
+}
+
+TEST_CASE("technology fields can be overridden without a copied library", "[techlib]") {
+  // "2x NVLink" as a technology field: NVLink3's 50 Gb/s lanes (A100, hardware-facts D13) at
+  // 100 Gb/s; the override reaches network.yaml, the file that defines NVLink3, and nothing else.
+  const auto set = [](std::string key, std::string value) {
+    ConfigOverride o;
+    o.key = std::move(key);
+    o.value = std::move(value);
+    o.origin = "--set techlib." + o.key;
+    return o;
+  };
+  const TechLibrary base = load_tech_library_dir(source_path("techlib"));
+  const TechLibrary fast = load_tech_library_dir(
+      source_path("techlib"), {set("network.NVLink3.nominal_lane_rate", "100 Gb/s"),
+                               set("network.NVLink3.max_lane_rate", "100 Gb/s")});
+  CHECK(fast.find_network("NVLink3")->nominal_lane_rate.si() == Approx(100e9 / 8));
+  CHECK(base.find_network("NVLink3")->nominal_lane_rate.si() == Approx(50e9 / 8));
+  CHECK(fast.find_network("NVLink4")->nominal_lane_rate.si() ==
+        base.find_network("NVLink4")->nominal_lane_rate.si());
+  // Checked as the file's own value, reported at the option.
+  CHECK(error_of([&] {
+          (void)load_tech_library_dir(source_path("techlib"),
+                                      {set("network.NVLink3.nominal_lane_rate", "-1 Gb/s")});
+        }) == "command line: error: --set techlib.network.NVLink3.nominal_lane_rate: expected a "
+              "positive bandwidth, got \"-1 Gb/s\"");
+  // A technology the library does not define: the section's technologies listed.
+  const std::string unknown = error_of([&] {
+    (void)load_tech_library_dir(source_path("techlib"), {set("network.NVLink9.latency", "1 us")});
+  });
+  CHECK(unknown.rfind("command line: error: --set techlib.network.NVLink9.latency: expected a "
+                      "technology of the library's network section (", 0) == 0);
+  CHECK(unknown.find("NVLink3") != std::string::npos);
+  CHECK(error_of([&] {
+          (void)load_tech_library_dir(source_path("techlib"), {set("links.x.y", "1")});
+        }) == "command line: error: --set techlib.links.x.y: expected section.technology.field "
+              "with section logic, memory or network, got \"links.x.y\"");
 }
