@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <numeric>
 
 #include "engine/core/file_io.hpp"
@@ -373,45 +375,135 @@ std::string format_rows(const StudySpec& s, const StudyTable& t, std::size_t max
   return out;
 }
 
+// Axis and column names as a reader wants them: what it is and its unit.
+std::string axis_label(std::string_view name) {
+  static const std::pair<std::string_view, std::string_view> kLabels[] = {
+      {"iteration_s", "iteration time (s)"},
+      {"mfu", "MFU (%)"},
+      {"tokens_per_s", "throughput (tokens/s)"},
+      {"compute_s", "compute time (s)"},
+      {"embedding_head_s", "embedding and head time (s)"},
+      {"tensor_comm_s", "tensor-parallel communication (s)"},
+      {"pipeline_comm_s", "pipeline communication (s)"},
+      {"pipeline_bubble_s", "pipeline bubble (s)"},
+      {"data_comm_s", "data-parallel communication (s)"},
+      {"gradient_sync_s", "gradient synchronisation (s)"},
+      {"optimizer_s", "optimizer step (s)"},
+      {"host_s", "host time (s)"},
+      {"peak_tflops", "peak per device (TFLOP/s)"},
+      {"memory_bandwidth_gbs", "main-memory bandwidth (GB/s)"},
+      {"memory_gb_per_device", "main memory per device (GB)"},
+      {"memory_used_gb", "memory used per device (GB)"},
+      {"gemm_intensity", "FLOP per main-memory byte"},
+      {"logic", "logic node"},
+      {"memory", "main-memory technology"},
+      {"network", "network technology"},
+      {"devices", "devices"},
+      {"nodes_per_package", "nodes per package"},
+      {"budget.power", "power budget"},
+      {"budget.chip_area", "chip area budget"},
+      {"budget.node_area", "node area budget"},
+      {"budget.perimeter", "perimeter budget"},
+  };
+  for (const auto& [key, label] : kLabels) {
+    if (key == name) return std::string(label);
+  }
+  return std::string(name);
+}
+
+// A value as a plot shows it: template and workload files by their stem ("h100"), the rest
+// as written.
+std::string shown(std::string_view axis, const std::string& text) {
+  if (axis != "template" && axis != "workload") return text;
+  const std::string stem = std::filesystem::path(text).stem().string();
+  return stem.empty() ? text : stem;
+}
+
+// Plotted values: MFU as a percentage, the rest as written in results.csv.
+double plotted(std::string_view y, double v) { return y == "mfu" ? 100.0 * v : v; }
+
+// Larger is better for throughput-like columns; smaller for times.
+bool larger_is_better(std::string_view y) {
+  return y == "mfu" || y == "tokens_per_s" || y == "peak_tflops" ||
+         y == "memory_bandwidth_gbs" || y == "gemm_intensity" || y == "memory_gb_per_device";
+}
+
 std::string plot_script(const StudySpec& s, const PlotSpec& p, const StudyTable& t) {
   const PlotData d = plot_data(s, p, t);
   const bool numeric_x = is_numeric_axis(s.find_axis(p.x)->kind) && p.kind == PlotKind::kLine;
   std::string gp = "# " + one_line(p.title) + " (pathfinder study " + one_line(s.name) +
                    "; data from results.csv)\n";
   gp += "$data << EOD\n";
+  // The best point of the plot (first in x then series order on ties), and the y range.
+  std::optional<std::pair<std::size_t, std::size_t>> best;
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   for (std::size_t i = 0; i < d.x_labels.size(); ++i) {
     gp += printf_string("%.9g ", numeric_x ? d.x_numbers[i] : static_cast<double>(i)) +
-          gp_data_label(d.x_labels[i]);
-    for (const auto& y : d.y[i]) gp += y ? printf_string(" %.9g", *y) : std::string(" ?");
+          gp_data_label(shown(p.x, d.x_labels[i]));
+    for (std::size_t j = 0; j < d.y[i].size(); ++j) {
+      const auto& y = d.y[i][j];
+      gp += y ? printf_string(" %.9g", plotted(p.y, *y)) : std::string(" ?");
+      if (!y) continue;
+      lo = std::min(lo, *y);
+      hi = std::max(hi, *y);
+      const double b = best ? *d.y[best->first][best->second] : 0.0;
+      if (!best || (larger_is_better(p.y) ? *y > b : *y < b)) best = {{i, j}};
+    }
     gp += "\n";
   }
   gp += "EOD\nset datafile missing '?'\n";
-  gp += "set title " + gp_quote(p.title) + " noenhanced\n";
-  gp += "set xlabel " + gp_quote(p.x) + " noenhanced\nset ylabel " + gp_quote(p.y) + " noenhanced\n";
+  std::string title = p.title;
+  if (best) {
+    const auto [bi, bj] = *best;
+    const std::string x = shown(p.x, d.x_labels[bi]);
+    const std::string where = d.series[bj].empty() ? x : x + ", " + shown(p.series, d.series[bj]);
+    const std::string unit = p.y == "mfu" ? "%" : p.y.ends_with("_s") ? " s" : "";
+    title += printf_string(" (best: %s, %.4g%s)", where.c_str(), plotted(p.y, *d.y[bi][bj]), unit.c_str());
+  }
+  gp += "set title " + gp_quote(title) + " noenhanced\n";
+  gp += "set xlabel " + gp_quote(axis_label(p.x)) + " noenhanced\nset ylabel " +
+        gp_quote(axis_label(p.y)) + " noenhanced\n";
   gp += "set grid ytics\n";
-  gp += p.series.empty() ? "unset key\n" : "set key outside right top noenhanced\n";
+  // Short series names (the value), the axis named once as the key's title, below the plot.
+  gp += p.series.empty() ? "unset key\n"
+                         : "set key below horizontal noenhanced title " +
+                               gp_quote(p.series == "label" ? std::string() : axis_label(p.series)) + "\n";
   if (p.log_x && numeric_x) gp += "set logscale x 2\n";
-  if (p.log_y) gp += "set logscale y\n";
+  // A log axis only over a decade or more (gnuplot labels no tick on a shorter log range);
+  // either way the range is tight: 10% beyond the data, not whole decades or zero.
+  const bool log_y = p.log_y && lo > 0.0 && hi >= 10.0 * lo;
+  if (log_y) {
+    gp += "set logscale y\n";
+    gp += printf_string("set yrange [%.6g:%.6g]\n", plotted(p.y, lo) / 1.1, plotted(p.y, hi) * 1.1);
+  } else if (p.log_y && lo > 0.0 && p.kind == PlotKind::kLine) {
+    const double pad = 0.1 * (plotted(p.y, hi) - plotted(p.y, lo)) + 1e-9 * plotted(p.y, hi);
+    gp += printf_string("set yrange [%.6g:%.6g]\n", plotted(p.y, lo) - pad, plotted(p.y, hi) + pad);
+  }
   if (p.kind == PlotKind::kBars) {
     gp += "set style data histograms\nset style histogram clustered gap 1\n"
-          "set style fill solid 0.8 border -1\nset yrange [0:*]\n";
+          "set style fill solid 0.8 border -1\n";
+    if (!log_y) gp += "set yrange [0:*]\n";
   } else if (!numeric_x) {
     gp += printf_string("set xrange [-0.5:%zu.5]\n", d.x_labels.size() - 1);
   }
   std::string plot = "plot ";
   for (std::size_t j = 0; j < d.series.size(); ++j) {
     if (!has_points(d, j)) continue;  // a series without a feasible point
-    // A label names itself; other series values read "axis value".
-    const std::string title = d.series[j].empty() ? p.y
-                              : p.series == "label" ? d.series[j]
-                                                    : p.series + " " + d.series[j];
+    const std::string name = d.series[j].empty() ? axis_label(p.y) : shown(p.series, d.series[j]);
     const std::string col = std::to_string(j + 3);
     if (plot.size() > 5) plot += ", \\\n     ";
     if (p.kind == PlotKind::kBars) {
-      plot += "$data using " + col + (j == 0 ? ":xtic(2)" : "") + " title " + gp_quote(title);
+      plot += "$data using " + col + (j == 0 ? ":xtic(2)" : "") + " title " + gp_quote(name);
     } else {
-      plot += "$data using 1:" + col + (numeric_x ? "" : ":xtic(2)") + " with linespoints title " + gp_quote(title);
+      plot += "$data using 1:" + col + (numeric_x ? "" : ":xtic(2)") + " with linespoints title " + gp_quote(name);
     }
+  }
+  if (best && p.kind == PlotKind::kLine) {  // the best point circled
+    const auto [bi, bj] = *best;
+    plot += printf_string(", \\\n     '+' using (%.9g):(%.9g) every ::0::0 with points pt 6 ps 3 "
+                          "lw 2 lc rgb 'red' title 'best'",
+                          numeric_x ? d.x_numbers[bi] : static_cast<double>(bi),
+                          plotted(p.y, *d.y[bi][bj]));
   }
   gp += "set terminal svg size 800,500 dynamic background rgb 'white'\nset termoption noenhanced\n";
   gp += "set output " + gp_quote(p.name + ".svg") + "\n" + plot + "\n";
