@@ -5,10 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=Release -DPATHFINDER_WERROR=ON \
-      -DPATHFINDER_BENCH=ON >/dev/null
-cmake --build build-test -j "$(nproc)"
-ctest --test-dir build-test --output-on-failure -j "$(nproc)"
+# The same build folder and options as scripts/run.sh, so either reuses the other's objects.
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPATHFINDER_WERROR=ON \
+      -DPATHFINDER_TESTS=ON -DPATHFINDER_BENCH=ON >/dev/null
+cmake --build build -j "$(nproc)"
+ctest --test-dir build --output-on-failure -j "$(nproc)"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1" \
       -DPATHFINDER_SANITIZE=ON -DPATHFINDER_WERROR=ON -DPATHFINDER_BENCH=OFF >/dev/null
 cmake --build build-asan -j "$(nproc)"
