@@ -1,5 +1,7 @@
 #include "engine/arch/micro_arch_report.hpp"
 
+#include <yaml-cpp/yaml.h>
+
 #include <sstream>
 
 #include "engine/core/format.hpp"
@@ -104,38 +106,34 @@ nlohmann::ordered_json to_json(const MicroArch& a) {
 }
 
 namespace {
-void yaml_rec(const nlohmann::ordered_json& j, int indent, std::ostringstream& out) {
-  const std::string pad(static_cast<std::size_t>(indent), ' ');
+// JSON to YAML with yaml-cpp's emitter: strings double-quoted (so "true" or "12" stay strings
+// and any character is escaped), numbers and booleans as JSON prints them (shortest form).
+void emit(YAML::Emitter& out, const nlohmann::ordered_json& j) {
   if (j.is_object()) {
+    out << YAML::BeginMap;
     for (const auto& [k, v] : j.items()) {
-      out << pad << k << ":";
-      if (v.is_structured() && !v.empty()) {
-        out << "\n";
-        yaml_rec(v, indent + 2, out);
-      } else {
-        out << " " << (v.is_structured() ? (v.is_array() ? "[]" : "{}") : v.dump()) << "\n";
-      }
+      out << YAML::Key << k << YAML::Value;
+      emit(out, v);
     }
+    out << YAML::EndMap;
   } else if (j.is_array()) {
-    for (const auto& v : j) {
-      if (v.is_object()) {
-        std::ostringstream inner;
-        yaml_rec(v, indent + 2, inner);
-        std::string s = inner.str();
-        s.replace(static_cast<std::size_t>(indent), 2, "- ");
-        out << s;
-      } else {
-        out << pad << "- " << v.dump() << "\n";
-      }
-    }
+    out << YAML::BeginSeq;
+    for (const auto& v : j) emit(out, v);
+    out << YAML::EndSeq;
+  } else if (j.is_string()) {
+    out << YAML::DoubleQuoted << j.get<std::string>();
+  } else if (j.is_null()) {
+    out << YAML::Null;
+  } else {
+    out << j.dump();
   }
 }
 }  // namespace
 
 std::string to_yaml(const nlohmann::ordered_json& j) {
-  std::ostringstream out;
-  yaml_rec(j, 0, out);
-  return out.str();
+  YAML::Emitter out;
+  emit(out, j);
+  return std::string(out.c_str()) + "\n";
 }
 
 std::string format_table(const MicroArch& a) {

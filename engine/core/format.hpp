@@ -1,26 +1,20 @@
-// Number formatting shared by the report writers (arch and perf reports): printf into a
+// Number formatting shared by the report writers (arch and perf reports): printf-style into a
 // std::string, rounding to significant digits, and times in adaptive units.
 #pragma once
 
+#include <fmt/printf.h>
+
 #include <cmath>
-#include <cstdio>
 #include <string>
 
 namespace pathfinder {
 
-// snprintf into a std::string of whatever length the result needs.
-// (Not named `fmt`: that would hide spdlog's fmt namespace inside namespace pathfinder.)
+// printf-style formatting into a std::string, by fmt (the library spdlog links): type-checked
+// arguments, any length. (Not named `fmt`: that would hide the fmt namespace inside namespace
+// pathfinder.)
 template <class... A>
-[[nodiscard]] std::string printf_string(const char* format, A... v) {
-  char buf[128];
-  const int n = std::snprintf(buf, sizeof buf, format, v...);
-  if (n < 0) return {};
-  const auto len = static_cast<std::size_t>(n);
-  if (len < sizeof buf) return std::string(buf, len);
-  std::string out(len + 1, '\0');
-  std::snprintf(out.data(), out.size(), format, v...);
-  out.resize(len);
-  return out;
+[[nodiscard]] std::string printf_string(const char* format, const A&... v) {
+  return fmt::sprintf(format, v...);
 }
 
 // x rounded to `digits` significant digits (reports stay stable and readable); 0, inf and NaN

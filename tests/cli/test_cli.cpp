@@ -2,6 +2,7 @@
 // formats and compiler-style diagnostics. Runs PATHFINDER_EXE with the repository as working
 // directory, capturing stdout and stderr to temporary files.
 #include <catch2/catch.hpp>
+#include <yaml-cpp/yaml.h>
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -109,6 +110,12 @@ TEST_CASE("arch --format yaml and the default table", "[cli]") {
   REQUIRE(at != std::string::npos);
   // Same figure as the JSON: 108 x 4 x 512 x 1.41e9 = 311.87e12 FLOP/s
   CHECK(std::strtod(y.out.c_str() + at + 15, nullptr) == Approx(311.9).margin(0.5));
+  // Valid YAML (yaml-cpp's emitter): it reads back to the JSON's values.
+  const YAML::Node doc = YAML::Load(y.out);
+  const nlohmann::json js = nlohmann::json::parse(run("arch templates/a100.yaml --format json").out);
+  CHECK(doc["core"]["mcus"].as<int>() == js["core"]["mcus"].get<int>());
+  CHECK(doc["networks"][0]["technology"].as<std::string>() == "NVLink3");
+  CHECK(doc["core"]["peak_tflops"].as<double>() == js["core"]["peak_tflops"].get<double>());
 
   const Run t = run("arch templates/a100.yaml");
   REQUIRE(t.code == 0);
