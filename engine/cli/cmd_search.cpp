@@ -1,5 +1,6 @@
-// pathfinder search STUDY.yaml [--optimizer pgd|cobyla|slsqp|direct|isres] [--starts S]
+// pathfinder search STUDY.yaml [--optimizer pgd|cobyla|slsqp|direct|isres] [--restarts S]
 //                              [--steps T] [--threads N] [--out PREFIX] [--techlib DIR]
+//                              [--set KEY=VALUE]... [--format table|json]
 // Searches how a template's area, power and perimeter budgets are split (and, with
 // `strategy: search`, the parallelism) for the study's workload; prints the best split, its
 // iteration time against the template's own split, the sensitivities, and writes PREFIX.yaml
@@ -12,6 +13,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "engine/arch/generator.hpp"
 #include "engine/arch/micro_arch_report.hpp"
@@ -26,30 +30,48 @@
 namespace pathfinder::cli {
 void add_search_command(CLI::App& app, int& exit_code) {
   struct Options {
-    std::string study, optimizer, out, techlib, software;
-    int starts = 0, steps = 0, threads = 0;
+    std::string study, optimizer, out, techlib, software, format = "table";
+    int restarts = 0, steps = 0, threads = 0;
+    std::vector<std::string> sets;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
       "search", "Search the budget split (and the parallelism) of a study for its workload");
   cmd->add_option("study", opt->study, "Search study YAML")->required();
   cmd->add_option("--optimizer", opt->optimizer, "pgd, cobyla, slsqp, direct or isres");
-  cmd->add_option("--starts", opt->starts, "Restarts (S), 1 to 10000");
+  cmd->add_option("--restarts", opt->restarts, "Restarts (S), 1 to 10000");
   cmd->add_option("--steps", opt->steps, "Steps per restart (T), 1 to 1000000");
   cmd->add_option("--threads", opt->threads, "Worker threads, 1 to 1024 (default: all cores)");
   cmd->add_option("--out", opt->out, "Write PREFIX.yaml and PREFIX.csv");
   cmd->add_option("--techlib", opt->techlib, techlib_help());
   cmd->add_option("--software", opt->software,
                   "Software profile name or file, replacing the study's software: key");
+  cmd->add_option("--set", opt->sets,
+                  "Set a workload, template or technology key as eval does (--set micro_batch=2, "
+                  "--set budget.power=300W, --set techlib.network.NVLink3.nominal_lane_rate="
+                  "100Gb/s); after the file's budget:")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+  cmd->add_option("--format", opt->format, "Output format")
+      ->check(CLI::IsMember({"table", "json"}));
   cmd->callback([opt, cmd, &exit_code] {
-    if (cmd->count("--starts") > 0) check_option_range("--starts", opt->starts, 1, kMaxRestarts);
+    if (cmd->count("--restarts") > 0) {
+      check_option_range("--restarts", opt->restarts, 1, kMaxRestarts);
+    }
     if (cmd->count("--steps") > 0) check_option_range("--steps", opt->steps, 1, kMaxSteps);
     if (cmd->count("--threads") > 0) check_option_range("--threads", opt->threads, 1, kMaxThreads);
     SearchStudy study = load_search_study(opt->study);
+    MachineOptions machine;
+    machine.template_overrides = study.budget;
+    std::vector<ConfigOverride> workload_sets;
+    for (const std::string& text : opt->sets) {
+      ConfigOverride o = parse_config_override(text);
+      if (!route_machine_set(machine, o)) workload_sets.push_back(std::move(o));
+    }
     if (!opt->optimizer.empty()) {
       study.options.algorithm = search_algorithm_from(opt->optimizer, SourceLoc{"--optimizer", 0, 0, ""});
     }
-    if (opt->starts > 0) study.options.restarts = opt->starts;
+    if (opt->restarts > 0) study.options.restarts = opt->restarts;
     if (opt->steps > 0) study.options.steps = opt->steps;
     std::optional<oneapi::tbb::global_control> threads;
     if (opt->threads > 0) {
@@ -62,19 +84,19 @@ void add_search_command(CLI::App& app, int& exit_code) {
             : software_for(opt->software, study.template_path,
                            SourceLoc{"command line", 0, 0, "--software"});
     const ArchTemplate tmpl =
-        with_software(load_template(study.template_path, study.budget), software);
-    const TechLibrary lib = load_techlib_for(tmpl, opt->techlib);
+        with_software(load_template(study.template_path, machine.template_overrides), software);
+    const TechLibrary lib = load_techlib_for(tmpl, opt->techlib, machine.techlib_overrides);
     const ArchSpec spec = bind_template(lib, tmpl);
     TrainingOptions training = TrainingOptions::from(software);
     training.check_memory = study.check_memory;
-    const WorkloadSpec workload = load_workload(study.workload_path).spec;
+    const WorkloadSpec workload = load_workload(study.workload_path, workload_sets).spec;
     if (study.written_strategy) {  // the workload's micro-batch and dp = devices/(tp·pp)
       study.strategy =
           complete_strategy(*study.written_strategy, workload, study.devices, study.strategy_loc);
     }
     const DesignEvaluator e(spec, workload, study.devices, training);
     ProgressCallback progress;
-    if (isatty(fileno(stderr)) != 0) {
+    if (isatty(fileno(stderr)) != 0 && opt->format == "table") {
       progress = [](const SearchProgress& p) {
         std::fprintf(stderr, "\rstep %ld/%ld  best %.6g s   ", p.step, p.total, p.best_f);
         std::fflush(stderr);
@@ -82,12 +104,26 @@ void add_search_command(CLI::App& app, int& exit_code) {
     }
     const StudyOutcome o = run_search_study(study, e, progress);
     if (progress) std::fputs("\n", stderr);
-    std::string text = study.name + " (" + spec.tmpl.name + ", " + std::to_string(study.devices) +
-                       " devices)\n" + format_outcome(o, e);
-    if (o.search.feasible()) {  // the micro-architecture the searched split builds
+    std::optional<MicroArch> arch;  // the micro-architecture the searched split builds
+    if (o.search.feasible()) {
       ResourceSplit split(static_cast<int>(spec.tmpl.split.size()));
       split.values() = o.search.x;
-      text += "\n" + format_table(generate_micro_arch(spec, split));
+      arch = generate_micro_arch(spec, split);
+    }
+    std::string text;
+    if (opt->format == "json") {
+      nlohmann::ordered_json j = outcome_json(o, e);
+      j["study"] = study.name;
+      if (arch) j["micro_architecture"] = to_json(*arch);
+      j["inputs"] = {{"study_file", opt->study},         {"template", spec.tmpl.name},
+                     {"template_file", study.template_path}, {"workload_file", study.workload_path},
+                     {"devices", study.devices},         {"software", software.name},
+                     {"pathfinder", PATHFINDER_VERSION}};
+      text = j.dump(2) + "\n";
+    } else {
+      text = study.name + " (" + spec.tmpl.name + ", " + std::to_string(study.devices) +
+             " devices)\n" + format_outcome(o, e);
+      if (arch) text += "\n" + format_table(*arch);
     }
     std::fputs(text.c_str(), stdout);
     if (!opt->out.empty()) {

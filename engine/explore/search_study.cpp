@@ -198,6 +198,68 @@ std::string outcome_yaml(const StudyOutcome& o, const DesignEvaluator& e) {
   return out;
 }
 
+nlohmann::ordered_json outcome_json(const StudyOutcome& o, const DesignEvaluator& e) {
+  const ArchTemplate& t = e.spec().tmpl;
+  nlohmann::ordered_json j;
+  j["feasible"] = o.search.feasible();
+  if (!o.search.feasible()) {
+    j["reason"] = o.at_template.reason.empty() ? "the search found no feasible design"
+                                               : o.at_template.reason;
+    j["iteration_s"] = nullptr;
+    return j;
+  }
+  const TrainingResult& r = o.best.training;
+  j["strategy"] = to_string(o.strategy);
+  j["iteration_s"] = r.iteration_time;
+  j["template_split_iteration_s"] =
+      o.at_template.feasible ? nlohmann::ordered_json(o.at_template.iteration_time) : nullptr;
+  j["mfu"] = r.mfu;
+  nlohmann::ordered_json parts;
+  for (const auto& [name, seconds] : r.breakdown.parts()) parts[std::string(name) + "_s"] = seconds;
+  j["breakdown"] = parts;
+  const int h = static_cast<int>(t.split.size());
+  nlohmann::ordered_json split = nlohmann::ordered_json::array();
+  for (int i = 0; i < h; ++i) {
+    const Sensitivity& s = o.sensitivities.components[static_cast<std::size_t>(i)];
+    split.push_back({{"component", t.split[static_cast<std::size_t>(i)].name},
+                     {"area", o.search.x[i]},
+                     {"power", o.search.x[h + i]},
+                     {"perimeter", o.search.x[2 * h + i]},
+                     {"template_area", o.template_split[i]},
+                     {"template_power", o.template_split[h + i]},
+                     {"template_perimeter", o.template_split[2 * h + i]},
+                     {"area_mm2", o.search.x[i] * t.budget.chip_area.in(units::square_millimeters)},
+                     {"power_w", o.search.x[h + i] * t.budget.power.in(units::watts)},
+                     {"perimeter_mm", o.search.x[2 * h + i] * t.budget.perimeter.in(units::millimeters)},
+                     {"s_per_mm2", s.per_mm2},
+                     {"s_per_w", s.per_watt},
+                     {"s_per_mm", s.per_mm}});
+  }
+  j["split"] = split;
+  const auto& b = o.sensitivities.binds;
+  j["binding"] = {{"area", b[0]}, {"power", b[1]}, {"perimeter", b[2]}};
+  j["converged"] = o.convergence.converged;
+  j["convergence"] = {{"best_move", o.convergence.move},
+                      {"saving", o.convergence.saving},
+                      {"moves_tried", o.convergence.moves_tried}};
+  j["search"] = {{"algorithm", std::string(to_string(o.search.algorithm))},
+                 {"restarts", o.search.restarts.size()},
+                 {"best_restart", o.search.best_restart},
+                 {"evaluations", o.search.evaluations},
+                 {"steps", o.search.steps}};
+  nlohmann::ordered_json tried = nlohmann::ordered_json::array();
+  for (const StrategyOutcome& s : o.tried) {
+    tried.push_back({{"strategy", to_string(s.strategy)},
+                     {"feasible", s.result.feasible},
+                     {"iteration_s", s.result.feasible ? nlohmann::ordered_json(s.result.iteration_time)
+                                                       : nlohmann::ordered_json(nullptr)},
+                     {"reason", s.result.reason}});
+  }
+  j["shortlist"] = tried;
+  j["strategies_ranked"] = o.strategies_ranked;
+  return j;
+}
+
 std::string outcome_csv(const StudyOutcome& o) {
   std::string out = "strategy,feasible,iteration_s,mfu\n";
   for (const StrategyOutcome& s : o.tried) {

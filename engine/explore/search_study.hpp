@@ -11,6 +11,8 @@
 //   search: {optimizer: pgd, restarts: 10, steps: 100, learning_rate: 1, seed: 1}
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -73,6 +75,11 @@ struct StudyOutcome {
 
 [[nodiscard]] StudyOutcome run_search_study(const SearchStudy& study, const DesignEvaluator& e,
                                             const ProgressCallback& progress = {});
+
+// The outcome as JSON: strategy, feasible (and reason), iteration at the template's and the
+// searched split, MFU, the breakdown, the split per component (fractions and budget units),
+// the sensitivities, the convergence check and every shortlisted strategy at the searched split.
+[[nodiscard]] nlohmann::ordered_json outcome_json(const StudyOutcome& o, const DesignEvaluator& e);
 
 // Human table, and the YAML a template's `split:` can take (with the results as comments).
 [[nodiscard]] std::string format_outcome(const StudyOutcome& o, const DesignEvaluator& e);

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/format.hpp"
 #include "tests/test_paths.hpp"
 #include "tests/test_support.hpp"
 
@@ -556,6 +557,29 @@ TEST_CASE("search runs a study and writes its split and CSV", "[cli]") {
   const Run opt = run("search tests/data/studies/small_search.yaml --optimizer cobila");
   CHECK(opt.code == 2);
   CHECK(opt.err.find("did you mean \"cobyla\"") != std::string::npos);
+  // JSON: the answer with its split, convergence and inputs; its time is the table's.
+  const Run j = run("search tests/data/studies/small_search.yaml --threads 1 --format json");
+  REQUIRE(j.code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  CHECK(doc["feasible"].get<bool>());
+  CHECK(doc["iteration_s"].get<double>() <= doc["template_split_iteration_s"].get<double>());
+  CHECK(doc["split"].size() == 7);  // templates/a100.yaml's components
+  CHECK(doc["split"][0]["component"] == "core");
+  // area_mm2 = area fraction x 826 mm^2 (the A100 template's chip budget)
+  CHECK(doc["split"][0]["area_mm2"].get<double>() ==
+        Approx(doc["split"][0]["area"].get<double>() * 826.0));
+  CHECK(doc["converged"].is_boolean());
+  CHECK(doc["inputs"]["devices"] == 8);
+  CHECK(r.out.find(format_seconds(doc["iteration_s"].get<double>())) != std::string::npos);
+  // --set reaches the workload and the template: a larger micro-batch, a 300 W cap.
+  const Run set = run("search tests/data/studies/small_search.yaml --threads 1 --format json "
+                      "--set budget.power=300W --set micro_batch=2");
+  REQUIRE(set.code == 0);
+  CHECK(nlohmann::json::parse(set.out)["iteration_s"].get<double>() != doc["iteration_s"].get<double>());
+  const Run bad_set = run("search tests/data/studies/small_search.yaml --set budget.powr=1W");
+  CHECK(bad_set.code == 2);
+  CHECK(first_line(bad_set.err) ==
+        "command line: error: --set budget.powr: unknown key; did you mean \"power\"?");
 }
 
 }  // namespace pathfinder
@@ -987,9 +1011,9 @@ TEST_CASE("issue 14: devices, FIFOs and out-of-range options are refused", "[cli
   const Run threads = run("study tests/data/studies/study_small.yaml --threads 99999999");
   CHECK(threads.code == 2);
   CHECK(threads.err == "command line: error: --threads: expected a whole number in [1, 1024], got 99999999\n");
-  const Run starts = run("search tests/data/studies/small_search.yaml --starts 2147483647");
+  const Run starts = run("search tests/data/studies/small_search.yaml --restarts 2147483647");
   CHECK(starts.code == 2);
-  CHECK(starts.err == "command line: error: --starts: expected a whole number in [1, 10000], got 2147483647\n");
+  CHECK(starts.err == "command line: error: --restarts: expected a whole number in [1, 10000], got 2147483647\n");
   const Run steps = run("search tests/data/studies/small_search.yaml --steps 0");
   CHECK(steps.code == 2);
   CHECK(steps.err == "command line: error: --steps: expected a whole number in [1, 1000000], got 0\n");
