@@ -18,7 +18,7 @@ void add_arch_command(CLI::App& app, int& exit_code) {
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("arch", "Derive the micro-architecture of a template");
-  cmd->add_option("template", opt->template_path, "Architecture template YAML")->required();
+  cmd->add_option("template,--template", opt->template_path, "Architecture template YAML (positional or --template)")->required();
   add_machine_options(*cmd, opt->machine);
   cmd->add_option("--format", opt->format, "Output format")
       ->check(CLI::IsMember({"table", "yaml", "json"}));

@@ -130,7 +130,7 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
                                         "template's micro-architecture");
   if (rank) opt->strategy = "search";
   cmd->footer(rank ? std::string() : std::string(kFooter));
-  cmd->add_option("--template", opt->template_path, "Architecture template YAML")->required();
+  cmd->add_option("template,--template", opt->template_path, "Architecture template YAML (positional or --template)")->required();
   cmd->add_option("--workload", opt->workload_path, "Workload YAML (studies/workloads/)")
       ->required();
   add_machine_options(*cmd, opt->machine);

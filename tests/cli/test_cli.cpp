@@ -124,6 +124,11 @@ TEST_CASE("arch --format yaml and the default table", "[cli]") {
   CHECK(first_line(t.out) == "A100-SXM4-80GB on N7");
   CHECK(t.out.find("311.9 TFLOP/s") != std::string::npos);
   CHECK(run("arch templates/a100.yaml --format table").out == t.out);
+  // The template positional or as --template, on arch and eval alike.
+  CHECK(run("arch --template templates/a100.yaml").out == t.out);
+  const Run e1 = run("eval --template templates/a100.yaml --workload studies/workloads/gemm.yaml");
+  REQUIRE(e1.code == 0);
+  CHECK(run("eval templates/a100.yaml --workload studies/workloads/gemm.yaml").out == e1.out);
 }
 
 TEST_CASE("arch --tech, --memory and --network rebind the template", "[cli]") {
