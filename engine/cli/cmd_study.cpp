@@ -11,10 +11,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "engine/cli/commands.hpp"
 #include "engine/cli/load.hpp"
 #include "engine/core/file_io.hpp"
+#include "engine/study/study_checks.hpp"
 #include "engine/study/study_outputs.hpp"
 #include "engine/study/study_runner.hpp"
 
@@ -22,7 +26,7 @@ namespace pathfinder::cli {
 
 void add_study_command(CLI::App& app, int& exit_code) {
   struct Options {
-    std::string study, out, techlib, software;
+    std::string study, out, techlib, software, format = "table";
     int threads = 0;
     std::size_t max_points = 0;
   };
@@ -37,6 +41,9 @@ void add_study_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--techlib", opt->techlib, techlib_help());
   cmd->add_option("--software", opt->software,
                   "Software profile name or file, replacing the study's software: key");
+  cmd->add_option("--format", opt->format,
+                  "table: the rows and files; json: counts, checks, the best row and the files")
+      ->check(CLI::IsMember({"table", "json"}));
   cmd->callback([opt, cmd, &exit_code] {
     if (cmd->count("--threads") > 0) check_option_range("--threads", opt->threads, 1, kMaxThreads);
     if (cmd->count("--max-points") > 0) {
@@ -60,7 +67,7 @@ void add_study_command(CLI::App& app, int& exit_code) {
     run_options.techlib_dir =
         techlib_dir_for(load_template(study.templates.front().path), opt->techlib);
     run_options.max_points = opt->max_points;
-    const bool terminal = isatty(fileno(stderr)) != 0;
+    const bool terminal = isatty(fileno(stderr)) != 0 && opt->format == "table";
     if (terminal) {
       run_options.progress = [](const StudyProgress& p) {
         std::fprintf(stderr, "\r%s   ", format_progress(p).c_str());
@@ -78,8 +85,52 @@ void add_study_command(CLI::App& app, int& exit_code) {
     if (!opt->software.empty()) command += " --software " + opt->software;
     const StudyOutputs outputs = write_study_outputs(study, run.table, {out, command, "gnuplot"});
 
+    const std::vector<std::string> checks = study_checks(study, run.table);
+    if (opt->format == "json") {
+      nlohmann::ordered_json j;
+      j["study"] = study.name;
+      j["question"] = study.question;
+      j["points"] = run.points;
+      j["done"] = run.table.rows.size();
+      j["evaluated"] = run.evaluated;
+      j["reused"] = run.reused;
+      j["dropped"] = run.dropped;
+      j["invalid"] = run.invalid;
+      j["complete"] = run.complete();
+      j["checks"] = checks;
+      if (const auto best = best_row(run.table)) {  // every column of the best row, as in the CSV
+        nlohmann::ordered_json row;
+        for (std::size_t c = 0; c < run.table.columns.size(); ++c) {
+          const std::string& name = run.table.columns[c];
+          const std::string& cell = run.table.cell(*best, c);
+          if (c < study.axes.size() || name == "reason" || name == "chosen_strategy" ||
+              name == "convergence" || name == "settings") {
+            row[name] = cell;
+          } else if (name == "feasible" || name == "converged") {
+            row[name] = cell.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(cell == "1");
+          } else {  // a number, or null where the CSV cell is empty
+            const auto v = run.table.number(*best, name);
+            row[name] = v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+          }
+        }
+        j["best"] = row;
+      } else {
+        j["best"] = nullptr;
+      }
+      std::vector<std::string> files{run.csv_path};
+      files.insert(files.end(), outputs.files.begin(), outputs.files.end());
+      j["files"] = files;
+      j["warnings"] = outputs.warnings;
+      j["inputs"] = {{"study_file", opt->study}, {"out", out}, {"pathfinder", PATHFINDER_VERSION}};
+      std::printf("%s\n", j.dump(2).c_str());
+      std::fflush(stdout);
+      exit_code = 0;
+      return;
+    }
     std::printf("%s: %s\n\n%s\n", study.name.c_str(), study.question.c_str(),
                 format_rows(study, run.table, 20, false).c_str());
+    for (const std::string& c : checks) std::printf("check: %s\n", c.c_str());
+    if (!checks.empty()) std::printf("\n");
     std::printf("%zu of %zu points done (%zu evaluated now, %zu from %s", run.table.rows.size(),
                 run.points, run.evaluated, run.reused, run.csv_path.c_str());
     if (run.dropped > 0) std::printf("; %zu stale rows dropped", run.dropped);

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/arch/template_loader.hpp"
 #include "engine/cli/commands.hpp"
 #include "engine/cli/load.hpp"
@@ -72,7 +74,7 @@ std::vector<Diagnostic> validate_file(const std::string& path, const std::string
 void add_validate_command(CLI::App& app, int& exit_code) {
   struct Options {
     std::vector<std::string> files;
-    std::string techlib;
+    std::string techlib, format = "table";
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("validate", "Check configuration files and list every problem");
@@ -81,14 +83,29 @@ void add_validate_command(CLI::App& app, int& exit_code) {
                   "workloads, strategies, studies, searches")
       ->required();
   cmd->add_option("--techlib", opt->techlib, techlib_help());
+  cmd->add_option("--format", opt->format,
+                  "table: 'FILE: ok' on stdout, problems on stderr; json: one object per file "
+                  "with its problems (file, line, col, key, message) on stdout")
+      ->check(CLI::IsMember({"table", "json"}));
   cmd->callback([opt, &exit_code] {
     std::size_t problems = 0;
+    nlohmann::ordered_json files = nlohmann::ordered_json::array();
     for (const auto& f : opt->files) {
       const auto diags = validate_file(f, opt->techlib);
+      problems += diags.size();
+      if (opt->format == "json") {
+        nlohmann::ordered_json list = nlohmann::ordered_json::array();
+        for (const auto& d : diags) {
+          list.push_back({{"file", d.loc.file}, {"line", d.loc.line}, {"col", d.loc.col},
+                          {"key", d.loc.key_path}, {"message", d.message}});
+        }
+        files.push_back({{"file", f}, {"ok", diags.empty()}, {"problems", list}});
+        continue;
+      }
       for (const auto& d : diags) std::fprintf(stderr, "%s\n", d.str().c_str());
       if (diags.empty()) std::printf("%s: ok\n", f.c_str());
-      problems += diags.size();
     }
+    if (opt->format == "json") std::printf("%s\n", files.dump(2).c_str());
     exit_code = problems == 0 ? 0 : 2;
   });
 }

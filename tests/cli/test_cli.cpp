@@ -605,6 +605,28 @@ TEST_CASE("study runs a sweep, writes its files, and resumes", "[cli]") {
   CHECK(again.out.find("0 evaluated now") != std::string::npos);
   const Run bad = run("study tests/data/studies/bad_strategy.yaml");
   CHECK(bad.code == 2);
+  // JSON: counts, checks and the best row with typed values (the summary's best point).
+  const Run j = run("study tests/data/studies/study_small.yaml --format json --out '" +
+                    out.string() + "'");
+  REQUIRE(j.code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  CHECK(doc["points"] == 4);
+  CHECK(doc["reused"] == 4);
+  CHECK(doc["complete"].get<bool>());
+  CHECK(doc["best"]["logic"] == "N5");
+  CHECK(doc["best"]["feasible"].get<bool>());
+  CHECK(doc["best"]["converged"].is_null());  // no split search in this study
+  CHECK(doc["best"]["gemm_intensity"].is_null());
+  CHECK(doc["best"]["iteration_s"].get<double>() > 0.0);
+  // validate --format json: one object per file with its located problems.
+  const Run v = run("validate templates/a100.yaml tests/data/fuzz/lstm_layers_2p32.yaml --format json");
+  CHECK(v.code == 2);
+  const nlohmann::json vd = nlohmann::json::parse(v.out);
+  REQUIRE(vd.size() == 2);
+  CHECK(vd[0]["ok"].get<bool>());
+  CHECK_FALSE(vd[1]["ok"].get<bool>());
+  CHECK(vd[1]["problems"][0]["line"].get<int>() > 0);
+  CHECK_FALSE(vd[1]["problems"][0]["message"].get<std::string>().empty());
 }
 
 }  // namespace pathfinder
