@@ -27,6 +27,7 @@ namespace pathfinder::cli {
 void add_study_command(CLI::App& app, int& exit_code) {
   struct Options {
     std::string study, out, techlib, software, format = "table";
+    std::vector<std::string> sets;
     int threads = 0;
     std::size_t max_points = 0;
   };
@@ -41,6 +42,13 @@ void add_study_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--techlib", opt->techlib, techlib_help());
   cmd->add_option("--software", opt->software,
                   "Software profile name or file, replacing the study's software: key");
+  cmd->add_option("--set", opt->sets,
+                  "Set a workload, template or technology key of every point as eval does "
+                  "(--set micro_batch=2, --set budget.power=300W, --set "
+                  "techlib.network.NVLink3.nominal_lane_rate=100Gb/s); part of the results' "
+                  "settings, so a rerun with other values recomputes")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
   cmd->add_option("--format", opt->format,
                   "table: the rows and files; json: counts, checks, the best row and the files")
       ->check(CLI::IsMember({"table", "json"}));
@@ -50,6 +58,13 @@ void add_study_command(CLI::App& app, int& exit_code) {
       check_option_range("--max-points", opt->max_points, 1, 1LL << 40);
     }
     StudySpec study = load_study(opt->study);
+    MachineOptions machine;
+    for (const std::string& text : opt->sets) {
+      ConfigOverride o = parse_config_override(text);
+      if (!route_machine_set(machine, o)) study.set_workload.push_back(std::move(o));
+    }
+    study.set_template = machine.template_overrides;
+    study.set_techlib = machine.techlib_overrides;
     if (!opt->software.empty()) {
       study.software = opt->software;
       study.software_loc = SourceLoc{"command line", 0, 0, "--software"};
@@ -64,8 +79,8 @@ void add_study_command(CLI::App& app, int& exit_code) {
     run_options.out_dir = out;
     // The first template's library (the key's, else the template axis's first), found as
     // engine/cli/load.hpp says.
-    run_options.techlib_dir =
-        techlib_dir_for(load_template(study.templates.front().path), opt->techlib);
+    run_options.techlib_dir = techlib_dir_for(
+        load_template(study.templates.front().path, study.set_template), opt->techlib);
     run_options.max_points = opt->max_points;
     const bool terminal = isatty(fileno(stderr)) != 0 && opt->format == "table";
     if (terminal) {
@@ -83,6 +98,7 @@ void add_study_command(CLI::App& app, int& exit_code) {
     std::string command = "pathfinder study " + opt->study + " --out " + out;
     if (!opt->techlib.empty()) command += " --techlib " + opt->techlib;
     if (!opt->software.empty()) command += " --software " + opt->software;
+    for (const std::string& text : opt->sets) command += " --set " + text;
     const StudyOutputs outputs = write_study_outputs(study, run.table, {out, command, "gnuplot"});
 
     const std::vector<std::string> checks = study_checks(study, run.table);

@@ -132,6 +132,9 @@ std::string settings_text(const StudySpec& s, const std::string& techlib_dir,
   append(t, "check_memory", s.check_memory ? "true" : "false");
   append(t, "software", s.software.empty() ? kDefaultSoftwareProfile : s.software);
   append(t, "search", s.search ? std::string(to_string(*s.search)) : "axis");
+  for (const auto* sets : {&s.set_template, &s.set_workload, &s.set_techlib}) {
+    for (const ConfigOverride& o : *sets) append(t, "set " + o.origin, o.value);
+  }
   if (s.strategy) {
     append(t, "strategy", to_string(s.strategy->strategy) +
                               (s.strategy->has_micro_batch ? "" : " mb:workload") +
@@ -369,18 +372,18 @@ ArchTemplate point_template(const ArchTemplate& base, const StudyPoint& p) {
 
 StudyContext load_study_context(const StudySpec& s, const std::string& techlib_dir) {
   StudyContext c;
-  c.lib = load_tech_library_dir(techlib_dir);
+  c.lib = load_tech_library_dir(techlib_dir, s.set_techlib);
   c.software = software_for(s.software, s.templates.front().path, s.software_loc);
   for (const StudyFile& f : s.templates) {
     c.templates.push_back(located_load(f, "template", [&] {
-      ArchTemplate t = load_template(f.path);
+      ArchTemplate t = load_template(f.path, s.set_template);
       (void)bind_template(c.lib, t);  // the template's own problems first
       return with_software(std::move(t), c.software);
     }));
   }
   check_sweep_technologies(s, c);
   for (const StudyFile& f : s.workloads) {
-    c.workloads.push_back(located_load(f, "workload", [&] { return load_workload_file(f.path).spec; }));
+    c.workloads.push_back(located_load(f, "workload", [&] { return load_workload_file(f.path, s.set_workload).spec; }));
   }
   c.settings = hex64(fnv1a(settings_text(s, techlib_dir, c.software.file)));
   return c;

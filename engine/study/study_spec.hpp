@@ -60,6 +60,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/config/node.hpp"  // ConfigOverride
 #include "engine/core/error.hpp"
 #include "engine/dist/strategy.hpp"
 #include "engine/search/search_types.hpp"
@@ -157,6 +158,9 @@ struct StudySpec {
   bool check_memory = true;
   std::string software;  // `software:` profile name or file (resolved); "" = the default
   SourceLoc software_loc;  // where it was given (the study file's key, or the command line)
+  // Values set on the command line (`study --set`), applied to every template, workload or the
+  // technology library (keys without the "techlib." prefix) before each is read.
+  std::vector<ConfigOverride> set_template, set_workload, set_techlib;
   std::vector<StudyAxis> axes;  // the explicit points' axes, then the sweep's in file order
   std::size_t point_axes = 0;   // how many of axes the explicit points set
   std::vector<ExplicitPoint> points;  // empty: the sweep's product alone

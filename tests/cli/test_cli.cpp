@@ -618,6 +618,21 @@ TEST_CASE("study runs a sweep, writes its files, and resumes", "[cli]") {
   CHECK(doc["best"]["converged"].is_null());  // no split search in this study
   CHECK(doc["best"]["gemm_intensity"].is_null());
   CHECK(doc["best"]["iteration_s"].get<double>() > 0.0);
+  // --set reaches every point's template and is part of the settings: the rows are recomputed
+  // (a 300 W cap is slower than the A100's 400 W), and a rerun with the same value reuses them.
+  const Run capped = run("study tests/data/studies/study_small.yaml --format json --set "
+                         "budget.power=300W --out '" + out.string() + "'");
+  REQUIRE(capped.code == 0);
+  const nlohmann::json cd = nlohmann::json::parse(capped.out);
+  CHECK(cd["evaluated"] == 4);
+  CHECK(cd["best"]["iteration_s"].get<double>() > doc["best"]["iteration_s"].get<double>());
+  const Run again_capped = run("study tests/data/studies/study_small.yaml --format json --set "
+                               "budget.power=300W --out '" + out.string() + "'");
+  CHECK(nlohmann::json::parse(again_capped.out)["reused"] == 4);
+  const Run bad_set = run("study tests/data/studies/study_small.yaml --set budget.powr=1W --out '" +
+                          out.string() + "'");
+  CHECK(bad_set.code == 2);
+  CHECK(bad_set.err.find("--set budget.powr: unknown key") != std::string::npos);
   // validate --format json: one object per file with its located problems.
   const Run v = run("validate templates/a100.yaml tests/data/fuzz/lstm_layers_2p32.yaml --format json");
   CHECK(v.code == 2);
