@@ -1,6 +1,6 @@
 // pathfinder search STUDY.yaml [--optimizer pgd|cobyla|slsqp|direct|isres] [--restarts S]
 //                              [--steps T] [--threads N] [--out PREFIX] [--techlib DIR]
-//                              [--set KEY=VALUE]... [--format table|json]
+//                              [--set KEY=VALUE]... [--format table|json] [--start FILE]
 // Searches how a template's area, power and perimeter budgets are split (and, with
 // `strategy: search`, the parallelism) for the study's workload; prints the best split, its
 // iteration time against the template's own split, the sensitivities, and writes PREFIX.yaml
@@ -30,7 +30,7 @@
 namespace pathfinder::cli {
 void add_search_command(CLI::App& app, int& exit_code) {
   struct Options {
-    std::string study, optimizer, out, techlib, software, format = "table";
+    std::string study, optimizer, out, techlib, software, format = "table", start;
     int restarts = 0, steps = 0, threads = 0;
     std::vector<std::string> sets;
   };
@@ -54,6 +54,9 @@ void add_search_command(CLI::App& app, int& exit_code) {
       ->allow_extra_args(false);
   cmd->add_option("--format", opt->format, "Output format")
       ->check(CLI::IsMember({"table", "json"}));
+  cmd->add_option("--start", opt->start,
+                  "Start from the split in FILE's split: block (a previous --out PREFIX.yaml) "
+                  "instead of the template's: continue an unconverged search with more steps");
   cmd->callback([opt, cmd, &exit_code] {
     if (cmd->count("--restarts") > 0) {
       check_option_range("--restarts", opt->restarts, 1, kMaxRestarts);
@@ -63,6 +66,17 @@ void add_search_command(CLI::App& app, int& exit_code) {
     SearchStudy study = load_search_study(opt->study);
     MachineOptions machine;
     machine.template_overrides = study.budget;
+    if (!opt->start.empty()) {  // the previous split, as the template's own split: values
+      const ConfigNode root = ConfigNode::load_file(opt->start);
+      for (const auto& [name, share] : root.child("split").entries()) {
+        for (const char* budget : {"area", "power", "perimeter"}) {
+          if (!share.has(budget)) continue;
+          machine.template_overrides.push_back(ConfigOverride{
+              "split." + name + "." + budget, share.require<std::string>(budget),
+              "--start " + opt->start, share.loc_of(budget)});
+        }
+      }
+    }
     std::vector<ConfigOverride> workload_sets;
     for (const std::string& text : opt->sets) {
       ConfigOverride o = parse_config_override(text);

@@ -1,5 +1,7 @@
 #include "engine/explore/search_study.hpp"
 
+#include "engine/search/budget_moves.hpp"
+
 #include <algorithm>
 #include <filesystem>
 #include <limits>
@@ -45,6 +47,11 @@ SearchOptions read_search_options(const ConfigNode& n) {
   o.momentum = n.get_or<double>("momentum", o.momentum);
   o.fd_step = n.get_or<double>("fd_step", o.fd_step);
   o.seed = static_cast<std::uint64_t>(n.get_or<std::int64_t>("seed", 1));
+  o.polish_moves = n.get_or<int>("polish_moves", o.polish_moves);
+  if (o.polish_moves < 0 || o.polish_moves > 1000) {
+    throw n.error_at("polish_moves", "expected a whole number in [0, 1000], got " +
+                                         n.quoted("polish_moves"));
+  }
   n.finish();
   return o;
 }
@@ -118,6 +125,14 @@ StudyOutcome run_search_study(const SearchStudy& study, const DesignEvaluator& e
   if (candidates.empty()) return o;
   o.search = minimize(f, space, opt, progress);
   if (!o.search.feasible()) return o;
+  if (opt.polish_moves > 0) {  // finish with budget moves (budget_moves.hpp), serially
+    const PolishResult p =
+        polish_split(f, space, o.search.x, o.search.f, 0.01, 1e-3, opt.polish_moves);
+    o.search.x = p.x;
+    o.search.f = p.f;
+    o.search.evaluations += p.evaluations;
+    o.polish_moves = p.moves;
+  }
   // The strategy that wins at the searched split.
   double best = std::numeric_limits<double>::infinity();
   for (const Strategy& s : candidates) {
@@ -164,12 +179,15 @@ std::string format_outcome(const StudyOutcome& o, const DesignEvaluator& e) {
   const auto& b = o.sensitivities.binds;
   out += printf_string("\nbinding budgets: area %s, power %s, perimeter %s\n", b[0] ? "yes" : "no",
                        b[1] ? "yes" : "no", b[2] ? "yes" : "no");
-  out += o.search.brief_report() + "\n";
+  out += o.search.brief_report() +
+         (o.polish_moves > 0 ? printf_string(", then %d budget moves of 1%%", o.polish_moves) : "") +
+         "\n";
   out += o.convergence.converged
              ? printf_string("converged: no move of 1%% of a budget saves more than 0.1%% (%d tried)\n",
                              o.convergence.moves_tried)
              : "NOT converged: " + o.convergence.move +
-                   "; rerun with more steps or restarts, or start from this split\n";
+                   "; rerun with more steps or restarts (search --start PREFIX.yaml continues from "
+                   "this split)\n";
   for (const StrategyOutcome& s : o.tried) {
     out += printf_string("  at the searched split: %-48s %s\n", to_string(s.strategy).c_str(),
                          s.result.feasible ? format_seconds(s.result.iteration_time).c_str()
@@ -190,10 +208,14 @@ std::string outcome_yaml(const StudyOutcome& o, const DesignEvaluator& e) {
                o.convergence.converged ? std::string("# converged (KKT check: no 1% budget move saves 0.1%)\n")
                                        : "# NOT converged: " + o.convergence.move + "\n");
   }
+  // perimeter only for the components that can have a share of it (the template rejects it
+  // elsewhere), so the block reads back as a template's split: or search --start.
+  const SplitSpace space = template_split_space(t);
   for (int i = 0; o.search.feasible() && i < h; ++i) {
-    out += printf_string("  %s: {area: %.5f, power: %.5f, perimeter: %.5f}\n",
-                         t.split[static_cast<std::size_t>(i)].name.c_str(), o.search.x[i],
-                         o.search.x[h + i], o.search.x[2 * h + i]);
+    out += printf_string("  %s: {area: %.5f, power: %.5f", t.split[static_cast<std::size_t>(i)].name,
+                         o.search.x[i], o.search.x[h + i]);
+    if (space.upper()[2 * h + i] > 0.0) out += printf_string(", perimeter: %.5f", o.search.x[2 * h + i]);
+    out += "}\n";
   }
   return out;
 }
@@ -246,7 +268,8 @@ nlohmann::ordered_json outcome_json(const StudyOutcome& o, const DesignEvaluator
                  {"restarts", o.search.restarts.size()},
                  {"best_restart", o.search.best_restart},
                  {"evaluations", o.search.evaluations},
-                 {"steps", o.search.steps}};
+                 {"steps", o.search.steps},
+                 {"polish_moves", o.polish_moves}};
   nlohmann::ordered_json tried = nlohmann::ordered_json::array();
   for (const StrategyOutcome& s : o.tried) {
     tried.push_back({{"strategy", to_string(s.strategy)},

@@ -69,6 +69,7 @@ struct StudyOutcome {
   DesignEvaluation best;        // at the searched split
   Sensitivities sensitivities;  // at the searched split
   ConvergenceCheck convergence;  // at the searched split, for the winning strategy
+  int polish_moves = 0;          // budget moves taken after the search (SearchOptions)
   std::vector<StrategyOutcome> tried;
   std::size_t strategies_ranked = 0;
 };

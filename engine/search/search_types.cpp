@@ -80,6 +80,7 @@ std::vector<Diagnostic> SearchOptions::problems() const {
            "a finite number >= 0");
   at_least("max_evaluations", max_evaluations, 0, " (0: automatic)");
   at_least("start_draws", start_draws, 1);
+  within("polish_moves", polish_moves, 0, 1000);
   if (initial && !initial->allFinite()) {
     out.push_back(problem("initial", "expected finite fractions, got a NaN or infinity"));
   }

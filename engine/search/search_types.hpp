@@ -89,6 +89,10 @@ struct SearchOptions {
   long max_evaluations = 0;
   // Draws per restart until the start has a finite objective. ≥ 1.
   int start_draws = 100;
+  // After the search, at most this many greedy 1% budget moves, each taken while it saves
+  // more than 0.1% (budget_moves.hpp: the KKT check as a pattern search, which finishes what
+  // a gradient step cannot at a roofline kink). In [0, 1000]; 0: none.
+  int polish_moves = 30;
   // Restart i draws from restart_rng(seed, i) (split_space.hpp).
   std::uint64_t seed = 1;
   // Restart 0 starts here (projected) instead of a draw, e.g. the template's split. Must

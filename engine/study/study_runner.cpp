@@ -144,11 +144,11 @@ std::string settings_text(const StudySpec& s, const std::string& techlib_dir,
     const SearchOptions& o = s.optimizer;
     append(t, "shortlist", std::to_string(s.shortlist));
     append(t, "optimizer",
-           printf_string("%s %d %d %.17g %.17g %.17g %.17g %.17g %d %.17g %ld %d %llu",
+           printf_string("%s %d %d %.17g %.17g %.17g %.17g %.17g %d %.17g %ld %d %llu %d",
                          std::string(to_string(o.algorithm)).c_str(), o.restarts, o.steps,
                          o.learning_rate, o.momentum, o.backtrack, o.fd_step, o.tolerance,
                          o.patience, o.step_tolerance, o.max_evaluations, o.start_draws,
-                         static_cast<unsigned long long>(o.seed)));
+                         static_cast<unsigned long long>(o.seed), o.polish_moves));
   }
   std::vector<std::filesystem::path> files;
   for (const std::vector<StudyFile>* list : {&s.templates, &s.workloads}) {
