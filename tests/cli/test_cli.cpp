@@ -581,6 +581,20 @@ TEST_CASE("search runs a study and writes its split and CSV", "[cli]") {
                       "--set budget.power=300W --set micro_batch=2");
   REQUIRE(set.code == 0);
   CHECK(nlohmann::json::parse(set.out)["iteration_s"].get<double>() != doc["iteration_s"].get<double>());
+  // --start continues from a previous result: its split is where the template split was.
+  const Run cont = run("search tests/data/studies/small_search.yaml --threads 1 --format json "
+                       "--restarts 1 --steps 1 --start '" + out.string() + ".yaml'");
+  REQUIRE(cont.code == 0);
+  const nlohmann::json cj = nlohmann::json::parse(cont.out);
+  CHECK(cj["template_split_iteration_s"].get<double>() ==
+        Approx(doc["iteration_s"].get<double>()).epsilon(0.01));  // split rounded to 5 digits
+  CHECK(cj["iteration_s"].get<double>() <= cj["template_split_iteration_s"].get<double>());
+  const Run no_split = run("search tests/data/studies/small_search.yaml --start templates/a100.yaml");
+  CHECK(no_split.code == 0);  // a template's own split: block is a start too
+  const Run bad_start = run("search tests/data/studies/small_search.yaml --start "
+                            "tests/data/studies/small_search.yaml");
+  CHECK(bad_start.code == 2);
+  CHECK(first_line(bad_start.err).rfind("tests/data/studies/small_search.yaml", 0) == 0);
   const Run bad_set = run("search tests/data/studies/small_search.yaml --set budget.powr=1W");
   CHECK(bad_set.code == 2);
   CHECK(first_line(bad_set.err) ==
