@@ -83,7 +83,11 @@ void check_document(const YAML::Node& n, DocumentWalk& w, const std::string& pat
   if (n.IsMap()) {
     std::set<std::string> seen;
     for (const auto& kv : n) {
-      const std::string k = kv.first.IsScalar() ? kv.first.Scalar() : std::string();
+      if (!kv.first.IsScalar()) {  // `? [a]: b`, or `[]` alone after a map: a key that is no name
+        throw ConfigError(Diagnostic{loc_from_mark(w.file, kv.first.Mark(), path),
+                                     "expected a key (a name), got " + kind_of(kv.first)});
+      }
+      const std::string k = kv.first.Scalar();
       const std::string p = path.empty() ? k : path + "." + k;
       if (!seen.insert(k).second) {
         throw ConfigError(Diagnostic{loc_from_mark(w.file, kv.first.Mark(), p),

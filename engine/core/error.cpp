@@ -5,13 +5,37 @@
 
 namespace pathfinder {
 
+namespace {
+// Control characters as C escapes, so a value quoted in a message (a YAML string with "\n", a
+// strategy with a tab) never breaks the one-line form: \n, \t, \r, else \xNN.
+std::string one_line(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c == '\r') out += "\\r";
+    else if (u < 0x20 || u == 0x7f) {
+      static const char* const kHex = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+}  // namespace
+
 std::string Diagnostic::str() const {
   std::string out = loc.file;
   if (loc.line > 0) out += ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col);
   out += ": error: ";
   if (!loc.key_path.empty()) out += loc.key_path + ": ";
   out += message;
-  return out;
+  return one_line(out);
 }
 
 namespace {

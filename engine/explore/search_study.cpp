@@ -57,7 +57,11 @@ SearchOptions read_search_options(const ConfigNode& n) {
 }
 
 SearchStudy load_search_study(const std::string& path) {
-  const ConfigNode root = ConfigNode::load_file(path);
+  return read_search_study(ConfigNode::load_file(path));
+}
+
+SearchStudy read_search_study(const ConfigNode& root) {
+  const std::string& path = root.file();
   SearchStudy s;
   s.file = path;
   s.name = root.require<std::string>("name");

@@ -52,6 +52,8 @@ struct SearchStudy {
 // Strict: unknown keys, wrong types, a bad strategy or bad options are ConfigErrors with
 // file:line:col.
 [[nodiscard]] SearchStudy load_search_study(const std::string& path);
+// The same from a parsed file; paths resolve beside root.file().
+[[nodiscard]] SearchStudy read_search_study(const ConfigNode& root);
 // A `search:` map (optimizer, restarts, steps, learning_rate, momentum, fd_step, seed), strict;
 // also the `optimizer:` map of a study file (engine/study).
 [[nodiscard]] SearchOptions read_search_options(const ConfigNode& n);

@@ -372,3 +372,13 @@ TEST_CASE("check_single_line names the key and shows the text escaped", "[config
   CHECK_NOTHROW(check_single_line(n, "title", "plain 'text' with `ticks`"));
   CHECK(escape_for_message("a\\b\r\x7f") == "a\\\\b\\r\\x7f");
 }
+
+TEST_CASE("a key that is a list or a map is a located error, not a crash", "[config][node]") {
+  // Found by the fuzz harness (tests/fuzz/corpus/study/sequence_as_key.yaml): `[]` or `{}`
+  // alone after a map is a complex key, which yaml-cpp cannot convert to a name (it threw
+  // YAML::BadConversion, an internal error).
+  CHECK(error_of([] { (void)ConfigNode::load_string("name: x\n[]", "k.yaml"); }) ==
+        "k.yaml:2:1: error: expected a key (a name), got a list");
+  CHECK(error_of([] { (void)ConfigNode::load_string("a:\n  b: 1\n  ? {c: 1}\n  : 2\n", "k.yaml"); })
+            .rfind("k.yaml:3:", 0) == 0);
+}

@@ -85,3 +85,15 @@ TEST_CASE("PF_ASSERT is a no-op when the condition holds", "[core][error]") {
   PF_ASSERT(++evaluated == 1);  // evaluated exactly once, in every build type
   CHECK(evaluated == 1);
 }
+
+TEST_CASE("Diagnostic::str is one line: control characters in quoted values are escaped",
+          "[core][error]") {
+  // Issue 14 item 9; found by the fuzz harness: a strategy token with a newline
+  // (tests/fuzz/corpus/strategy/newline_in_token) printed a two-line error.
+  const Diagnostic d{SourceLoc{"command line", 0, 0, "--strategy"},
+                     "\"=\ntp4\": unknown token\t\x01\x7f"};
+  CHECK(d.str() == "command line: error: --strategy: \"=\\ntp4\": unknown token\\t\\x01\\x7f");
+  // Text without control characters, UTF-8 included, is unchanged.
+  const Diagnostic u{SourceLoc{"a.yaml", 1, 2, "k"}, "expected 800 mm² \"x\""};
+  CHECK(u.str() == "a.yaml:1:2: error: k: expected 800 mm² \"x\"");
+}
