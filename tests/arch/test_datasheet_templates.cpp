@@ -94,3 +94,24 @@ TEST_CASE("A100 at full activity fits its 400 W at the 1.41 GHz boost clock", "[
   CHECK(a.total.power_used.in(units::watts) == Approx(385.8).margin(0.1));
   CHECK(a.total.power_used < a.total.power_budget);
 }
+
+TEST_CASE("H200: the H100 die with six HBM3e stacks, within 3% of its datasheet",
+          "[arch][golden][datasheet]") {
+  // NVIDIA H200 SXM datasheet: 989.4 TFLOPS dense FP16/BF16 (the H100's), 141 GB HBM3e (140.4
+  // GiB usable of 6 x 24 GiB stacked), 4.8 TB/s, NVLink 900 GB/s, 700 W.
+  const MicroArch a = generate_shipped("h200");
+  REQUIRE(a.feasible);
+  const auto within_3pct = [](double derived, double datasheet) {
+    INFO("derived " << derived << " vs datasheet " << datasheet);
+    CHECK(derived == Approx(datasheet).epsilon(0.03));
+  };
+  within_3pct(a.core.peak.in(units::teraflops_per_second), 989.4);
+  within_3pct(a.main_memory.bandwidth.in(units::gigabytes_per_second), 4800.0);
+  within_3pct(a.main_memory.capacity.in(units::gibibytes), 141.0);
+  CHECK(a.main_memory.devices == 6);
+  within_3pct(a.levels.back().capacity.in(units::mebibytes), 50.0);
+  within_3pct(a.network(NetworkTier::kInterPackage)->bandwidth.in(units::gigabytes_per_second), 900.0);
+  CHECK(a.total.power_used.si() <= 700.0 * (1 + 1e-12));
+  // The same compute as the H100: the extra stack comes out of memory power, not the clock.
+  CHECK(a.core.frequency.si() == generate_shipped("h100").core.frequency.si());
+}
