@@ -203,7 +203,10 @@ MemoryFootprint gpt_memory_footprint(const GptSpec& w, const Strategy& s) {
 
 MemoryFootprint lstm_memory_footprint(const LstmSpec& w, const Strategy& s) {
   PF_ASSERT(is_valid_strategy(s, w, s.devices()));
-  const auto [b, m] = micro_batching(w.batch / s.dp, s);
+  // Not a structured binding: the lambdas below capture these (clang 14 cannot capture one).
+  const auto batching = micro_batching(w.batch / s.dp, s);
+  const I64 b = batching.size;
+  const I64 m = batching.count;
   const double weight_shard = d(s.split == KernelSplit::kRowColumn ? s.tp2 : s.tp);
   const double activation_shard = d(s.tp) * d(s.tp2);
   const double p = element_bytes(w.precision);

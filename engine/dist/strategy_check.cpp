@@ -64,8 +64,10 @@ bool check_degrees(const Strategy& s, int devices, Sink& k) {
                                                  {"pp", s.pp},
                                                  {"dp", s.dp},
                                                  {"virtual_stages", s.virtual_stages}};
-  for (const auto& [name, v] : degrees) {
-    k.require(v >= 1, [&] { return std::string(name) + " = " + str(v) + " must be at least 1"; });
+  for (const auto& degree : degrees) {  // not a structured binding: clang 14 cannot capture one
+    k.require(degree.second >= 1, [&] {
+      return std::string(degree.first) + " = " + str(degree.second) + " must be at least 1";
+    });
   }
   k.require(s.micro_batch >= 0,
             [&] { return "micro_batch = " + str(s.micro_batch) + " must be at least 0"; });
