@@ -40,6 +40,10 @@ struct CoreSpec {
   // Throughput of the vector (non-matrix) units that run element-wise kernels, as a fraction of
   // the matrix peak: A100 19.5 TFLOP/s FP32 CUDA cores vs 312 tensor = 0.0625.
   double vector_throughput_ratio = 1.0;
+  // Dense FP8 (E4M3/E5M2) matrix throughput relative to FP16/BF16: 2 on H100/H200 (H100 SXM
+  // datasheet: 1,979 vs 989 TFLOPS dense). 1 where the arrays have no faster FP8 path (A100,
+  // V100: FP8 GEMMs then run at the 16-bit rate, only their operands are smaller).
+  double fp8_throughput_ratio = 1.0;
   // Throughput a long training run sustains, as a fraction of what one timed kernel reaches:
   // applies to training, not to one call. A residual fit for mechanisms not modelled (clocks
   // under sustained power are at most part of it: templates/a100.yaml).

@@ -40,6 +40,7 @@ struct CoreStats {
   Throughput peak;         // mcus x FLOP/cycle x f (paper eq. 1)
   Throughput effective;    // peak x max_utilization
   Throughput vector_peak;  // peak x vector_throughput_ratio: the element-wise units
+  Throughput fp8_peak;     // peak x fp8_throughput_ratio: dense FP8 matrix throughput
   CountBinding count_binding = CountBinding::kArea;
   VfBinding frequency_binding = VfBinding::kPower;
   BudgetUse use;

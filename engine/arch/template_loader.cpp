@@ -44,6 +44,11 @@ CoreSpec read_core(const ConfigNode& n) {
   c.mcus_per_bundle = n.require_positive<int>("mcus_per_bundle");
   c.enabled_bundle_fraction = read_derate(n, "enabled_bundle_fraction");
   c.vector_throughput_ratio = read_derate(n, "vector_throughput_ratio");
+  c.fp8_throughput_ratio = n.get_or<double>("fp8_throughput_ratio", 1.0);
+  if (!(c.fp8_throughput_ratio >= 1.0 && c.fp8_throughput_ratio <= 8.0)) {
+    throw n.error_at("fp8_throughput_ratio", "expected a ratio in [1, 8] (FP8 over FP16 dense "
+                                             "throughput), got " + n.quoted("fp8_throughput_ratio"));
+  }
   c.sustained_fraction = read_derate(n, "sustained_fraction");
   n.finish();
   return c;

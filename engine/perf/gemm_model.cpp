@@ -41,11 +41,15 @@ std::int64_t round_up(std::int64_t a, std::int64_t g) { return ceil_div(a, g) * 
 struct Problem {
   std::int64_t batch, m, n, k;
   double e, c, acc;
+  bool fp8 = false;  // FP8 operands: the arrays' FP8 rate
 };
 
+// FP8 GEMMs (Transformer Engine, Micikevicius et al. 2022, "FP8 Formats for Deep Learning")
+// read 1-byte operands and write their output in 16 bits (BF16), accumulating in FP32.
 Problem make_problem(const GemmShape& s, DataType dt) {
   const double e = bytes_per_element(dt).si();
-  return {s.batch, s.m, s.n, s.k, e, e, std::max(e, 4.0)};
+  const bool fp8 = dt == DataType::kFp8;
+  return {s.batch, s.m, s.n, s.k, e, fp8 ? 2.0 : e, std::max(e, 4.0), fp8};
 }
 
 // The machine facts the model reads, precomputed once per call.
@@ -59,6 +63,11 @@ struct Ctx {
   int total_mcus = 1;
   std::int64_t gm = 1, gn = 1;  // tile granularity: the MCU array
   std::array<double, kMaxPerfLevels> nested{};
+
+  // The arrays' rate for this problem's operands.
+  [[nodiscard]] double flops() const {
+    return p.fp8 && mach.fp8_matrix_flops > 0.0 ? mach.fp8_matrix_flops : mach.matrix_flops;
+  }
 
   Ctx(const PerfMachine& m, const Problem& prob) : mach(m), p(prob) {
     levels = static_cast<int>(m.levels.size());
@@ -196,7 +205,7 @@ double compute_time(const Ctx& c, const GemmTile& t) {
   const std::int64_t blocks = ceil_div(t.m, c.gm) * ceil_div(t.n, c.gn);
   const double cycles = static_cast<double>(ceil_div(blocks, c.mcus_per_instance)) *
                         static_cast<double>(c.p.k);
-  const double mcu_flops = c.mach.matrix_flops / c.total_mcus;
+  const double mcu_flops = c.flops() / c.total_mcus;
   return static_cast<double>(waves) * cycles * 2.0 * static_cast<double>(c.gm * c.gn) /
          mcu_flops;
 }
@@ -248,7 +257,7 @@ void evaluate(const Ctx& c, GemmPlan& plan) {
   plan.waves = ceil_div(plan.parallel_tiles, c.instances);
   plan.compute_time = compute_time(c, pt);
   plan.wave_efficiency = plan.compute_time > 0.0
-                             ? plan.flops / (plan.compute_time * m.matrix_flops)
+                             ? plan.flops / (plan.compute_time * c.flops())
                              : 1.0;
 
   // Per-instance levels lose the bandwidth of instances a partial wave leaves idle.
@@ -414,7 +423,7 @@ bool search_parallel(const Ctx& c, GemmPlan& trial, GemmPlan& best, bool found) 
   const double inv_instances = 1.0 / c.instances;
   const double inv_mcus = 1.0 / c.mcus_per_instance;
   const double block_time = static_cast<double>(c.p.k) * 2.0 * static_cast<double>(c.gm * c.gn) *
-                            c.total_mcus / c.mach.matrix_flops;
+                            c.total_mcus / c.flops();
   const double mk = static_cast<double>(c.p.m) * static_cast<double>(c.p.k) * c.p.e * batch;
   const double kn = static_cast<double>(c.p.k) * static_cast<double>(c.p.n) * c.p.e * batch;
   const double fixed = boundary_bytes(c.p, GemmTile{c.p.m, c.p.n, c.p.k}, parent,

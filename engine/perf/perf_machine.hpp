@@ -23,6 +23,7 @@ struct PerfLevel {
 struct PerfMachine {
   std::string name;
   double matrix_flops = 0.0;  // FLOP/s of the MCU arrays: peak x max_utilization
+  double fp8_matrix_flops = 0.0;  // the same for FP8 operands (x fp8_throughput_ratio)
   double vector_flops = 0.0;  // FLOP/s for element-wise work
   int bundles = 1;            // enabled bundles: the units output tiles are spread over
   int mcus_per_bundle = 1;

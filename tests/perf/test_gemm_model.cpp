@@ -226,3 +226,28 @@ TEST_CASE("plans are deterministic", "[perf]") {
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("FP8 GEMMs run at the FP8 rate with 1-byte operands and 16-bit outputs", "[perf]") {
+  // H100 SXM: 1,979 TFLOPS dense FP8 = 2 x 989.4 FP16 (templates/h100.yaml
+  // fp8_throughput_ratio 2). A compute-bound 8192^3 GEMM (1.1 TFLOP) takes about half the time
+  // in FP8; its main-memory traffic falls too (A and B 1 B per element, C stays 2 B).
+  const PerfMachine h100 = test::shipped_machine("h100");
+  CHECK(h100.fp8_matrix_flops == Approx(2.0 * h100.matrix_flops));
+  const GemmShape big{1, 8192, 8192, 8192};
+  const GemmPlan f16 = plan_gemm(h100, big, DataType::kBf16), f8 = plan_gemm(h100, big, DataType::kFp8);
+  CHECK(f16.binding == -1);  // compute-bound
+  const double speedup = f16.device_time / f8.device_time;
+  INFO("fp8 speed-up " << speedup);
+  CHECK(speedup > 1.7);
+  CHECK(speedup <= 2.0 + 1e-9);
+  // A100 has no faster FP8 path (fp8_throughput_ratio 1): the same rate, smaller operands only.
+  const PerfMachine a100 = test::shipped_machine("a100");
+  CHECK(a100.fp8_matrix_flops == a100.matrix_flops);
+  const double a_speedup = plan_gemm(a100, big, DataType::kFp16).device_time /
+                           plan_gemm(a100, big, DataType::kFp8).device_time;
+  CHECK(a_speedup == Approx(1.0).margin(0.05));
+}
+
+}  // namespace pathfinder
