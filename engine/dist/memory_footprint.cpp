@@ -38,7 +38,7 @@ Bytes MemoryFootprint::total() const {
 }
 
 MemoryFootprint model_state_footprint(double parameters, Optimizer o, DataType precision, int zero,
-                                      int dp) {
+                                      int dp, const MemoryModel& mm) {
   PF_ASSERT(parameters >= 0.0 && zero >= 0 && zero <= kMaxZeroStage && dp >= 1);
   const bool mixed = precision != DataType::kFp32;
   const double p = element_bytes(precision);
@@ -49,6 +49,11 @@ MemoryFootprint model_state_footprint(double parameters, Optimizer o, DataType p
   f.weights = bytes(parameters * p / (zero >= 3 ? n : 1.0));
   f.gradients = bytes(parameters * p / (zero >= 2 ? n : 1.0));
   f.optimizer = bytes(parameters * (master + moments) / (zero >= 1 ? n : 1.0));
+  if (mm.fp32_gradient_buffer) f.gradients += bytes(parameters * 4.0 / (zero >= 2 ? n : 1.0));
+  if (zero >= 1) {
+    f.gradients += bytes(parameters * mm.zero_unsharded_bytes);
+    f.optimizer += bytes(parameters * mm.zero_sharded_bytes / n);
+  }
   return f;
 }
 
@@ -189,23 +194,26 @@ Bytes gpt_workspace(const GptSpec& w, const Strategy& s, I64 b) {
 
 }  // namespace
 
-MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, int stage) {
+MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, int stage,
+                                           const MemoryModel& mm) {
   PF_ASSERT(is_valid_strategy(s, w, s.devices()) && stage >= 0 && stage < s.pp);
   const auto [b, m] = micro_batching(w.global_batch / s.dp, s);
   MemoryFootprint f = model_state_footprint(d(gpt_stage_parameters(w, s, stage)), w.optimizer,
-                                            w.precision, s.zero, s.dp);
+                                            w.precision, s.zero, s.dp, mm);
   f.stage = stage;
   f.in_flight_micro_batches = in_flight_micro_batches(s, m, stage);
   const I64 chunk_layers = w.layers / (I64{s.pp} * (is_interleaved(s) ? s.virtual_stages : 1));
   f.activations = d(f.in_flight_micro_batches * chunk_layers) * gpt_layer_activations(w, s, b);
   if (stage == 0) f.activations += first_stage_activations(w, s, b, m);
   if (stage == s.pp - 1) f.activations += last_stage_activations(w, s, b, m);
+  f.activations = mm.activation_factor * f.activations;
   f.workspace = gpt_workspace(w, s, b);
   return f;
 }
 
-MemoryFootprint gpt_memory_footprint(const GptSpec& w, const Strategy& s) {
-  return larger(gpt_stage_memory_footprint(w, s, 0), gpt_stage_memory_footprint(w, s, s.pp - 1));
+MemoryFootprint gpt_memory_footprint(const GptSpec& w, const Strategy& s, const MemoryModel& mm) {
+  return larger(gpt_stage_memory_footprint(w, s, 0, mm),
+                gpt_stage_memory_footprint(w, s, s.pp - 1, mm));
 }
 
 MemoryFootprint lstm_memory_footprint(const LstmSpec& w, const Strategy& s) {
@@ -248,7 +256,7 @@ MemoryFootprint gemm_memory_footprint(const GemmSpec& w, const Strategy& s) {
   return f;
 }
 
-MemoryFootprint memory_footprint(const WorkloadSpec& w, const Strategy& s) {
+MemoryFootprint memory_footprint(const WorkloadSpec& w, const Strategy& s, const MemoryModel& mm) {
   return std::visit(
       [&](const auto& spec) -> MemoryFootprint {
         using T = std::decay_t<decltype(spec)>;
@@ -257,7 +265,7 @@ MemoryFootprint memory_footprint(const WorkloadSpec& w, const Strategy& s) {
         } else if constexpr (std::is_same_v<T, LstmSpec>) {
           return lstm_memory_footprint(spec, s);
         } else {
-          return gpt_memory_footprint(spec, s);
+          return gpt_memory_footprint(spec, s, mm);
         }
       },
       w);

@@ -141,7 +141,7 @@ TrainingResult GptTraining::evaluate(const Strategy& s) {
   PF_ASSERT(s.devices() == system_.devices && s.micro_batch > 0);
   TrainingResult r;
   r.strategy = s;
-  r.memory = gpt_memory_footprint(spec_, s);
+  r.memory = gpt_memory_footprint(spec_, s, options_.memory);
   r.memory_capacity = timer_.machine().main_memory.capacity;
   r.model_flops = gpt_model_flops(spec_);  // Narayanan et al. 2021 eq. 3, generalised
   r.micro_batches = spec_.global_batch / (static_cast<std::int64_t>(s.dp) * s.micro_batch);
