@@ -208,6 +208,10 @@ MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, 
   if (stage == s.pp - 1) f.activations += last_stage_activations(w, s, b, m);
   f.activations = mm.activation_factor * f.activations;
   f.workspace = gpt_workspace(w, s, b);
+  if (s.pp > 1) {
+    f.workspace += bytes(mm.pipeline_buffers * d(b) * d(w.sequence) * d(w.hidden) *
+                         element_bytes(w.precision));
+  }
   return f;
 }
 

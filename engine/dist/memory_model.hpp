@@ -19,6 +19,10 @@ struct MemoryModel {
   // Multiplies the stored activations: what an eager framework keeps beyond Korthikanti's
   // count plus the caching allocator's rounding ([fit] in a profile; 1 = the count).
   double activation_factor = 1.0;
+  // Hidden-state tensors of one micro-batch (b·s·h·p bytes each, whole: not split by tp or
+  // sequence parallelism) a pipeline stage keeps allocated for its transfers when pp > 1
+  // ([fit] in a profile; 0 = none beyond the counted activations).
+  double pipeline_buffers = 0.0;
 };
 
 }  // namespace pathfinder

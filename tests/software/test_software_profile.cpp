@@ -43,7 +43,8 @@ TEST_CASE("shipped software profiles load with their sourced values", "[software
   CHECK(n.memory.fp32_gradient_buffer);
   CHECK(n.memory.zero_unsharded_bytes == 2.0);
   CHECK(n.memory.zero_sharded_bytes == 2.0);
-  CHECK(n.memory.activation_factor == 1.75);
+  CHECK(n.memory.activation_factor == 1.48);
+  CHECK(n.memory.pipeline_buffers == 2.0);
   const SoftwareProfile d = load_software_profile(dir + "/deepflow-reference.yaml");
   CHECK(d.dispatch.si() == 0.0);
   CHECK(d.iteration.si() == 0.0);
@@ -80,8 +81,7 @@ TEST_CASE("software profile errors are located", "[software][config-error]") {
   CHECK(profile_error(std::string(kMinimal) + "memory_model:\n  activation_factor: 0\n") ==
         "p.yaml:5:22: error: memory_model.activation_factor: expected a factor > 0, got \"0\"");
   CHECK(profile_error(std::string(kMinimal) + "memory_model:\n  zero_sharded_bytes: -1\n") ==
-        "p.yaml:5:23: error: memory_model.zero_sharded_bytes: expected bytes per parameter >= 0, "
-        "got \"-1\"");
+        "p.yaml:5:23: error: memory_model.zero_sharded_bytes: expected a number >= 0, got \"-1\"");
   const std::string missing = test::error_of(
       [] { (void)resolve_software_profile("megatron-xl", {test::source_path("templates/software")}); });
   CHECK(missing.find("error: software: expected a software profile file or the name of one in ") !=
