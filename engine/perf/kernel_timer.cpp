@@ -49,8 +49,15 @@ KernelTime KernelTimer::stream_time(const Kernel& k) const {
 // owns a tile of kBlockRows = 128 queries of one (sequence, head) problem (the paper's
 // B_r ∈ {64, 128}; 128 for head dimensions up to 128) and streams every key/value block past
 // it (with a causal mask only the blocks at or below the diagonal, half on average), so:
-//   compute      the kernel's matrix FLOPs on the MCU arrays, over ceil(tiles / bundles) waves
-//                of one tile per bundle (the last wave partly idle: wave quantization)
+//   compute      the kernel's matrix FLOPs on the MCU arrays, then its softmax work on the
+//                vector units, not overlapped (FlashAttention-2 runs them in turn within a warp;
+//                Shah et al. 2024, FlashAttention-3 §1, §3.1): per unmasked score one
+//                exponential (forward; the backward recomputes P = exp(S − L)) at the special-
+//                function rate, 16 per SM per clock against 256 FP32 FLOPs, so vector_flops/16
+//                (H100: 4.2 T/s, FA-3's "3.9 TFLOPS of special functions"), plus 3 FP32 FLOPs
+//                (forward: row max, scale-subtract, row sum; backward: scale-subtract,
+//                dS = P∘(dP − D)); all over ceil(tiles / bundles) waves of one tile per bundle
+//                (the last wave partly idle: wave quantization)
 //   main memory  the kernel's byte count: Q, K, V and O (and in backward dO, dQ, dK, dV and the
 //                per-row logsumexp), each once; the s×s scores never leave the chip
 //   last level   K and V (p bytes per element) streamed once per query tile in forward; the
@@ -68,7 +75,15 @@ KernelTime KernelTimer::flash_attention_time(const Kernel& k) const {
   t.flops = k.flops.si();
   t.main_memory_bytes = k.bytes().si();
   t.wave_efficiency = tiles / (waves * bundles);
-  t.compute = m_.matrix_flops > 0.0 ? t.flops / m_.matrix_flops / t.wave_efficiency : 0.0;
+  constexpr double kSpecialFunctionShare = 1.0 / 16.0;  // exp lanes per FP32 FLOP per clock
+  constexpr double kSoftmaxFlops = 3.0;                  // FP32 FLOPs per score beside the exp
+  const double scores = static_cast<double>(a.batch) * s * s * (a.causal ? 0.5 : 1.0);
+  const double softmax =
+      m_.vector_flops > 0.0
+          ? scores * (1.0 / kSpecialFunctionShare + kSoftmaxFlops) / m_.vector_flops
+          : 0.0;
+  const double matrix = m_.matrix_flops > 0.0 ? t.flops / m_.matrix_flops : 0.0;
+  t.compute = (matrix + softmax) / t.wave_efficiency;
   const double memory =
       m_.main_memory.bandwidth > 0.0 ? t.main_memory_bytes / m_.main_memory.bandwidth : 0.0;
   const double streamed = tiles * 2.0 * s * dh * bytes_per_element(k.dtype).si() *
