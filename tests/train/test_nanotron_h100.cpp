@@ -201,7 +201,7 @@ constexpr double kGiB = 1073741824.0;
 }  // namespace
 
 TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, tokens/s/GPU",
-          "[train][slow]") {
+          "[train]") {
   const SoftwareProfile nanotron =
       load_software_profile(test::source_path("templates/software/nanotron.yaml"));
   const ArchSpec spec = bind_template(
