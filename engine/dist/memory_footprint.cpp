@@ -26,15 +26,6 @@ MicroBatching micro_batching(I64 rows, const Strategy& s) {
   return {b, rows / b};
 }
 
-// Megatron-LM sharding (Shoeybi et al. 2019) of one layer over t ranks: QKV and the first MLP
-// GEMM split by columns (weights and biases), the projection and second MLP GEMM by rows
-// (weights; their biases, added after the all-reduce, replicated), both layernorms replicated:
-//   (3h² + 3h + h² + h·f + f + f·h)/t + h + h + 4h = (4h² + 2h·f + 3h + f)/t + 6h.
-I64 gpt_layer_parameters(const GptSpec& w, int tp) {
-  const I64 h = w.hidden, f = w.ffn;
-  return (4 * h * h + 2 * h * f + 3 * h + f) / tp + 6 * h;
-}
-
 // Of the larger total, the earlier stage on a tie.
 MemoryFootprint larger(const MemoryFootprint& a, const MemoryFootprint& b) {
   return b.total() > a.total() ? b : a;
@@ -47,7 +38,7 @@ Bytes MemoryFootprint::total() const {
 }
 
 MemoryFootprint model_state_footprint(double parameters, Optimizer o, DataType precision, int zero,
-                                      int dp) {
+                                      int dp, const MemoryModel& mm) {
   PF_ASSERT(parameters >= 0.0 && zero >= 0 && zero <= kMaxZeroStage && dp >= 1);
   const bool mixed = precision != DataType::kFp32;
   const double p = element_bytes(precision);
@@ -58,6 +49,11 @@ MemoryFootprint model_state_footprint(double parameters, Optimizer o, DataType p
   f.weights = bytes(parameters * p / (zero >= 3 ? n : 1.0));
   f.gradients = bytes(parameters * p / (zero >= 2 ? n : 1.0));
   f.optimizer = bytes(parameters * (master + moments) / (zero >= 1 ? n : 1.0));
+  if (mm.fp32_gradient_buffer) f.gradients += bytes(parameters * 4.0 / (zero >= 2 ? n : 1.0));
+  if (zero >= 1) {
+    f.gradients += bytes(parameters * mm.zero_unsharded_bytes);
+    f.optimizer += bytes(parameters * mm.zero_sharded_bytes / n);
+  }
   return f;
 }
 
@@ -80,14 +76,17 @@ int in_flight_micro_batches(const Strategy& s, I64 micro_batches, int stage) {
 
 // Korthikanti et al. 2022 §4.1, per layer and micro-batch, with s sequence, b micro-batch,
 // h hidden, a heads, t tp, f ffn, p bytes per activation element (their 2) and 1-byte dropout
-// masks; Megatron-LM trains GPT with dropout, so its masks count here though the compute
-// graph leaves dropout's time out. With f = 4h and p = 2 the three groups are their eq. 2,
-// s·b·h·(10 + 24/t + 5·a·s/(h·t)):
-//   replicated   s·b·h·(4p + 2): inputs of both layernorms, of the QKV and of the first MLP
-//                GEMM (p each), the attention-output and MLP-output dropout masks (1 each)
-//   split by t   s·b·h·p·(4 + 2f/h): Q, K, V and the projection input (4h), GeLU input and
-//                output (2f)
-//   scores       a·s²·b·(2p + 1), split by t: softmax output, dropout mask and dropout output
+// masks (when the workload has dropout). With f = 4h, p = 2, dropout and the GPT-3 layout the
+// three groups are their eq. 2, s·b·h·(10 + 24/t + 5·a·s/(h·t)):
+//   replicated   s·b·h·(4p + 2): inputs of both norms, of the QKV and of the first MLP GEMM
+//                (p each), the attention-output and MLP-output dropout masks (1 each)
+//   split by t   s·b·p·(q + 2·kv + h/t + m·f/t): Q, K, V (q = a·d/t query columns, kv = g_t·d
+//                key/value columns, g_t = local_kv_heads: GQA stores fewer) and the projection
+//                input; the MLP's stored tensors, m = 2 for GeLU (its input and output) and 3
+//                for SwiGLU (gate, up and SiLU(gate)·up, the down GEMM's input)
+//   scores       unfused: a·s²·b·(p + dropout? p + 1)/t: softmax output, dropout mask and output;
+//                FlashAttention: only the fp32 logsumexp, 4·a·s·b/t (Dao 2023: O and the
+//                logsumexp are all its backward needs; O is the projection input above)
 // Sequence parallel splits the replicated group by t too (their eq. 3: s·b·h·(34 + 5as/h)/t).
 // Selective recomputation stores no scores (recomputes the attention core: 10 + 24/t, or 34/t
 // with sp); full recomputation stores only the layer input, s·b·h·p (/t with sp): Table 2.
@@ -95,39 +94,51 @@ Bytes gpt_layer_activations(const GptSpec& w, const Strategy& s, I64 b) {
   PF_ASSERT(s.tp >= 1 && b >= 1);
   const double p = element_bytes(w.precision);
   const double t = d(s.tp);
-  const double sbh = d(w.sequence) * d(b) * d(w.hidden);
-  const double replicated = sbh * (4.0 * p + 2.0) / (s.sequence_parallel ? t : 1.0);
-  const double split = sbh * p * (4.0 + 2.0 * d(w.ffn) / d(w.hidden)) / t;
-  const double scores = d(w.heads) * d(w.sequence) * d(w.sequence) * d(b) * (2.0 * p + 1.0) / t;
+  const double sb = d(w.sequence) * d(b);
+  const double sbh = sb * d(w.hidden);
+  const double masks = w.dropout ? 2.0 : 0.0;
+  const double replicated = sbh * (4.0 * p + masks) / (s.sequence_parallel ? t : 1.0);
+  const double q = d(w.heads / s.tp * w.head_dim());
+  const double kv = d(local_kv_heads(w, s.tp) * w.head_dim());
+  const double mlp = (w.mlp == MlpKind::kSwiglu ? 3.0 : 2.0) * d(w.ffn) / t;
+  const double split = sb * p * (q + 2.0 * kv + d(w.hidden) / t + mlp);
+  const double heads = d(w.heads) * sb / t;
+  const double scores = w.attention == AttentionKind::kFlash
+                            ? heads * 4.0
+                            : heads * d(w.sequence) * (w.dropout ? 2.0 * p + 1.0 : p);
   switch (s.recompute) {
     case Recompute::kNone:
       return bytes(replicated + split + scores);
     case Recompute::kSelective:
-      return bytes(replicated + split);
+      return bytes(replicated + split + (w.attention == AttentionKind::kFlash ? scores : 0.0));
     case Recompute::kFull:
       return bytes(sbh * p / (s.sequence_parallel ? t : 1.0));
   }
   return bytes(0.0);
 }
 
-// gpt_layer_parameters per layer of the stage; stage 0 adds the vocabulary-parallel token embedding
-// V·h/t and the replicated learned positions s·h; the last stage the final layernorm 2h and, when
-// pp > 1, its copy of the tied token embedding for the logits, V·h/t (Megatron keeps one there and
-// all-reduces its gradient).
+// gpt_layer_parameters (engine/graph/workload.hpp: GQA, SwiGLU, biases, norms) per layer of the
+// stage; stage 0 adds the vocabulary-parallel token embedding V·h/t and the replicated learned
+// positions s·h (none with rotary); the last stage the final norm (layernorm 2h, rmsnorm h) and
+// the logits weight V·h/t when untied or, tied, when pp > 1 (Megatron keeps a copy of the tied
+// token embedding there and all-reduces its gradient).
 I64 gpt_stage_parameters(const GptSpec& w, const Strategy& s, int stage) {
   PF_ASSERT(stage >= 0 && stage < s.pp && s.tp >= 1);
   const I64 h = w.hidden;
   const I64 embedding = w.vocabulary * h / s.tp;
   I64 n = gpt_layer_parameters(w, s.tp) * (w.layers / s.pp);
-  if (stage == 0) n += embedding + w.sequence * h;
-  if (stage == s.pp - 1) n += 2 * h + (s.pp > 1 ? embedding : 0);
+  if (stage == 0) n += embedding + (w.position == PositionKind::kLearned ? w.sequence * h : 0);
+  if (stage == s.pp - 1) {
+    n += (w.norm == NormKind::kLayerNorm ? 2 * h : h) +
+         (s.pp > 1 || !w.tied_embeddings ? embedding : 0);
+  }
   return n;
 }
 
 // Activations held by stage `stage`:
 //   layers     held forwards (in_flight_micro_batches) × layers per model chunk (l/(pp·v)) ×
 //              gpt_layer_activations
-//   stage 0    the embedding's dropout mask, s·b·h bytes (/t with sp), for each micro-batch its
+//   stage 0    the embedding's dropout mask (with dropout), s·b·h bytes (/t with sp), for each micro-batch its
 //              first chunk holds: GPipe m, 1F1B min(pp, m), interleaved min(2pp − 1, m) (chunk 0
 //              keeps its first pp micro-batches until their group's backward reaches it, and
 //              runs pp − 1 more during the warm-up); Korthikanti §4.3 count s·b·h/t for each of
@@ -147,6 +158,7 @@ I64 gpt_stage_parameters(const GptSpec& w, const Strategy& s, int stage) {
 namespace {
 
 Bytes first_stage_activations(const GptSpec& w, const Strategy& s, I64 b, I64 m) {
+  if (!w.dropout) return bytes(0.0);  // no mask to keep
   const double sbh = d(w.sequence) * d(b) * d(w.hidden);
   I64 held = m;
   if (s.schedule == PipelineSchedule::kOneFOneB) held = std::min<I64>(s.pp, m);
@@ -182,23 +194,30 @@ Bytes gpt_workspace(const GptSpec& w, const Strategy& s, I64 b) {
 
 }  // namespace
 
-MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, int stage) {
+MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, int stage,
+                                           const MemoryModel& mm) {
   PF_ASSERT(is_valid_strategy(s, w, s.devices()) && stage >= 0 && stage < s.pp);
   const auto [b, m] = micro_batching(w.global_batch / s.dp, s);
   MemoryFootprint f = model_state_footprint(d(gpt_stage_parameters(w, s, stage)), w.optimizer,
-                                            w.precision, s.zero, s.dp);
+                                            w.precision, s.zero, s.dp, mm);
   f.stage = stage;
   f.in_flight_micro_batches = in_flight_micro_batches(s, m, stage);
   const I64 chunk_layers = w.layers / (I64{s.pp} * (is_interleaved(s) ? s.virtual_stages : 1));
   f.activations = d(f.in_flight_micro_batches * chunk_layers) * gpt_layer_activations(w, s, b);
   if (stage == 0) f.activations += first_stage_activations(w, s, b, m);
   if (stage == s.pp - 1) f.activations += last_stage_activations(w, s, b, m);
+  f.activations = mm.activation_factor * f.activations;
   f.workspace = gpt_workspace(w, s, b);
+  if (s.pp > 1) {
+    f.workspace += bytes(mm.pipeline_buffers * d(b) * d(w.sequence) * d(w.hidden) *
+                         element_bytes(w.precision));
+  }
   return f;
 }
 
-MemoryFootprint gpt_memory_footprint(const GptSpec& w, const Strategy& s) {
-  return larger(gpt_stage_memory_footprint(w, s, 0), gpt_stage_memory_footprint(w, s, s.pp - 1));
+MemoryFootprint gpt_memory_footprint(const GptSpec& w, const Strategy& s, const MemoryModel& mm) {
+  return larger(gpt_stage_memory_footprint(w, s, 0, mm),
+                gpt_stage_memory_footprint(w, s, s.pp - 1, mm));
 }
 
 MemoryFootprint lstm_memory_footprint(const LstmSpec& w, const Strategy& s) {
@@ -244,7 +263,7 @@ MemoryFootprint gemm_memory_footprint(const GemmSpec& w, const Strategy& s) {
   return f;
 }
 
-MemoryFootprint memory_footprint(const WorkloadSpec& w, const Strategy& s) {
+MemoryFootprint memory_footprint(const WorkloadSpec& w, const Strategy& s, const MemoryModel& mm) {
   return std::visit(
       [&](const auto& spec) -> MemoryFootprint {
         using T = std::decay_t<decltype(spec)>;
@@ -253,7 +272,7 @@ MemoryFootprint memory_footprint(const WorkloadSpec& w, const Strategy& s) {
         } else if constexpr (std::is_same_v<T, LstmSpec>) {
           return lstm_memory_footprint(spec, s);
         } else {
-          return gpt_memory_footprint(spec, s);
+          return gpt_memory_footprint(spec, s, mm);
         }
       },
       w);

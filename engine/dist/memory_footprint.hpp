@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "engine/core/units.hpp"
+#include "engine/dist/memory_model.hpp"
 #include "engine/dist/strategy.hpp"
 
 namespace pathfinder {
@@ -34,9 +35,10 @@ struct MemoryFootprint {
 };
 
 // Weights, gradients and optimizer state of `parameters` on one device of a dp-way data-parallel
-// group at a ZeRO stage (the other fields zero).
+// group at a ZeRO stage (the other fields zero); `mm` adds what the software stack keeps.
 [[nodiscard]] MemoryFootprint model_state_footprint(double parameters, Optimizer o,
-                                                    DataType precision, int zero, int dp);
+                                                    DataType precision, int zero, int dp,
+                                                    const MemoryModel& mm = {});
 
 // Forward passes a pipeline stage holds at its peak with m micro-batches per pipeline:
 //   GPipe        m (every forward runs before the first backward; Huang et al. 2019)
@@ -53,11 +55,12 @@ struct MemoryFootprint {
 // Parameters a device of pipeline stage `stage` holds (one tensor-parallel shard).
 [[nodiscard]] std::int64_t gpt_stage_parameters(const GptSpec& w, const Strategy& s, int stage);
 [[nodiscard]] MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s,
-                                                         int stage);
+                                                         int stage, const MemoryModel& mm = {});
 // The most loaded device: the larger of the first stage (embedding, most in-flight
 // micro-batches) and the last (output head and fp32 logits); middle stages hold less than the
 // first.
-[[nodiscard]] MemoryFootprint gpt_memory_footprint(const GptSpec& w, const Strategy& s);
+[[nodiscard]] MemoryFootprint gpt_memory_footprint(const GptSpec& w, const Strategy& s,
+                                                   const MemoryModel& mm = {});
 
 // LSTM LM (DeepFlow's model), simple: parameters as the reference places them (with pp > 2 the
 // embedding and the softmax take a stage each), weights split by the kernel split (RC: kp2
@@ -70,6 +73,7 @@ struct MemoryFootprint {
 // C/(kp1·kp2), CR holds A/kp1, B/kp1 and the full C of partial sums before its reduce-scatter.
 [[nodiscard]] MemoryFootprint gemm_memory_footprint(const GemmSpec& w, const Strategy& s);
 
-[[nodiscard]] MemoryFootprint memory_footprint(const WorkloadSpec& w, const Strategy& s);
+[[nodiscard]] MemoryFootprint memory_footprint(const WorkloadSpec& w, const Strategy& s,
+                                               const MemoryModel& mm = {});
 
 }  // namespace pathfinder

@@ -114,6 +114,12 @@ void check_gpt(const Strategy& s, const GptSpec& w, Sink& k) {
     return;
   }
   multiple(k, "heads", w.heads, "tp", s.tp);
+  // Each rank holds kv_heads/tp key/value heads, or one replicated head when tp > kv_heads
+  // (with kv_heads = heads the heads rule says it).
+  k.require(w.kv() == w.heads || w.kv() % s.tp == 0 || s.tp % w.kv() == 0, [&] {
+    return "kv_heads = " + str(w.kv()) + " and tp = " + str(s.tp) +
+           ": one must be a multiple of the other (KV heads split or replicated over tp)";
+  });
   multiple(k, "hidden", w.hidden, "tp", s.tp);
   multiple(k, "ffn", w.ffn, "tp", s.tp);
   multiple(k, "vocabulary", w.vocabulary, "tp", s.tp);

@@ -8,7 +8,7 @@
 namespace pathfinder {
 namespace {
 
-constexpr enum_table::Table<KernelKind, 13> kKinds{{
+constexpr enum_table::Table<KernelKind, 14> kKinds{{
     {KernelKind::kGemm, "gemm"},
     {KernelKind::kBatchedGemm, "batched-gemm"},
     {KernelKind::kElementwise, "elementwise"},
@@ -22,6 +22,7 @@ constexpr enum_table::Table<KernelKind, 13> kKinds{{
     {KernelKind::kCrossEntropy, "cross-entropy"},
     {KernelKind::kOptimizerUpdate, "optimizer-update"},
     {KernelKind::kCommunication, "communication"},
+    {KernelKind::kFlashAttention, "flash-attention"},
 }};
 constexpr enum_table::Table<CommKind, 4> kCommKinds{{
     {CommKind::kAllReduce, "all-reduce"},
@@ -83,6 +84,11 @@ bool is_gemm(KernelKind k) {
          k == KernelKind::kAttentionScores || k == KernelKind::kAttentionContext;
 }
 
+Flops AttentionShape::forward_flops() const {
+  return pathfinder::flops(4.0 * d(batch) * d(sequence) * d(sequence) * d(head_dim) *
+                           (causal ? 0.5 : 1.0));
+}
+
 Flops GemmShape::flops() const { return pathfinder::flops(2.0 * d(batch) * d(m) * d(n) * d(k)); }
 Bytes GemmShape::bytes_read(DataType t) const {
   return d(batch) * (d(m) * d(k) + d(k) * d(n)) * bytes_per_element(t);
@@ -141,6 +147,10 @@ KernelId ComputeGraphBuilder::add(Kernel k) {
   for (const KernelId dep : k.deps) PF_ASSERT(dep < id);
   PF_ASSERT(is_gemm(k.kind) == k.gemm.has_value());
   PF_ASSERT((k.kind == KernelKind::kCommunication) == k.comm.has_value());
+  PF_ASSERT((k.kind == KernelKind::kFlashAttention) == k.attention.has_value());
+  if (k.attention) {
+    PF_ASSERT(k.attention->batch > 0 && k.attention->sequence > 0 && k.attention->head_dim > 0);
+  }
   if (k.gemm) {
     PF_ASSERT(k.gemm->batch > 0 && k.gemm->m > 0 && k.gemm->n > 0 && k.gemm->k > 0);
     PF_ASSERT(k.kind != KernelKind::kGemm || k.gemm->batch == 1);

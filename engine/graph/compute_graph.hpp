@@ -30,6 +30,7 @@ enum class KernelKind {
   kCrossEntropy,      // softmax + negative log-likelihood over the vocabulary
   kOptimizerUpdate,   // SGD or Adam step over a group of parameters
   kCommunication,     // a collective or point-to-point transfer among parallel devices
+  kFlashAttention,    // fused, tiled attention (Dao 2023, FlashAttention-2): no s×s in memory
 };
 enum class Phase { kForward, kBackwardData, kBackwardWeight, kUpdate };
 enum class DataType { kFp32, kFp16, kBf16, kFp8 };
@@ -78,6 +79,20 @@ struct GemmShape {
   friend bool operator==(const GemmShape&, const GemmShape&) = default;
 };
 
+// One fused attention call: `batch` independent (sequence, head) problems of `sequence` queries
+// and keys of `head_dim` each. Matrix FLOPs (Dao 2023, FlashAttention-2 §3.3 and its benchmark
+// convention): forward 4·s²·d per problem (Q·Kᵀ and P·V), half of it with a causal mask;
+// backward 2.5× the forward (five products instead of two, the scores recomputed).
+struct AttentionShape {
+  std::int64_t batch = 0;
+  std::int64_t sequence = 0;
+  std::int64_t head_dim = 0;
+  bool causal = true;
+  bool backward = false;  // the backward kernel (dQ, dK, dV), else a forward or its recompute
+  [[nodiscard]] Flops forward_flops() const;
+  friend bool operator==(const AttentionShape&, const AttentionShape&) = default;
+};
+
 using KernelId = std::uint32_t;
 using ParamId = std::uint32_t;
 
@@ -97,6 +112,7 @@ struct Kernel {
   int step = -1;                     // recurrent time step, -1 when none
   std::optional<GemmShape> gemm;     // set exactly when is_gemm(kind)
   std::optional<Communication> comm; // set exactly when kind is kCommunication
+  std::optional<AttentionShape> attention;  // set exactly when kind is kFlashAttention
   Flops flops;                       // all arithmetic, GEMM epilogues included
   Bytes bytes_read;                  // true byte counts of the streams (compulsory for GEMMs)
   Bytes bytes_written;

@@ -40,6 +40,29 @@
 //   cross-entropy fwd 4 per logit (max, subtract, exp, sum) + 2 per token (log, pick target),
 //     bwd 1 per logit (scale) + 1 per token (subtract the one-hot)
 // Layernorm keeps per-token mean and 1/σ in fp32 (8 bytes per token) for the backward pass.
+//
+// Llama-style variants (GptSpec, issue 13), same builder:
+//   kv_heads g < a     grouped-query attention (Ainslie et al. 2023): the fused QKV GEMM's output
+//                      shrinks to (a + 2g)·d columns; t ranks hold a/t query heads and g/t KV
+//                      heads (one replicated KV head when t > g); the attention GEMMs are as MHA
+//   swiglu             gate (T, f, h) and up (T, f, h) GEMMs, SiLU(gate)·up as one element-wise
+//                      kernel (fwd 6 per element: negate, exp, add, divide, ×x, ×up; bwd 11:
+//                      sigmoid again 3, SiLU 1, d_up 1, SiLU' = σ·(1 + x·(1 − σ)) 4, d_gate 2),
+//                      down (T, h, f) (Shazeer 2020)
+//   rmsnorm            fwd 4 per element (square, sum, scale, γ) and 1/rms in fp32 (4 bytes per
+//                      token); bwd 9 (x̂ again 1, dγ 2, dx̂ 1, row sum of dx̂·x̂ 2, combine 3);
+//                      γ only (Zhang & Sennrich 2019)
+//   rotary             no position table; q and k rotated in place after the QKV GEMM, fwd and
+//                      bwd 3 per element (two products and a sum per rotated pair; RoFormer,
+//                      Su et al. 2021), reading the cos/sin tables, 2·s·d elements
+//   flash              one kKernelFlashAttention kernel per pass instead of scores, softmax,
+//                      dropout and context (Dao 2023, FlashAttention-2): matrix FLOPs 4·s²·d per
+//                      (sequence, head) forward, half if causal, backward 2.5× forward; traffic
+//                      Q, K, V, O and the fp32 logsumexp (b·a·s·4 bytes) forward, plus dO, dQ,
+//                      dK, dV backward; dropout regenerated in the kernel (no mask); selective
+//                      recomputation then recomputes nothing (the kernel already does)
+//   bias false         no linear biases: no epilogue add or bias-gradient column sum
+//   untied             the logits weight is its own V·h/t parameter on the last stage
 #include <optional>
 #include <string>
 #include <utility>
@@ -71,12 +94,13 @@ class GptBuilder {
  private:
   struct Linear {
     ParamId weight;
-    ParamId bias;
+    std::optional<ParamId> bias;
     std::int64_t in;
     std::int64_t out;
   };
   struct LayerFwd {
     KernelId ln1, qkv, scores, softmax, context, proj, res1, ln2, fc1, gelu, fc2, res2;
+    KernelId up;  // swiglu's up GEMM (fc1 is its gate)
   };
   // Which forward kernels a pass emits: the forward itself, or a recomputation in backward.
   enum class Pass { kForward, kRecomputeLayer, kRecomputeAttention };
@@ -92,14 +116,15 @@ class GptBuilder {
   Linear linear(int layer, const std::string& n, std::int64_t in, std::int64_t out) {
     const int global = layer + part_.first_layer;
     const ParamId w = b_.add_parameter({name(layer, n + ".weight"), global, in * out});
-    const ParamId bias = b_.add_parameter({name(layer, n + ".bias"), global, out});
+    std::optional<ParamId> bias;
+    if (s_.bias) bias = b_.add_parameter({name(layer, n + ".bias"), global, out});
     return {w, bias, in, out};
   }
   KernelId linear_fwd(int layer, const std::string& n, const Linear& lin, bool bias_epilogue,
                       Deps deps) {
     Kernel k = gemm_kernel(name(layer, n + suffix_), KernelKind::kGemm, phase_, dt_,
                            GemmShape{1, T_, lin.out, lin.in}, std::move(deps));
-    if (bias_epilogue) {
+    if (bias_epilogue && lin.bias) {
       k.flops += flops(t_ * static_cast<double>(lin.out));
       k.bytes_read += static_cast<double>(lin.out) * p_;
     }
@@ -117,8 +142,10 @@ class GptBuilder {
     wdeps.insert(wdeps.end(), wgrad_extra.begin(), wgrad_extra.end());
     Kernel wg = gemm_kernel(name(layer, n + ".wgrad"), KernelKind::kGemm, Phase::kBackwardWeight,
                             dt_, GemmShape{1, lin.in, lin.out, T_}, wdeps);
-    wg.flops += flops(t_ * static_cast<double>(lin.out));
-    wg.bytes_written += static_cast<double>(lin.out) * p_;
+    if (lin.bias) {
+      wg.flops += flops(t_ * static_cast<double>(lin.out));
+      wg.bytes_written += static_cast<double>(lin.out) * p_;
+    }
     wg.weight = lin.weight;
     const KernelId d = add(std::move(dg), layer);
     return {d, add(std::move(wg), layer)};
@@ -157,15 +184,57 @@ class GptBuilder {
   }
   KernelId layernorm_fwd(int layer, const std::string& n, Deps in) {
     const double h = static_cast<double>(s_.hidden);
+    if (rms_) {
+      return stream(layer, n + suffix_, KernelKind::kLayerNorm, phase_, 4.0 * rows_ * h,
+                    rows_ * h * p_ + h * p_, rows_ * h * p_ + rows_ * bytes(4), std::move(in));
+    }
     return stream(layer, n + suffix_, KernelKind::kLayerNorm, phase_, 8.0 * rows_ * h,
                   rows_ * h * p_ + 2.0 * h * p_, rows_ * h * p_ + rows_ * bytes(8),
                   std::move(in));
   }
   KernelId layernorm_bwd(int layer, const std::string& n, KernelId grad) {
     const double h = static_cast<double>(s_.hidden);
+    if (rms_) {
+      return stream(layer, n + ".bwd", KernelKind::kLayerNorm, Phase::kBackwardData,
+                    9.0 * rows_ * h, 2.0 * rows_ * h * p_ + h * p_ + rows_ * bytes(4),
+                    rows_ * h * p_ + h * p_, {grad});
+    }
     return stream(layer, n + ".bwd", KernelKind::kLayerNorm, Phase::kBackwardData,
                   13.0 * rows_ * h, 2.0 * rows_ * h * p_ + h * p_ + rows_ * bytes(8),
                   rows_ * h * p_ + 2.0 * h * p_, {grad});
+  }
+  // The norm's parameters: γ, and β for layernorm.
+  void norm_params(int layer, const std::string& n, std::int64_t h) {
+    const int global = layer < 0 ? -1 : layer + part_.first_layer;
+    (void)b_.add_parameter({name(layer, n + ".gain"), global, h});
+    if (!rms_) (void)b_.add_parameter({name(layer, n + ".bias"), global, h});
+  }
+  // Rotary embedding of q and k (the first a/t + g_t heads of the QKV output), in place.
+  KernelId rotary(int layer, const std::string& n, Phase ph, Deps in) {
+    const double e = t_ * static_cast<double>((s_.heads / tp_ + kv_local_) * s_.head_dim());
+    const double tables = 2.0 * static_cast<double>(s_.sequence * s_.head_dim());
+    return stream(layer, n, KernelKind::kElementwise, ph, 3.0 * e, e * p_ + tables * p_, e * p_,
+                  std::move(in));
+  }
+  // One fused attention kernel over the b·a/t (sequence, head) problems.
+  KernelId flash(int layer, const std::string& n, Phase ph, bool fwd, Deps in) {
+    const double d = static_cast<double>(s_.head_dim());
+    const double q = t_ * static_cast<double>(s_.heads / tp_) * d * p_.si();  // Q, O, dQ, dO
+    const double kv = 2.0 * t_ * static_cast<double>(kv_local_) * d * p_.si();  // K and V
+    const double lse = t_ * static_cast<double>(s_.heads / tp_) * 4.0;  // fp32 per row
+    Kernel k;
+    k.name = name(layer, n);
+    k.kind = KernelKind::kFlashAttention;
+    k.phase = ph;
+    k.dtype = dt_;
+    k.attention = AttentionShape{s_.micro_batch * (s_.heads / tp_), s_.sequence,
+                                 s_.head_dim(), s_.causal, !fwd};
+    const Flops f = k.attention->forward_flops();
+    k.flops = fwd ? f : 2.5 * f;
+    k.bytes_read = bytes(fwd ? q + kv : 3.0 * q + kv + lse);  // bwd: Q, O, dO, K, V, lse
+    k.bytes_written = bytes(fwd ? q + lse : q + kv);          // bwd: dQ, dK, dV
+    k.deps = std::move(in);
+    return add(std::move(k), layer);
   }
   // Gradient flowing into a residual stream from its branch: g + branch.
   KernelId merge(int layer, const std::string& n, Deps deps) {
@@ -186,6 +255,11 @@ class GptBuilder {
   const GptSpec& s_;
   GptPartition part_;
   std::int64_t tp_;
+  std::int64_t kv_local_ = local_kv_heads(s_, static_cast<int>(tp_));
+  bool rms_ = s_.norm == NormKind::kRmsNorm;
+  bool swiglu_ = s_.mlp == MlpKind::kSwiglu;
+  bool flash_ = s_.attention == AttentionKind::kFlash;
+  bool rotary_ = s_.position == PositionKind::kRotary;
   std::int64_t T_;
   double t_;
   double rows_;  // rows of the replicated element-wise work: T, or T/t with SP
@@ -196,14 +270,19 @@ class GptBuilder {
   std::string suffix_ = ".fwd";
   ComputeGraphBuilder b_;
   struct LayerParams {
-    ParamId ln1_g, ln1_b, ln2_g, ln2_b;
     Linear qkv, proj, fc1, fc2;
+    Linear up;  // swiglu only (fc1 is the gate, fc2 the down projection)
   };
   std::vector<LayerParams> params_;
   std::vector<std::vector<KernelId>> grads_;  // kernels producing each layer's gradients
 };
 
 void GptBuilder::attention_fwd(int i, LayerFwd& r, const Deps& qkv) {
+  if (flash_) {
+    r.context = flash(i, "attn.flash" + suffix_, phase_, true, qkv);
+    r.scores = r.softmax = r.context;
+    return;
+  }
   const std::int64_t h = s_.hidden, s = s_.sequence;
   const std::int64_t ba = s_.micro_batch * (s_.heads / tp_);
   const double probs = static_cast<double>(ba) * static_cast<double>(s * s);
@@ -233,21 +312,36 @@ GptBuilder::LayerFwd GptBuilder::layer_fwd(int i, const Deps& x, Pass pass) {
   r.ln1 = layernorm_fwd(i, "ln1", x);
   r.qkv = linear_fwd(i, "qkv", w.qkv, /*bias_epilogue=*/true,
                      gather_in(i, "ln1.gather" + suffix_, phase_, {r.ln1}));
+  if (rotary_) r.qkv = rotary(i, "rotary" + suffix_, phase_, {r.qkv});
   attention_fwd(i, r, {r.qkv});
   Deps res1 = reduce_out(i, "proj.reduce" + suffix_, phase_,
                          {linear_fwd(i, "proj", w.proj, false, {r.context})});
   res1.insert(res1.end(), x.begin(), x.end());
-  r.res1 = stream(i, "residual1" + suffix_, KernelKind::kElementwise, phase_, 2.0 * rows_ * hd,
-                  2.0 * rows_ * hd * p_ + hd * p_, rows_ * hd * (p_ + mask_), std::move(res1));
+  // The residual adds fuse the preceding row-parallel GEMM's bias (and dropout): 2 per element,
+  // 1 without a bias.
+  const double add_ops = s_.bias ? 2.0 : 1.0;
+  const Bytes bias_bytes = s_.bias ? hd * p_ : Bytes{};
+  r.res1 = stream(i, "residual1" + suffix_, KernelKind::kElementwise, phase_,
+                  add_ops * rows_ * hd, 2.0 * rows_ * hd * p_ + bias_bytes,
+                  rows_ * hd * (p_ + mask_), std::move(res1));
   r.ln2 = layernorm_fwd(i, "ln2", {r.res1});
-  r.fc1 = linear_fwd(i, "fc1", w.fc1, false, gather_in(i, "ln2.gather" + suffix_, phase_, {r.ln2}));
-  r.gelu = stream(i, "gelu" + suffix_, KernelKind::kElementwise, phase_, 10.0 * t_ * fd,
-                  t_ * fd * p_ + fd * p_, t_ * fd * p_, {r.fc1});
+  const Deps ln2_out = gather_in(i, "ln2.gather" + suffix_, phase_, {r.ln2});
+  r.fc1 = linear_fwd(i, "fc1", w.fc1, false, ln2_out);
+  if (swiglu_) {
+    r.up = linear_fwd(i, "up", w.up, false, ln2_out);
+    r.gelu = stream(i, "swiglu" + suffix_, KernelKind::kElementwise, phase_, 6.0 * t_ * fd,
+                    2.0 * t_ * fd * p_, t_ * fd * p_, {r.fc1, r.up});
+  } else {
+    r.gelu = stream(i, "gelu" + suffix_, KernelKind::kElementwise, phase_,
+                    (s_.bias ? 10.0 : 9.0) * t_ * fd,
+                    t_ * fd * p_ + (s_.bias ? fd * p_ : Bytes{}), t_ * fd * p_, {r.fc1});
+  }
   Deps res2 = reduce_out(i, "fc2.reduce" + suffix_, phase_,
                          {linear_fwd(i, "fc2", w.fc2, false, {r.gelu})});
   res2.push_back(r.res1);
-  r.res2 = stream(i, "residual2" + suffix_, KernelKind::kElementwise, phase_, 2.0 * rows_ * hd,
-                  2.0 * rows_ * hd * p_ + hd * p_, rows_ * hd * p_, std::move(res2));
+  r.res2 = stream(i, "residual2" + suffix_, KernelKind::kElementwise, phase_,
+                  add_ops * rows_ * hd, 2.0 * rows_ * hd * p_ + bias_bytes, rows_ * hd * p_,
+                  std::move(res2));
   set_pass(Pass::kForward);
   return r;
 }
@@ -264,7 +358,7 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
   // Selective recomputation re-runs the attention core from the stored QKV output.
   LayerFwd fw = stored;
   Deps g = g_in;
-  if (part_.recompute == Recompute::kSelective) {
+  if (part_.recompute == Recompute::kSelective && !flash_) {
     set_pass(Pass::kRecomputeAttention);
     attention_fwd(i, fw, {stored.qkv});
     set_pass(Pass::kForward);
@@ -274,13 +368,28 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
   // FFN: gather the gradient rows (SP), FFN2 and GeLU backward, FFN1, reduce its input gradient.
   const auto [fc2_d, fc2_w] =
       linear_bwd(i, "fc2", w.fc2, gather_in(i, "fc2.gather.bwd", Phase::kBackwardData, g));
-  const KernelId gelu_b =
-      stream(i, "gelu.bwd", KernelKind::kElementwise, Phase::kBackwardData, 18.0 * t_ * fd,
-             2.0 * t_ * fd * p_ + fd * p_, t_ * fd * p_, {fc2_d, fw.fc1});
   const Deps ln2_in = gather_in(i, "ln2.regather.bwd", Phase::kBackwardData, {fw.ln2},
                                   part_.overlap_sp_regather);
-  const auto [fc1_d, fc1_w] = linear_bwd(i, "fc1", w.fc1, {gelu_b}, ln2_in);
-  const Deps fc1_r = reduce_out(i, "fc1.reduce.bwd", Phase::kBackwardData, {fc1_d});
+  Deps fc1_ds, mlp_w;
+  if (swiglu_) {
+    // Reads d(out), gate and up; writes d(gate) and d(up).
+    const KernelId act_b =
+        stream(i, "swiglu.bwd", KernelKind::kElementwise, Phase::kBackwardData, 11.0 * t_ * fd,
+               3.0 * t_ * fd * p_, 2.0 * t_ * fd * p_, {fc2_d, fw.fc1, fw.up});
+    const auto [up_d, up_w] = linear_bwd(i, "up", w.up, {act_b}, ln2_in);
+    const auto [gate_d, gate_w] = linear_bwd(i, "fc1", w.fc1, {act_b, up_d}, ln2_in);
+    mlp_w = {gate_w, up_w};
+    fc1_ds = {gate_d};
+  } else {
+    const KernelId gelu_b =
+        stream(i, "gelu.bwd", KernelKind::kElementwise, Phase::kBackwardData,
+               (s_.bias ? 18.0 : 17.0) * t_ * fd,
+               2.0 * t_ * fd * p_ + (s_.bias ? fd * p_ : Bytes{}), t_ * fd * p_, {fc2_d, fw.fc1});
+    const auto [fc1_d, fc1_w] = linear_bwd(i, "fc1", w.fc1, {gelu_b}, ln2_in);
+    mlp_w = {fc1_w};
+    fc1_ds = {fc1_d};
+  }
+  const Deps fc1_r = reduce_out(i, "fc1.reduce.bwd", Phase::kBackwardData, fc1_ds);
   const KernelId ln2_b = layernorm_bwd(i, "ln2", fc1_r.front());
   Deps m1 = g_in;
   m1.push_back(ln2_b);
@@ -289,32 +398,41 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
   // Attention: gather (SP), projection, context and scores backward, QKV, reduce.
   const auto [proj_d, proj_w] =
       linear_bwd(i, "proj", w.proj, gather_in(i, "proj.gather.bwd", Phase::kBackwardData, {g1}));
-  // Context C = P·V: dP = dC·Vᵀ (s, s, h/a) and dV = Pᵀ·dC (s, h/a, s) per (sequence, head).
-  const KernelId dp =
-      attention_bwd(i, "attn.context.dgrad_probs", KernelKind::kAttentionContext,
-                    GemmShape{ba, s, s, head}, proj_d);
-  const KernelId dv =
-      attention_bwd(i, "attn.context.dgrad_values", KernelKind::kAttentionContext,
-                    GemmShape{ba, s, head, s}, proj_d);
-  const KernelId dp_in =
-      s_.dropout ? stream(i, "attn.dropout.bwd", KernelKind::kElementwise, Phase::kBackwardData,
-                          probs, probs * p_ + probs * bytes(1), probs * p_, {dp})
-                 : dp;
-  const KernelId sm_b = stream(i, "attn.softmax.bwd", KernelKind::kSoftmax, Phase::kBackwardData,
-                               5.0 * probs, 2.0 * probs * p_, probs * p_, {dp_in, fw.softmax});
-  // Scores S = Q·Kᵀ: dQ = dS·K and dK = dSᵀ·Q, each (s, h/a, s) per (sequence, head).
-  const KernelId dq =
-      attention_bwd(i, "attn.scores.dgrad_query", KernelKind::kAttentionScores,
-                    GemmShape{ba, s, head, s}, sm_b);
-  const KernelId dk =
-      attention_bwd(i, "attn.scores.dgrad_key", KernelKind::kAttentionScores,
-                    GemmShape{ba, s, head, s}, sm_b);
+  Deps dqkv;
+  if (flash_) {
+    dqkv = {flash(i, "attn.flash.bwd", Phase::kBackwardData, false, {proj_d, fw.context})};
+  } else {
+    // Context C = P·V: dP = dC·Vᵀ (s, s, h/a) and dV = Pᵀ·dC (s, h/a, s) per (sequence, head).
+    const KernelId dp =
+        attention_bwd(i, "attn.context.dgrad_probs", KernelKind::kAttentionContext,
+                      GemmShape{ba, s, s, head}, proj_d);
+    const KernelId dv =
+        attention_bwd(i, "attn.context.dgrad_values", KernelKind::kAttentionContext,
+                      GemmShape{ba, s, head, s}, proj_d);
+    const KernelId dp_in =
+        s_.dropout ? stream(i, "attn.dropout.bwd", KernelKind::kElementwise, Phase::kBackwardData,
+                            probs, probs * p_ + probs * bytes(1), probs * p_, {dp})
+                   : dp;
+    const KernelId sm_b = stream(i, "attn.softmax.bwd", KernelKind::kSoftmax, Phase::kBackwardData,
+                                 5.0 * probs, 2.0 * probs * p_, probs * p_, {dp_in, fw.softmax});
+    // Scores S = Q·Kᵀ: dQ = dS·K and dK = dSᵀ·Q, each (s, h/a, s) per (sequence, head).
+    const KernelId dq =
+        attention_bwd(i, "attn.scores.dgrad_query", KernelKind::kAttentionScores,
+                      GemmShape{ba, s, head, s}, sm_b);
+    const KernelId dk =
+        attention_bwd(i, "attn.scores.dgrad_key", KernelKind::kAttentionScores,
+                      GemmShape{ba, s, head, s}, sm_b);
+    dqkv = {dq, dk, dv};
+  }
+  if (rotary_) dqkv = {rotary(i, "rotary.bwd", Phase::kBackwardData, dqkv)};
   const Deps ln1_in = gather_in(i, "ln1.regather.bwd", Phase::kBackwardData, {fw.ln1},
                                   part_.overlap_sp_regather);
-  const auto [qkv_d, qkv_w] = linear_bwd(i, "qkv", w.qkv, {dq, dk, dv}, ln1_in);
+  const auto [qkv_d, qkv_w] = linear_bwd(i, "qkv", w.qkv, dqkv, ln1_in);
   const Deps qkv_r = reduce_out(i, "qkv.reduce.bwd", Phase::kBackwardData, {qkv_d});
   const KernelId ln1_b = layernorm_bwd(i, "ln1", qkv_r.front());
-  grads.insert(grads.end(), {fc2_w, fc1_w, ln2_b, proj_w, qkv_w, ln1_b});
+  grads.push_back(fc2_w);
+  grads.insert(grads.end(), mlp_w.begin(), mlp_w.end());
+  grads.insert(grads.end(), {ln2_b, proj_w, qkv_w, ln1_b});
   return {merge(i, "residual0.grad", {g1, ln1_b})};
 }
 
@@ -367,26 +485,25 @@ ComputeGraph GptBuilder::build() {
   std::optional<ParamId> tok, pos, head_w;
   if (part_.embedding) {
     tok = b_.add_parameter({"embedding.token", -1, Vt * h});
-    pos = b_.add_parameter({"embedding.position", -1, s * h});
+    if (!rotary_) pos = b_.add_parameter({"embedding.position", -1, s * h});
   }
+  const std::int64_t qkv_out = (s_.heads / tp_ + 2 * kv_local_) * s_.head_dim();
   for (int i = 0; i < L; ++i) {
     LayerParams w{};
-    w.ln1_g = b_.add_parameter({name(i, "ln1.gain"), i + part_.first_layer, h});
-    w.ln1_b = b_.add_parameter({name(i, "ln1.bias"), i + part_.first_layer, h});
-    w.qkv = linear(i, "qkv", h, 3 * h / tp_);
+    norm_params(i, "ln1", h);
+    w.qkv = linear(i, "qkv", h, qkv_out);
     w.proj = linear(i, "proj", h / tp_, h);
-    w.ln2_g = b_.add_parameter({name(i, "ln2.gain"), i + part_.first_layer, h});
-    w.ln2_b = b_.add_parameter({name(i, "ln2.bias"), i + part_.first_layer, h});
+    norm_params(i, "ln2", h);
     w.fc1 = linear(i, "fc1", h, s_.ffn / tp_);
+    if (swiglu_) w.up = linear(i, "up", h, s_.ffn / tp_);
     w.fc2 = linear(i, "fc2", s_.ffn / tp_, h);
     params_.push_back(w);
   }
   if (part_.head) {
-    (void)b_.add_parameter({"final_ln.gain", -1, h});
-    (void)b_.add_parameter({"final_ln.bias", -1, h});
+    norm_params(-1, "final_ln", h);
     // Without the embedding on this stage the tied logits weight is a copy (Megatron keeps
-    // the word embedding on both the first and the last stage).
-    head_w = tok ? *tok : b_.add_parameter({"head.weight", -1, Vt * h});
+    // the word embedding on both the first and the last stage); untied, its own weight.
+    head_w = tok && s_.tied_embeddings ? *tok : b_.add_parameter({"head.weight", -1, Vt * h});
   }
   grads_.assign(static_cast<std::size_t>(L), {});
 
@@ -394,9 +511,12 @@ ComputeGraph GptBuilder::build() {
   Deps x;
   std::optional<KernelId> emb_id;
   if (part_.embedding) {
+    // Gathers T rows of the token table and, with learned positions, adds s position rows.
+    const double pos_rows = rotary_ ? 0.0 : sd;
     Kernel emb = stream_kernel("embedding.fwd", KernelKind::kEmbedding, Phase::kForward, dt_,
-                               flops(t_ * hd), t_ * bytes(4) + t_ * hd * p_ + sd * hd * p_,
-                               t_ * hd * p_, {});
+                               flops(rotary_ ? 0.0 : t_ * hd),
+                               t_ * bytes(4) + t_ * hd * p_ + pos_rows * hd * p_, t_ * hd * p_,
+                               {});
     emb.weight = *tok;
     x = reduce_out(-1, "embedding.reduce", Phase::kForward, {add(std::move(emb), -1)});
   }
@@ -424,10 +544,11 @@ ComputeGraph GptBuilder::build() {
     // write of T rows) and sum them over the batch into the s position rows: 2·T·h adds.
     Deps deps = gather_in(-1, "embedding.gather.bwd", Phase::kBackwardWeight, g);
     deps.insert(deps.end(), head_grads.begin(), head_grads.end());
+    const double pos_rows = rotary_ ? 0.0 : sd;
     Kernel eb = stream_kernel("embedding.bwd", KernelKind::kEmbedding, Phase::kBackwardWeight,
-                              dt_, flops(2.0 * t_ * hd),
-                              t_ * bytes(4) + 2.0 * t_ * hd * p_ + sd * hd * p_,
-                              t_ * hd * p_ + sd * hd * p_, std::move(deps));
+                              dt_, flops((rotary_ ? 1.0 : 2.0) * t_ * hd),
+                              t_ * bytes(4) + 2.0 * t_ * hd * p_ + pos_rows * hd * p_,
+                              t_ * hd * p_ + pos_rows * hd * p_, std::move(deps));
     eb.weight = *tok;
     emb_id = add(std::move(eb), -1);
   }
@@ -435,8 +556,8 @@ ComputeGraph GptBuilder::build() {
   // Optimizer step, one kernel per parameter group.
   if (part_.embedding) {
     (void)add(update_kernel("embedding.update", s_.optimizer, dt_,
-                            b_.parameter(*tok).elements + b_.parameter(*pos).elements, -1,
-                            {*emb_id}),
+                            b_.parameter(*tok).elements + (pos ? b_.parameter(*pos).elements : 0),
+                            -1, {*emb_id}),
               -1);
   }
   std::vector<std::int64_t> layer_elements(static_cast<std::size_t>(L), 0);
@@ -454,7 +575,8 @@ ComputeGraph GptBuilder::build() {
               i);
   }
   if (part_.head) {
-    const std::int64_t n = 2 * h + (part_.embedding ? 0 : Vt * h);
+    const std::int64_t n =
+        (rms_ ? h : 2 * h) + (part_.embedding && s_.tied_embeddings ? 0 : Vt * h);
     (void)add(update_kernel("final_ln.update", s_.optimizer, dt_, n, -1, head_grads), -1);
   }
   return std::move(b_).build();
@@ -466,7 +588,9 @@ ComputeGraph build_gpt_graph(const GptSpec& spec, const GptPartition& part) {
   PF_ASSERT(spec.layers > 0 && spec.hidden > 0 && spec.heads > 0 && spec.ffn > 0 &&
             spec.sequence > 0 && spec.vocabulary > 0 && spec.micro_batch > 0);
   PF_ASSERT(spec.hidden % spec.heads == 0);
+  PF_ASSERT(spec.kv() >= 1 && spec.heads % spec.kv() == 0);
   PF_ASSERT(part.tensor > 0 && spec.heads % part.tensor == 0 && spec.ffn % part.tensor == 0 &&
+            (spec.kv() % part.tensor == 0 || part.tensor % spec.kv() == 0) &&
             spec.hidden % part.tensor == 0 && spec.vocabulary % part.tensor == 0);
   PF_ASSERT(part.first_layer >= 0 && part.first_layer + std::max(part.layers, 0) <= spec.layers);
   return GptBuilder(spec, part).build();

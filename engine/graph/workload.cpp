@@ -29,7 +29,93 @@ constexpr enum_table::Table<LstmBatching, 2> kLstmBatchings{{
     {LstmBatching::kSequence, "sequence"},
 }};
 
+constexpr enum_table::Table<MlpKind, 2> kMlpKinds{{
+    {MlpKind::kGelu, "gelu"},
+    {MlpKind::kSwiglu, "swiglu"},
+}};
+constexpr enum_table::Table<NormKind, 2> kNormKinds{{
+    {NormKind::kLayerNorm, "layernorm"},
+    {NormKind::kRmsNorm, "rmsnorm"},
+}};
+constexpr enum_table::Table<PositionKind, 2> kPositionKinds{{
+    {PositionKind::kLearned, "learned"},
+    {PositionKind::kRotary, "rotary"},
+}};
+constexpr enum_table::Table<AttentionKind, 2> kAttentionKinds{{
+    {AttentionKind::kUnfused, "unfused"},
+    {AttentionKind::kFlash, "flash"},
+}};
+
 }  // namespace
+
+std::string_view to_string(MlpKind k) { return enum_table::name(kMlpKinds, k); }
+std::string_view to_string(NormKind k) { return enum_table::name(kNormKinds, k); }
+std::string_view to_string(PositionKind k) { return enum_table::name(kPositionKinds, k); }
+std::string_view to_string(AttentionKind k) { return enum_table::name(kAttentionKinds, k); }
+std::optional<MlpKind> parse_mlp_kind(std::string_view s) { return enum_table::parse(kMlpKinds, s); }
+std::optional<NormKind> parse_norm_kind(std::string_view s) {
+  return enum_table::parse(kNormKinds, s);
+}
+std::optional<PositionKind> parse_position_kind(std::string_view s) {
+  return enum_table::parse(kPositionKinds, s);
+}
+std::optional<AttentionKind> parse_attention_kind(std::string_view s) {
+  return enum_table::parse(kAttentionKinds, s);
+}
+std::vector<std::string> valid_mlp_kinds() { return enum_table::names(kMlpKinds); }
+std::vector<std::string> valid_norm_kinds() { return enum_table::names(kNormKinds); }
+std::vector<std::string> valid_position_kinds() { return enum_table::names(kPositionKinds); }
+std::vector<std::string> valid_attention_kinds() { return enum_table::names(kAttentionKinds); }
+
+std::int64_t local_kv_heads(const GptSpec& s, int tp) {
+  PF_ASSERT(tp >= 1 && (s.kv() % tp == 0 || tp % s.kv() == 0));
+  return s.kv() % tp == 0 ? s.kv() / tp : 1;
+}
+
+// Per layer on one of t ranks (Megatron-LM's sharding, Shoeybi et al. 2019), d = h/a, g_t the
+// local KV heads, f the FFN width, β = 1 with biases:
+//   QKV (column-parallel)   h·(a/t + 2·g_t)·d weights + β·(a/t + 2·g_t)·d biases
+//   projection (row)        (h/t)·h + β·h (bias added after the reduction: replicated)
+//   gelu MLP                h·f/t + β·f/t, (f/t)·h + β·h
+//   swiglu MLP              gate and up h·f/t each (+ β·f/t each), down (f/t)·h + β·h
+//   two norms               layernorm γ and β: 4h; rmsnorm γ only: 2h
+// GPT-3 defaults (g = a, gelu, layernorm, biases): (4h² + 2h·f + 3h + f)/t + 6h.
+std::int64_t gpt_layer_parameters(const GptSpec& s, int tp) {
+  const std::int64_t h = s.hidden, d = s.head_dim(), f = s.ffn / tp, beta = s.bias ? 1 : 0;
+  const std::int64_t qkv_out = (s.heads / tp + 2 * local_kv_heads(s, tp)) * d;
+  std::int64_t n = h * qkv_out + beta * qkv_out + (h / tp) * h + beta * h;
+  if (s.mlp == MlpKind::kGelu) {
+    n += 2 * h * f + beta * (f + h);
+  } else {
+    n += 3 * h * f + beta * (2 * f + h);
+  }
+  n += s.norm == NormKind::kLayerNorm ? 4 * h : 2 * h;
+  return n;
+}
+
+// Layers, the token table V·h, learned positions s·h, an untied output head V·h and the final
+// norm (layernorm 2h, rmsnorm h).
+std::int64_t gpt_parameters(const GptSpec& s) {
+  const std::int64_t h = s.hidden;
+  std::int64_t n = s.layers * gpt_layer_parameters(s, 1) + s.vocabulary * h;
+  if (s.position == PositionKind::kLearned) n += s.sequence * h;
+  if (!s.tied_embeddings) n += s.vocabulary * h;
+  return n + (s.norm == NormKind::kLayerNorm ? 2 * h : h);
+}
+
+// Per token of the forward pass, 2 FLOPs per multiply-add: QKV 2·h·(h + 2·g·d), projection
+// 2h², MLP 2·2h·f (gelu) or 2·3h·f (swiglu), scores and context 2·2·s·h (the whole s×s, as
+// Megatron and PaLM's MFU count it, causal or not), logits 2·h·V; forward + backward = 3×.
+double gpt_model_flops(const GptSpec& s) {
+  const double h = static_cast<double>(s.hidden), f = static_cast<double>(s.ffn),
+               sq = static_cast<double>(s.sequence), V = static_cast<double>(s.vocabulary),
+               l = static_cast<double>(s.layers),
+               kvd = static_cast<double>(s.kv() * s.head_dim());
+  const double mlp = (s.mlp == MlpKind::kGelu ? 4.0 : 6.0) * h * f;
+  const double layer = 2.0 * h * (h + 2.0 * kvd) + 2.0 * h * h + mlp + 4.0 * sq * h;
+  const double tokens = static_cast<double>(s.global_batch) * sq;
+  return 3.0 * tokens * (l * layer + 2.0 * h * V);
+}
 
 std::string_view to_string(Recompute r) { return enum_table::name(kRecomputes, r); }
 std::optional<Recompute> parse_recompute(std::string_view s) {

@@ -5,8 +5,10 @@
 //   LSTM LM   the DeepFlow paper's language model: embedding, L LSTM layers unrolled over S time
 //             steps, a softmax over V per step; kernels as the reference code counts them
 //             (deepflow-reference.md §3.8)
-//   GPT       a decoder-only transformer, pre-layernorm, learned positions, logits tied to the
-//             token embedding (GPT-2/3 as trained by Megatron-LM), no activation recomputation
+//   GPT       a decoder-only transformer: by default pre-layernorm, learned positions, GeLU MLP,
+//             biases, logits tied to the token embedding, unfused attention (GPT-2/3 as trained
+//             by Megatron-LM); the GptSpec keys select Llama-style variants (GQA, SwiGLU,
+//             RMSNorm, rotary, FlashAttention, untied, no bias) in the same builder
 //
 // A graph holds one micro-batch's forward and backward passes and one optimizer step; an
 // iteration runs global_batch / micro_batch micro-batches, then the step.
@@ -63,6 +65,26 @@ struct LstmSpec {
   LstmBatching batching = LstmBatching::kPerStep;
 };
 
+// Decoder variants (issue 13). GPT-3 / Megatron-LM: gelu, layernorm, learned, unfused.
+// Llama 2/3 (Touvron et al. 2023; Meta Llama 3 model card): swiglu, rmsnorm, rotary, no bias,
+// untied, grouped-query attention; trained with FlashAttention (Dao 2023, "FlashAttention-2").
+enum class MlpKind { kGelu, kSwiglu };
+enum class NormKind { kLayerNorm, kRmsNorm };
+enum class PositionKind { kLearned, kRotary };
+enum class AttentionKind { kUnfused, kFlash };
+[[nodiscard]] std::string_view to_string(MlpKind k);
+[[nodiscard]] std::string_view to_string(NormKind k);
+[[nodiscard]] std::string_view to_string(PositionKind k);
+[[nodiscard]] std::string_view to_string(AttentionKind k);
+[[nodiscard]] std::optional<MlpKind> parse_mlp_kind(std::string_view s);
+[[nodiscard]] std::optional<NormKind> parse_norm_kind(std::string_view s);
+[[nodiscard]] std::optional<PositionKind> parse_position_kind(std::string_view s);
+[[nodiscard]] std::optional<AttentionKind> parse_attention_kind(std::string_view s);
+[[nodiscard]] std::vector<std::string> valid_mlp_kinds();
+[[nodiscard]] std::vector<std::string> valid_norm_kinds();
+[[nodiscard]] std::vector<std::string> valid_position_kinds();
+[[nodiscard]] std::vector<std::string> valid_attention_kinds();
+
 struct GptSpec {
   std::int64_t layers = 0;        // l
   std::int64_t hidden = 0;        // h
@@ -75,7 +97,32 @@ struct GptSpec {
   DataType precision = DataType::kFp16;
   Optimizer optimizer = Optimizer::kAdam;
   bool dropout = true;  // attention-probability and hidden dropout, as Megatron-LM trains GPT
+  MlpKind mlp = MlpKind::kGelu;
+  NormKind norm = NormKind::kLayerNorm;
+  PositionKind position = PositionKind::kLearned;
+  AttentionKind attention = AttentionKind::kUnfused;
+  bool causal = true;            // a causal mask: FlashAttention skips the masked half
+  bool tied_embeddings = true;   // logits share the token embedding's weight
+  bool bias = true;              // biases on the linear layers (layernorm keeps its own β)
+  std::int64_t kv_heads = 0;     // g, key/value heads (GQA; 1 = MQA); 0 means a (multi-head)
+
+  [[nodiscard]] std::int64_t head_dim() const { return hidden / heads; }
+  [[nodiscard]] std::int64_t kv() const { return kv_heads > 0 ? kv_heads : heads; }
 };
+
+// Key/value heads one device of a t-way tensor group holds: g/t when t divides g, else one
+// (t a multiple of g: each KV head replicated over t/g ranks, as vLLM and Megatron-Core's
+// GQA with tp > num_query_groups do).
+[[nodiscard]] std::int64_t local_kv_heads(const GptSpec& s, int tp);
+// Trainable parameters of one transformer layer on one device of a t-way tensor group
+// (replicated norms and row-parallel biases counted whole).
+[[nodiscard]] std::int64_t gpt_layer_parameters(const GptSpec& s, int tp);
+// Whole-model parameters (no tensor parallelism, the tied head counted once).
+[[nodiscard]] std::int64_t gpt_parameters(const GptSpec& s);
+// Model FLOPs per iteration, forward and backward, without recomputation: 3× the forward GEMMs
+// (Narayanan et al. 2021 eq. 3 generalised to GQA, SwiGLU and causal FlashAttention). With the
+// defaults it equals 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)).
+[[nodiscard]] double gpt_model_flops(const GptSpec& s);
 
 // Activation recomputation (Korthikanti et al. 2022): none, the attention core only
 // (selective), or each whole layer's forward again before its backward (full).

@@ -100,6 +100,16 @@ GptSpec read_gpt(const ConfigNode& n) {
   s.precision = read_enum(n, "precision", parse_data_type, valid_data_types, DataType::kFp16);
   s.optimizer = read_enum(n, "optimizer", parse_optimizer, valid_optimizers, Optimizer::kAdam);
   s.dropout = n.get_or<bool>("dropout", true);
+  s.kv_heads = optional_size(n, "kv_heads", kMaxWidth).value_or(s.heads);
+  s.mlp = read_enum(n, "mlp", parse_mlp_kind, valid_mlp_kinds, MlpKind::kGelu);
+  s.norm = read_enum(n, "norm", parse_norm_kind, valid_norm_kinds, NormKind::kLayerNorm);
+  s.position =
+      read_enum(n, "position", parse_position_kind, valid_position_kinds, PositionKind::kLearned);
+  s.attention = read_enum(n, "attention", parse_attention_kind, valid_attention_kinds,
+                          AttentionKind::kUnfused);
+  s.causal = n.get_or<bool>("causal", true);
+  s.tied_embeddings = n.get_or<bool>("tied_embeddings", true);
+  s.bias = n.get_or<bool>("bias", true);
   return s;
 }
 
@@ -127,6 +137,11 @@ WorkloadFile read_workload_file(const ConfigNode& root) {
   std::vector<Diagnostic> problems;
   if (const auto* g = std::get_if<GptSpec>(&w.spec)) {
     check_multiple(root, "hidden", g->hidden, "heads", g->heads, problems);
+    if (root.has("kv_heads") && g->heads % g->kv_heads != 0) {
+      problems.push_back(Diagnostic{root.loc_of("kv_heads"),
+                                    "expected a divisor of heads (" + std::to_string(g->heads) +
+                                        "), got " + root.quoted("kv_heads")});
+    }
     if (root.has("global_batch")) {
       check_multiple(root, "global_batch", g->global_batch, "micro_batch", g->micro_batch,
                      problems);

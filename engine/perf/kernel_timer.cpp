@@ -1,6 +1,7 @@
 #include "engine/perf/kernel_timer.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace pathfinder {
 
@@ -44,8 +45,68 @@ KernelTime KernelTimer::stream_time(const Kernel& k) const {
   return t;
 }
 
+// FlashAttention-2 (Dao 2023, Algorithm 1 and §3.3) as a tiled roofline. Each thread block
+// owns a tile of kBlockRows = 128 queries of one (sequence, head) problem (the paper's
+// B_r ∈ {64, 128}; 128 for head dimensions up to 128) and streams every key/value block past
+// it (with a causal mask only the blocks at or below the diagonal, half on average), so:
+//   compute      the kernel's matrix FLOPs on the MCU arrays, then its softmax work on the
+//                vector units, not overlapped (FlashAttention-2 runs them in turn within a warp;
+//                Shah et al. 2024, FlashAttention-3 §1, §3.1): per unmasked score one
+//                exponential (forward; the backward recomputes P = exp(S − L)) at the special-
+//                function rate, 16 per SM per clock against 256 FP32 FLOPs, so vector_flops/16
+//                (H100: 4.2 T/s, FA-3's "3.9 TFLOPS of special functions"), plus 3 FP32 FLOPs
+//                (forward: row max, scale-subtract, row sum; backward: scale-subtract,
+//                dS = P∘(dP − D)); all over ceil(tiles / bundles) waves of one tile per bundle
+//                (the last wave partly idle: wave quantization)
+//   main memory  the kernel's byte count: Q, K, V and O (and in backward dO, dQ, dK, dV and the
+//                per-row logsumexp), each once; the s×s scores never leave the chip
+//   last level   K and V (p bytes per element) streamed once per query tile in forward; the
+//                backward streams Q and dO per key/value tile and read-modify-writes dQ, twice
+//                the forward's on-chip traffic
+// The slowest of the three plus one memory latency, as for a GEMM plan.
+KernelTime KernelTimer::flash_attention_time(const Kernel& k) const {
+  constexpr double kBlockRows = 128.0;
+  const AttentionShape& a = *k.attention;
+  const double s = static_cast<double>(a.sequence), dh = static_cast<double>(a.head_dim);
+  const double tiles = static_cast<double>(a.batch) * std::ceil(s / kBlockRows);
+  const double bundles = static_cast<double>(std::max(m_.bundles, 1));
+  const double waves = std::ceil(tiles / bundles);
+  KernelTime t;
+  t.flops = k.flops.si();
+  t.main_memory_bytes = k.bytes().si();
+  t.wave_efficiency = tiles / (waves * bundles);
+  constexpr double kSpecialFunctionShare = 1.0 / 16.0;  // exp lanes per FP32 FLOP per clock
+  constexpr double kSoftmaxFlops = 3.0;                  // FP32 FLOPs per score beside the exp
+  const double scores = static_cast<double>(a.batch) * s * s * (a.causal ? 0.5 : 1.0);
+  const double softmax =
+      m_.vector_flops > 0.0
+          ? scores * (1.0 / kSpecialFunctionShare + kSoftmaxFlops) / m_.vector_flops
+          : 0.0;
+  const double matrix = m_.matrix_flops > 0.0 ? t.flops / m_.matrix_flops : 0.0;
+  t.compute = (matrix + softmax) / t.wave_efficiency;
+  const double memory =
+      m_.main_memory.bandwidth > 0.0 ? t.main_memory_bytes / m_.main_memory.bandwidth : 0.0;
+  const double streamed = tiles * 2.0 * s * dh * bytes_per_element(k.dtype).si() *
+                          (a.causal ? 0.5 : 1.0) * (a.backward ? 2.0 : 1.0);
+  const PerfLevel* last = m_.levels.empty() ? nullptr : &m_.levels.back();
+  const double on_chip = last && last->bandwidth > 0.0 ? streamed / last->bandwidth : 0.0;
+  t.binding = -1;
+  double slowest = t.compute;
+  if (on_chip > slowest) {
+    slowest = on_chip;
+    t.binding = levels() - 1;
+  }
+  if (memory > slowest) {
+    slowest = memory;
+    t.binding = levels();
+  }
+  t.device = slowest + m_.main_memory.latency;
+  return t;
+}
+
 KernelTime KernelTimer::time(const Kernel& k) {
   if (k.comm) return {};  // communication is timed by the system model (engine/system)
+  if (k.attention) return flash_attention_time(k);
   if (!k.gemm) return stream_time(k);
   const GemmPlan& p = gemm_plan(*k.gemm, k.dtype);
   KernelTime t;

@@ -50,6 +50,7 @@ class KernelTimer {
     std::size_t operator()(const Key& k) const noexcept;
   };
   [[nodiscard]] KernelTime stream_time(const Kernel& k) const;
+  [[nodiscard]] KernelTime flash_attention_time(const Kernel& k) const;
 
   PerfMachine m_;
   std::unordered_map<Key, GemmPlan, KeyHash> cache_;

@@ -27,6 +27,23 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
     s.overlap_sp_regather = o->get_or<bool>("sequence_parallel_regather", false);
     o->finish();
   }
+  if (auto m = root.optional_child("memory_model")) {
+    s.memory.fp32_gradient_buffer = m->get_or<bool>("fp32_gradient_buffer", false);
+    s.memory.zero_unsharded_bytes = m->get_or<double>("zero_unsharded_bytes", 0.0);
+    s.memory.zero_sharded_bytes = m->get_or<double>("zero_sharded_bytes", 0.0);
+    s.memory.activation_factor = m->get_or<double>("activation_factor", 1.0);
+    s.memory.pipeline_buffers = m->get_or<double>("pipeline_buffers", 0.0);
+    for (const char* key : {"zero_unsharded_bytes", "zero_sharded_bytes", "pipeline_buffers"}) {
+      if (m->has(key) && !(m->get_or<double>(key, 0.0) >= 0.0)) {
+        throw m->error_at(key, "expected a number >= 0, got " + m->quoted(key));
+      }
+    }
+    if (!(s.memory.activation_factor > 0.0)) {
+      throw m->error_at("activation_factor",
+                        "expected a factor > 0, got " + m->quoted("activation_factor"));
+    }
+    m->finish();
+  }
   root.finish();
   return s;
 }

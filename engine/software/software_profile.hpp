@@ -12,6 +12,7 @@
 #include "engine/arch/arch_template.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/units.hpp"
+#include "engine/dist/memory_model.hpp"
 
 namespace pathfinder {
 
@@ -36,6 +37,9 @@ struct SoftwareProfile {
   double tensor_comm_overlap = 0.0;
   // Sequence parallelism's backward re-gathers of the layernorm outputs on a side stream.
   bool overlap_sp_regather = false;
+  // What the stack keeps in device memory beyond the ZeRO/Korthikanti counts (memory_model:
+  // block; GPT workloads).
+  MemoryModel memory;
 };
 
 // Throws ConfigError with the file, line and column of the first problem.

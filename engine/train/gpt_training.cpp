@@ -13,14 +13,6 @@ namespace pathfinder {
 namespace {
 
 // The tensor group's collectives on its placement.
-// Megatron's model FLOPs per iteration without recomputation (Narayanan et al. 2021, eq. 3).
-double megatron_flops(const GptSpec& w) {
-  const double B = static_cast<double>(w.global_batch), s = static_cast<double>(w.sequence),
-               l = static_cast<double>(w.layers), h = static_cast<double>(w.hidden),
-               V = static_cast<double>(w.vocabulary);
-  return 72.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (12.0 * l * h));
-}
-
 // A part's pass time with the one launch latency it starts with removed, so parts chain.
 double chained(const PassTimes& p, double launch) { return std::max(0.0, p.span - launch); }
 
@@ -149,9 +141,9 @@ TrainingResult GptTraining::evaluate(const Strategy& s) {
   PF_ASSERT(s.devices() == system_.devices && s.micro_batch > 0);
   TrainingResult r;
   r.strategy = s;
-  r.memory = gpt_memory_footprint(spec_, s);
+  r.memory = gpt_memory_footprint(spec_, s, options_.memory);
   r.memory_capacity = timer_.machine().main_memory.capacity;
-  r.model_flops = megatron_flops(spec_);
+  r.model_flops = gpt_model_flops(spec_);  // Narayanan et al. 2021 eq. 3, generalised
   r.micro_batches = spec_.global_batch / (static_cast<std::int64_t>(s.dp) * s.micro_batch);
   if (reject_if_out_of_memory(r, options_.check_memory)) return r;
   if (s.zero < 3 || s.dp == 1) {
@@ -207,9 +199,9 @@ void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
   // stage each hold a copy and all-reduce its gradients after the backward pass (Megatron's
   // embedding group; Narayanan et al. 2021 §2.2 footnote, Shoeybi et al. 2019 §3). A ring
   // all-reduce of two members moves the whole buffer once each way: one send of V/t·h
-  // gradients over the pipeline group's link.
+  // gradients over the pipeline group's link. Untied embeddings need none.
   const double tied_sync =
-      s.pp > 1 ? collective_time(pl.mapping.groups[2], Collective::kSendRecv,
+      s.pp > 1 && spec_.tied_embeddings ? collective_time(pl.mapping.groups[2], Collective::kSendRecv,
                                  static_cast<double>(spec_.vocabulary / s.tp) *
                                      static_cast<double>(spec_.hidden) * p)
                : 0.0;

@@ -46,9 +46,12 @@ struct TrainingOptions {
   // anyway, as the DeepFlow reference does (it only prints the overflow) -- for reproducing
   // the paper's comparisons, never for recommendations.
   bool check_memory = true;
+  // What the software stack keeps in memory beyond the ZeRO/Korthikanti counts.
+  MemoryModel memory;
 
   [[nodiscard]] static TrainingOptions from(const SoftwareProfile& s) {
     TrainingOptions o;
+    o.memory = s.memory;
     o.overlap_data_parallel = s.overlap_data_parallel;
     o.tensor_comm_overlap = s.tensor_comm_overlap;
     o.overlap_sp_regather = s.overlap_sp_regather;

@@ -271,3 +271,29 @@ TEST_CASE("recomputation and sequence parallelism never store more", "[dist][pro
   all.resize(std::min<std::size_t>(all.size(), 3000));
   check_all(big, all);
 }
+
+TEST_CASE("Llama 3 8B: GQA, SwiGLU and flash attention in the Korthikanti terms",
+          "[dist][golden]") {
+  const GptSpec w = shipped_gpt("llama3_8b");  // s 8192, h 4096, a 32, g 8, d 128, f 14336
+  // Per layer and sequence, bf16, no dropout, no sp:
+  //   replicated 4p·s·h = 8·8192·4096                        = 268,435,456
+  //   split s·p·(a·d + 2·g·d + h + 3f) = 8192·2·(4096 + 2048 + 4096 + 43008)
+  //                                                           = 872,415,232
+  //   flash logsumexp 4·a·s = 4·32·8192                       =   1,048,576
+  CHECK(b(gpt_layer_activations(w, parse_strategy("tp1-pp1-dp1-mb1"), 1)) ==
+        exactly(1141899264.0));
+  // tp8 with sp: replicated /8 = 33,554,432; split 8192·2·(512 + 2·128 + 512 + 5376)
+  // = 109,051,904; logsumexp /8 = 131,072.
+  CHECK(b(gpt_layer_activations(w, parse_strategy("tp8-pp1-dp1-mb1-sp"), 1)) ==
+        exactly(142737408.0));
+  // Selective recomputation has nothing to drop: flash stores no scores.
+  CHECK(b(gpt_layer_activations(w, parse_strategy("tp8-pp1-dp1-mb1-sp-recompute=selective"),
+                                1)) == exactly(142737408.0));
+  // Parameters: the whole model on one stage (untied head, no position table) is the model
+  // card's 8,030,261,248; with pp2 stage 0 holds 16 layers and the token table,
+  // 16·218,112,000 + 128256·4096 = 4,015,128,576, the last 16 layers, the final RMSNorm and
+  // the untied head: 4,015,132,672.
+  CHECK(gpt_stage_parameters(w, parse_strategy("tp1-pp1-dp1"), 0) == 8030261248LL);
+  CHECK(gpt_stage_parameters(w, parse_strategy("tp1-pp2-dp1"), 0) == 4015128576LL);
+  CHECK(gpt_stage_parameters(w, parse_strategy("tp1-pp2-dp1"), 1) == 4015132672LL);
+}

@@ -113,6 +113,25 @@ TEST_CASE("GPT rules: Megatron divisibility, batch, sequence parallel, interleav
               "(Megatron tensor parallel)"});
 }
 
+TEST_CASE("GQA: tp splits the KV heads or replicates them", "[dist][config-error]") {
+  // Llama 3 8B: 32 query heads, 8 KV heads. tp8 gives each rank one KV head; tp16 and tp32
+  // replicate each KV head on 2 and 4 ranks (local_kv_heads = 1): all valid.
+  const GptSpec l = shipped_gpt("llama3_8b");
+  CHECK(problems("tp8-pp1-dp1", l, 8).empty());
+  CHECK(problems("tp16-pp1-dp1", l, 16).empty());
+  CHECK(problems("tp32-pp1-dp1", l, 32).empty());
+  // 12 query heads in 3 KV groups on tp4: 4 divides the heads, but neither 3 nor 4 divides the
+  // other, so the KV heads can be neither split nor replicated evenly.
+  GptSpec g = tiny_gpt();
+  g.hidden = 96;
+  g.heads = 12;
+  g.kv_heads = 3;
+  g.ffn = 384;
+  CHECK(problems("tp4-pp1-dp1", g, 4) ==
+        Lines{"kv_heads = 3 and tp = 4: one must be a multiple of the other (KV heads split or "
+              "replicated over tp)"});
+}
+
 TEST_CASE("LSTM rules: DeepFlow's kernel splits and stages", "[dist][config-error]") {
   // The paper's LM: B 16384, D 16384, V 800000 (= 2^8 x 5^5), 2 layers.
   const WorkloadSpec lm = shipped_workload("lstm_lm");

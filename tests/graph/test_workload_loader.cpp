@@ -233,3 +233,67 @@ TEST_CASE("workload counts are bounded at their keys", "[graph][config-error][is
   CHECK_NOTHROW(read_workload_file(ConfigNode::load_string(
       gpt + "sequence: 16777216\nmicro_batch: 16777216\n", "w.yaml")));
 }
+
+TEST_CASE("shipped Llama 3 workloads have their model cards' sizes and parameter counts",
+          "[graph][golden]") {
+  struct Row {
+    const char* file;
+    std::int64_t layers, hidden, heads, ffn, parameters;
+  };
+  // Hugging Face config.json (meta-llama/Meta-Llama-3-8B, -70B, Llama-3.1-405B): 8 KV heads,
+  // vocabulary 128256, untied, no biases, RMSNorm. Head size d = h/a = 128 for all three.
+  // Parameters l·(h·(a + 2·8)·d + h² + 3·h·f + 2h) + 2·V·h + h:
+  //   8B:   32·(4096·48·128 + 4096² + 3·4096·14336 + 8192) + 2·128256·4096 + 4096
+  //         = 32·218,112,000 + 1,050,673,152 + 4096 = 8,030,261,248 (model card 8.03B)
+  //   70B:  80·855,654,400 + 2,101,346,304 + 8192 = 70,553,706,496 (70.6B)
+  //   405B: 126·3,187,703,808 + 4,202,692,608 + 16384 = 405,853,388,800 (405B)
+  const std::vector<Row> rows{
+      {"llama3_8b", 32, 4096, 32, 14336, 8030261248LL},
+      {"llama3_70b", 80, 8192, 64, 28672, 70553706496LL},
+      {"llama3_405b", 126, 16384, 128, 53248, 405853388800LL},
+  };
+  for (const auto& r : rows) {
+    INFO(r.file);
+    const WorkloadFile f = load_workload_file(shipped(r.file));
+    const GptSpec& s = std::get<GptSpec>(f.spec);
+    CHECK(s.layers == r.layers);
+    CHECK(s.hidden == r.hidden);
+    CHECK(s.heads == r.heads);
+    CHECK(s.kv_heads == 8);
+    CHECK(s.ffn == r.ffn);
+    CHECK(s.sequence == 8192);
+    CHECK(s.vocabulary == 128256);
+    CHECK(s.mlp == MlpKind::kSwiglu);
+    CHECK(s.norm == NormKind::kRmsNorm);
+    CHECK(s.position == PositionKind::kRotary);
+    CHECK(s.attention == AttentionKind::kFlash);
+    CHECK(!s.tied_embeddings);
+    CHECK(!s.bias);
+    CHECK(!s.dropout);
+    CHECK(gpt_parameters(s) == r.parameters);
+    // The graph's parameter tensors add up to the same count.
+    CHECK(load_workload(shipped(r.file)).stats.parameters == r.parameters);
+  }
+}
+
+TEST_CASE("the Llama keys default to the GPT-3 layout", "[graph]") {
+  const GptSpec s = std::get<GptSpec>(load_workload_file(fixture("gpt_defaults")).spec);
+  CHECK(s.kv_heads == 4);  // = heads: multi-head attention
+  CHECK(s.mlp == MlpKind::kGelu);
+  CHECK(s.norm == NormKind::kLayerNorm);
+  CHECK(s.position == PositionKind::kLearned);
+  CHECK(s.attention == AttentionKind::kUnfused);
+  CHECK(s.causal);
+  CHECK(s.tied_embeddings);
+  CHECK(s.bias);
+}
+
+TEST_CASE("Llama key errors are exact and located", "[graph][config-error]") {
+  CHECK(load_error("llama_bad_kv_heads") == fixture("llama_bad_kv_heads") +
+        ":7:11: error: kv_heads: expected a divisor of heads (32), got \"5\"");
+  CHECK(load_error("llama_bad_mlp") == fixture("llama_bad_mlp") +
+        ":10:6: error: mlp: expected one of gelu or swiglu, got \"swishglu\"; did you mean "
+        "\"swiglu\"?");
+  CHECK(load_error("llama_bad_bool") == fixture("llama_bad_bool") +
+        ":10:18: error: tied_embeddings: expected true or false, got \"maybe\"");
+}

@@ -1,6 +1,8 @@
 // Kernel timer: memoized GEMM plans and element-wise kernels as memory streams.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "engine/perf/kernel_timer.hpp"
 #include "tests/perf/perf_fixtures.hpp"
 
@@ -47,6 +49,57 @@ TEST_CASE("element-wise kernels stream their bytes from main memory", "[perf]") 
   CHECK(th.binding == -1);
   CHECK(timer.binding_name(th.binding) == "compute");
   CHECK(th.device == Approx(1e12 / (311.9e12 * 0.0625) + 100e-9).epsilon(2e-3));
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("flash attention: a tiled roofline without the s x s matrix", "[perf][property]") {
+  KernelTimer timer(test::shipped_machine("a100"));
+  const PerfMachine& m = timer.machine();
+  // One Llama-3-8B layer's attention on one A100 (tp 1, b 1): 32 heads, s 8192, d 128.
+  // Causal forward 4·s²·d·32/2 = 5.50e11 FLOP; traffic Q, K, V, O of T·h·2 B each.
+  const auto make = [](std::int64_t s, bool backward) {
+    Kernel k;
+    k.name = "flash";
+    k.kind = KernelKind::kFlashAttention;
+    k.phase = backward ? Phase::kBackwardData : Phase::kForward;
+    k.dtype = DataType::kBf16;
+    k.attention = AttentionShape{32, s, 128, true, backward};
+    const double f = k.attention->forward_flops().in(units::flops);
+    k.flops = (backward ? 2.5 : 1.0) * f * units::flops;
+    k.bytes_read = 3.0 * double(s) * 4096.0 * 2.0 * units::bytes;
+    k.bytes_written = double(s) * 4096.0 * 2.0 * units::bytes;
+    return k;
+  };
+  const KernelTime f = timer.time(make(8192, false));
+  CHECK(f.flops == Approx(4.0 * 8192.0 * 8192.0 * 128.0 * 32.0 / 2.0));
+  // 32·64 = 2048 query tiles of 128 rows over the bundles (SMs), whole waves or one partial.
+  const double tiles = 2048.0, waves = std::ceil(tiles / m.bundles);
+  CHECK(f.wave_efficiency == Approx(tiles / (waves * m.bundles)));
+  // Long sequences are compute-bound: the matrix FLOPs, then one exponential at a sixteenth of
+  // the vector rate and 3 FP32 FLOPs per unmasked score (32·8192²/2 = 1.07e9 scores), over
+  // the waves.
+  const double scores = 32.0 * 8192.0 * 8192.0 / 2.0;
+  const double softmax = scores * 19.0 / m.vector_flops;
+  CHECK(f.binding == -1);
+  CHECK(f.compute == Approx((f.flops / m.matrix_flops + softmax) / f.wave_efficiency));
+  CHECK(f.device == Approx(f.compute + m.main_memory.latency));
+  // The softmax's share of the matrix time: 19/vector_flops against 4·d/matrix_flops per
+  // score (on an A100's 19.5 and 312 TFLOP/s peaks, 19/19.5 against 512/312: 0.59).
+  CHECK(softmax / (f.flops / m.matrix_flops) == Approx(19.0 * m.matrix_flops /
+                                                       (m.vector_flops * 4.0 * 128.0)));
+  // Main-memory traffic stays linear in s: 4·s·h·2 B = 268 MB, a sixteenth (a·s/(4h)) of the
+  // unfused softmax output alone, a·s²·2 B = 4.3 GB.
+  CHECK(f.main_memory_bytes == Approx(4.0 * 8192.0 * 4096.0 * 2.0));
+  CHECK(f.main_memory_bytes == Approx(32.0 * 8192.0 * 8192.0 * 2.0 / 16.0));
+  // Backward: 2.5× the matrix work and the same softmax work (P recomputed, dS formed).
+  const KernelTime bwd = timer.time(make(8192, true));
+  CHECK(bwd.compute == Approx((2.5 * f.flops / m.matrix_flops + softmax) / f.wave_efficiency));
+  CHECK(bwd.device > f.device);
+  // Monotone in the sequence.
+  CHECK(timer.time(make(4096, false)).device < f.device);
 }
 
 }  // namespace pathfinder

@@ -35,6 +35,16 @@ TEST_CASE("shipped software profiles load with their sourced values", "[software
   CHECK_FALSE(m.overlap_sp_regather);    // Korthikanti Table 4
   CHECK(m.tensor_comm_overlap == 0.0);
   CHECK(load_software_profile(dir + "/megatron-core.yaml").overlap_data_parallel);
+  // No memory_model block: the ZeRO/Korthikanti counts unchanged.
+  CHECK_FALSE(m.memory.fp32_gradient_buffer);
+  CHECK(m.memory.activation_factor == 1.0);
+  // nanotron: fp32 gradient accumulation buffer (sourced) and three [fit] values.
+  const SoftwareProfile n = load_software_profile(dir + "/nanotron.yaml");
+  CHECK(n.memory.fp32_gradient_buffer);
+  CHECK(n.memory.zero_unsharded_bytes == 2.0);
+  CHECK(n.memory.zero_sharded_bytes == 2.0);
+  CHECK(n.memory.activation_factor == 1.48);
+  CHECK(n.memory.pipeline_buffers == 2.0);
   const SoftwareProfile d = load_software_profile(dir + "/deepflow-reference.yaml");
   CHECK(d.dispatch.si() == 0.0);
   CHECK(d.iteration.si() == 0.0);
@@ -68,6 +78,10 @@ TEST_CASE("software profile errors are located", "[software][config-error]") {
         "p.yaml:5:3: error: overlap.data_paralel: unknown key; did you mean \"data_parallel\"?");
   CHECK(profile_error(std::string(kMinimal) + "overlap:\n  data_parallel: maybe\n") ==
         "p.yaml:5:18: error: overlap.data_parallel: expected true or false, got \"maybe\"");
+  CHECK(profile_error(std::string(kMinimal) + "memory_model:\n  activation_factor: 0\n") ==
+        "p.yaml:5:22: error: memory_model.activation_factor: expected a factor > 0, got \"0\"");
+  CHECK(profile_error(std::string(kMinimal) + "memory_model:\n  zero_sharded_bytes: -1\n") ==
+        "p.yaml:5:23: error: memory_model.zero_sharded_bytes: expected a number >= 0, got \"-1\"");
   const std::string missing = test::error_of(
       [] { (void)resolve_software_profile("megatron-xl", {test::source_path("templates/software")}); });
   CHECK(missing.find("error: software: expected a software profile file or the name of one in ") !=

@@ -1,0 +1,28 @@
+// What a software stack keeps in device memory beyond the ZeRO and Korthikanti counts of
+// memory_footprint.hpp (a plain value: the software profile carries one, templates/software/).
+// The defaults are Megatron-LM's as those papers count it, so a default MemoryModel changes
+// nothing.
+#pragma once
+
+namespace pathfinder {
+
+struct MemoryModel {
+  // Gradients accumulated in an fp32 buffer beside the p-byte ones: 4 more bytes per local
+  // parameter, kept whole under ZeRO-1 (nanotron's accumulate_grad_in_fp32:
+  // FP32GradientAccumulator.build_grad_buffers holds fp32 gradients for every parameter so that
+  // micro-batches accumulate without a reduction; sharded only from ZeRO-2 on).
+  bool fp32_gradient_buffer = false;
+  // Bytes per parameter a ZeRO stage >= 1 adds, whole and sharded over dp ([fit] values of a
+  // profile; what they were fitted to is in its file).
+  double zero_unsharded_bytes = 0.0;
+  double zero_sharded_bytes = 0.0;
+  // Multiplies the stored activations: what an eager framework keeps beyond Korthikanti's
+  // count plus the caching allocator's rounding ([fit] in a profile; 1 = the count).
+  double activation_factor = 1.0;
+  // Hidden-state tensors of one micro-batch (b·s·h·p bytes each, whole: not split by tp or
+  // sequence parallelism) a pipeline stage keeps allocated for its transfers when pp > 1
+  // ([fit] in a profile; 0 = none beyond the counted activations).
+  double pipeline_buffers = 0.0;
+};
+
+}  // namespace pathfinder

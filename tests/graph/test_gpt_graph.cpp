@@ -1,0 +1,173 @@
+// Tests for engine/graph/gpt_graph.cpp's Llama-style variants (issue 13) and the parameter and
+// model-FLOP counts of engine/graph/workload.hpp that generalise with them. The GPT-3 layout's
+// own graph is tested in test_workload.cpp and test_gpt_partition.cpp.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+
+#include "engine/graph/workload.hpp"
+
+using namespace pathfinder;
+
+namespace {
+
+// A small Llama-shaped decoder: h 256, a 8 heads of d = 32, g 2 KV heads, f 768, s 128, b 2,
+// V 1024, two layers; T = b·s = 256 tokens.
+GptSpec tiny_llama() {
+  GptSpec s;
+  s.layers = 2;
+  s.hidden = 256;
+  s.heads = 8;
+  s.kv_heads = 2;
+  s.ffn = 768;
+  s.sequence = 128;
+  s.vocabulary = 1024;
+  s.micro_batch = 2;
+  s.global_batch = 4;
+  s.precision = DataType::kBf16;
+  s.dropout = false;
+  s.mlp = MlpKind::kSwiglu;
+  s.norm = NormKind::kRmsNorm;
+  s.position = PositionKind::kRotary;
+  s.attention = AttentionKind::kFlash;
+  s.tied_embeddings = false;
+  s.bias = false;
+  return s;
+}
+
+const Kernel& find(const ComputeGraph& g, const std::string& name) {
+  const auto& ks = g.kernels();
+  const auto it = std::find_if(ks.begin(), ks.end(), [&](const Kernel& k) { return k.name == name; });
+  REQUIRE(it != ks.end());
+  return *it;
+}
+std::size_t count(const ComputeGraph& g, KernelKind kind) {
+  return static_cast<std::size_t>(std::count_if(g.kernels().begin(), g.kernels().end(),
+                                                [&](const Kernel& k) { return k.kind == kind; }));
+}
+
+}  // namespace
+
+TEST_CASE("GPT-3 defaults: parameter and model-FLOP counts keep their closed forms",
+          "[graph][golden]") {
+  GptSpec s;
+  s.layers = 4;
+  s.hidden = 512;
+  s.heads = 8;
+  s.ffn = 2048;
+  s.sequence = 256;
+  s.vocabulary = 4096;
+  s.micro_batch = 2;
+  s.global_batch = 8;
+  for (const int t : {1, 2, 4}) {
+    INFO("tp " << t);
+    const std::int64_t h = 512, f = 2048;
+    CHECK(gpt_layer_parameters(s, t) == (4 * h * h + 2 * h * f + 3 * h + f) / t + 6 * h);
+  }
+  // 12·l·h² + 13·l·h + (V + s)·h + 2h
+  CHECK(gpt_parameters(s) == 12 * 4 * 512 * 512 + 13 * 4 * 512 + (4096 + 256) * 512 + 2 * 512);
+  CHECK(gpt_parameters(s) == make_workload("gpt", s).stats.parameters);
+  // Narayanan et al. 2021 eq. 3: 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)).
+  const double B = 8, sq = 256, l = 4, h = 512, V = 4096;
+  CHECK(gpt_model_flops(s) ==
+        Approx(72.0 * B * sq * l * h * h * (1.0 + sq / (6.0 * h) + V / (12.0 * l * h)))
+            .epsilon(1e-14));
+}
+
+TEST_CASE("Llama 3 8B model FLOPs with GQA and SwiGLU", "[graph][golden]") {
+  GptSpec s = tiny_llama();
+  s.layers = 32;
+  s.hidden = 4096;
+  s.heads = 32;
+  s.kv_heads = 8;
+  s.ffn = 14336;
+  s.sequence = 8192;
+  s.vocabulary = 128256;
+  s.global_batch = 1024;
+  // 3·B·s·(l·(2h·(h + 2·g·d) + 2h² + 6·h·f + 4·s·h) + 2·h·V), d = 128, g·d = 1024:
+  // per layer 2·4096·6144 + 2·4096² + 6·4096·14336 + 4·8192·4096 = 570,425,344 per token;
+  // 3·1024·8192·(32·570,425,344 + 1,050,673,152) = 4.858e17 FLOP per iteration.
+  CHECK(gpt_model_flops(s) == Approx(485808217616547840.0).epsilon(1e-12));
+}
+
+TEST_CASE("Llama-style layer: GQA QKV, SwiGLU, RMSNorm, rotary and one flash kernel per pass",
+          "[graph][golden]") {
+  const GptSpec s = tiny_llama();
+  const ComputeGraph g = build_gpt_graph(s);
+  // Fused QKV: (T, (a + 2g)·d, h) = (256, (8 + 4)·32 = 384, 256); no biases.
+  const Kernel& qkv = find(g, "l0.qkv.fwd");
+  CHECK(*qkv.gemm == GemmShape{1, 256, 384, 256});
+  CHECK(qkv.flops.in(units::flops) == 2.0 * 256 * 384 * 256);
+  // SwiGLU: gate and up (256, 768, 256), down (256, 256, 768).
+  CHECK(*find(g, "l0.fc1.fwd").gemm == GemmShape{1, 256, 768, 256});
+  CHECK(*find(g, "l0.up.fwd").gemm == GemmShape{1, 256, 768, 256});
+  CHECK(*find(g, "l0.fc2.fwd").gemm == GemmShape{1, 256, 256, 768});
+  // SiLU(gate)·up: 6 FLOPs per element over T·f = 196,608; reads 2·T·f·2 B, writes T·f·2 B.
+  const Kernel& act = find(g, "l0.swiglu.fwd");
+  CHECK(act.flops.in(units::flops) == 6.0 * 196608);
+  CHECK(act.bytes_read.in(units::bytes) == 2.0 * 196608 * 2);
+  CHECK(act.bytes_written.in(units::bytes) == 196608.0 * 2);
+  CHECK(find(g, "l0.swiglu.bwd").flops.in(units::flops) == 11.0 * 196608);
+  // RMSNorm: 4 FLOPs per element of T·h = 65,536; writes y and a 4-byte 1/rms per token.
+  const Kernel& ln = find(g, "l0.ln1.fwd");
+  CHECK(ln.flops.in(units::flops) == 4.0 * 65536);
+  CHECK(ln.bytes_written.in(units::bytes) == 65536.0 * 2 + 256.0 * 4);
+  // Rotary on q and k: T·(a + g)·d = 256·10·32 = 81,920 elements, 3 FLOPs each.
+  CHECK(find(g, "l0.rotary.fwd").flops.in(units::flops) == 3.0 * 81920);
+  // FlashAttention: b·a = 16 problems of s = 128, d = 32; forward 4·s²·d·16/2 (causal)
+  // = 16,777,216 FLOP; backward 2.5× = 41,943,040.
+  const Kernel& fa = find(g, "l0.attn.flash.fwd");
+  CHECK(fa.kind == KernelKind::kFlashAttention);
+  CHECK(*fa.attention == AttentionShape{16, 128, 32, true, false});
+  CHECK(fa.flops.in(units::flops) == 16777216.0);
+  CHECK(find(g, "l0.attn.flash.bwd").flops.in(units::flops) == 41943040.0);
+  // Main memory: Q T·a·d·2 = 131,072 B, K and V 2·T·g·d·2 = 65,536 B read; O 131,072 B and the
+  // fp32 logsumexp T·a·4 = 8,192 B written. No s×s matrix anywhere.
+  CHECK(fa.bytes_read.in(units::bytes) == 196608.0);
+  CHECK(fa.bytes_written.in(units::bytes) == 139264.0);
+  // Backward reads Q, O, dO, K, V and the logsumexp; writes dQ, dK, dV.
+  const Kernel& fb = find(g, "l0.attn.flash.bwd");
+  CHECK(fb.bytes_read.in(units::bytes) == 3.0 * 131072 + 65536 + 8192);
+  CHECK(fb.bytes_written.in(units::bytes) == 131072.0 + 65536);
+  CHECK(count(g, KernelKind::kAttentionScores) == 0);
+  CHECK(count(g, KernelKind::kSoftmax) == 0);
+  CHECK(count(g, KernelKind::kFlashAttention) == 4);  // forward and backward, two layers
+  // Without a causal mask the forward does all of s²: twice the work.
+  GptSpec full = s;
+  full.causal = false;
+  CHECK(find(build_gpt_graph(full), "l0.attn.flash.fwd").flops.in(units::flops) == 33554432.0);
+}
+
+TEST_CASE("Llama-style parameters: untied head, no biases, no position table, tp shards",
+          "[graph][golden]") {
+  const GptSpec s = tiny_llama();
+  // Layer: h·(a + 2g)·d + h² + 3·h·f + 2h = 256·384 + 65,536 + 589,824 + 512 = 754,176.
+  CHECK(gpt_layer_parameters(s, 1) == 754176);
+  // Model: 2 layers + token table and untied head 2·V·h = 524,288 + final RMSNorm 256.
+  CHECK(gpt_parameters(s) == 2 * 754176 + 524288 + 256);
+  CHECK(build_gpt_graph(s).parameter_count() == gpt_parameters(s));
+  // tp 2: Q 4 heads, KV 1 of 2 heads per rank: 256·(4 + 2)·32 + 128·256 + 3·256·384 + 512.
+  CHECK(gpt_layer_parameters(s, 2) == 49152 + 32768 + 294912 + 512);
+  GptPartition two;
+  two.tensor = 2;
+  CHECK(build_gpt_graph(s, two).parameter_count() ==
+        2 * gpt_layer_parameters(s, 2) + 2 * (1024 / 2) * 256 + 256);
+  // tp 4 > g = 2: each rank holds one (replicated) KV head: QKV output (8/4 + 2)·32 = 128.
+  GptPartition four;
+  four.tensor = 4;
+  CHECK(local_kv_heads(s, 4) == 1);
+  CHECK(*find(build_gpt_graph(s, four), "l0.qkv.fwd").gemm == GemmShape{1, 256, 128, 256});
+}
+
+TEST_CASE("flash attention with selective recomputation recomputes nothing", "[graph]") {
+  const GptSpec s = tiny_llama();
+  GptPartition sel;
+  sel.recompute = Recompute::kSelective;
+  // The kernel recomputes its scores in its own backward; Megatron's selective recomputation
+  // of the attention core adds nothing on top of it.
+  CHECK(build_gpt_graph(s, sel).size() == build_gpt_graph(s).size());
+  GptPartition full;
+  full.recompute = Recompute::kFull;
+  CHECK(find(build_gpt_graph(s, full), "l1.attn.flash.recompute").phase == Phase::kBackwardData);
+}
