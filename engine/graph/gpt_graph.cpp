@@ -120,9 +120,19 @@ class GptBuilder {
     if (s_.bias) bias = b_.add_parameter({name(layer, n + ".bias"), global, out});
     return {w, bias, in, out};
   }
+  // FP8 (GptPartition::fp8_linear): `elements` 16-bit values cast to FP8 with their transpose.
+  KernelId fp8_cast(int layer, const std::string& n, Phase ph, double elements, Deps deps) {
+    return stream(layer, n, KernelKind::kElementwise, ph, 2.0 * elements, elements * p_,
+                  elements * bytes(2), std::move(deps));
+  }
+  [[nodiscard]] DataType linear_dtype() const { return part_.fp8_linear ? DataType::kFp8 : dt_; }
   KernelId linear_fwd(int layer, const std::string& n, const Linear& lin, bool bias_epilogue,
-                      Deps deps) {
-    Kernel k = gemm_kernel(name(layer, n + suffix_), KernelKind::kGemm, phase_, dt_,
+                      Deps deps, bool cast_input = true) {
+    if (part_.fp8_linear && cast_input) {
+      deps = {fp8_cast(layer, n + ".cast" + suffix_, phase_, t_ * static_cast<double>(lin.in),
+                       std::move(deps))};
+    }
+    Kernel k = gemm_kernel(name(layer, n + suffix_), KernelKind::kGemm, phase_, linear_dtype(),
                            GemmShape{1, T_, lin.out, lin.in}, std::move(deps));
     if (bias_epilogue && lin.bias) {
       k.flops += flops(t_ * static_cast<double>(lin.out));
@@ -134,14 +144,18 @@ class GptBuilder {
   // Data gradient (T, in, out) and weight gradient (in, out, T) with the bias gradient, a
   // column sum of the output gradient, in the weight-gradient epilogue.
   std::pair<KernelId, KernelId> linear_bwd(int layer, const std::string& n, const Linear& lin,
-                                           const Deps& deps, const Deps& wgrad_extra = {}) {
+                                           Deps deps, const Deps& wgrad_extra = {}) {
+    if (part_.fp8_linear) {  // the output gradient to FP8 (E5M2) with its transpose
+      deps = {fp8_cast(layer, n + ".grad.cast", Phase::kBackwardData,
+                       t_ * static_cast<double>(lin.out), std::move(deps))};
+    }
     Kernel dg = gemm_kernel(name(layer, n + ".dgrad"), KernelKind::kGemm, Phase::kBackwardData,
-                            dt_, GemmShape{1, T_, lin.in, lin.out}, deps);
+                            linear_dtype(), GemmShape{1, T_, lin.in, lin.out}, deps);
     dg.weight = lin.weight;
     Deps wdeps = deps;
     wdeps.insert(wdeps.end(), wgrad_extra.begin(), wgrad_extra.end());
     Kernel wg = gemm_kernel(name(layer, n + ".wgrad"), KernelKind::kGemm, Phase::kBackwardWeight,
-                            dt_, GemmShape{1, lin.in, lin.out, T_}, wdeps);
+                            linear_dtype(), GemmShape{1, lin.in, lin.out, T_}, wdeps);
     if (lin.bias) {
       wg.flops += flops(t_ * static_cast<double>(lin.out));
       wg.bytes_written += static_cast<double>(lin.out) * p_;
@@ -328,7 +342,7 @@ GptBuilder::LayerFwd GptBuilder::layer_fwd(int i, const Deps& x, Pass pass) {
   const Deps ln2_out = gather_in(i, "ln2.gather" + suffix_, phase_, {r.ln2});
   r.fc1 = linear_fwd(i, "fc1", w.fc1, false, ln2_out);
   if (swiglu_) {
-    r.up = linear_fwd(i, "up", w.up, false, ln2_out);
+    r.up = linear_fwd(i, "up", w.up, false, ln2_out, /*cast_input=*/false);  // fc1's cast
     r.gelu = stream(i, "swiglu" + suffix_, KernelKind::kElementwise, phase_, 6.0 * t_ * fd,
                     2.0 * t_ * fd * p_, t_ * fd * p_, {r.fc1, r.up});
   } else {
@@ -570,9 +584,16 @@ ComputeGraph GptBuilder::build() {
   }
   for (int i = 0; i < L; ++i) {
     const auto iu = static_cast<std::size_t>(i);
-    (void)add(update_kernel(name(i, "update"), s_.optimizer, dt_, layer_elements[iu], i,
-                            grads_[iu]),
-              i);
+    const KernelId u = add(update_kernel(name(i, "update"), s_.optimizer, dt_, layer_elements[iu],
+                                         i, grads_[iu]),
+                           i);
+    if (part_.fp8_linear) {  // the updated linear weights cast once for the next iteration
+      const LayerParams& w = params_[iu];
+      double e = 0.0;
+      for (const Linear* l : {&w.qkv, &w.proj, &w.fc1, &w.fc2}) e += static_cast<double>(l->in * l->out);
+      if (swiglu_) e += static_cast<double>(w.up.in * w.up.out);
+      (void)fp8_cast(i, "weights.cast", Phase::kUpdate, e, {u});
+    }
   }
   if (part_.head) {
     const std::int64_t n =

@@ -150,6 +150,13 @@ struct GptPartition {
   // 0.1 ms faster than without SP (11.8 vs 11.9 ms) although SP removes ~0.6 ms of replicated
   // element-wise work: the re-gathers (~0.4 ms each on that layer) are not hidden.
   bool overlap_sp_regather = false;
+  // The layers' linear GEMMs (QKV, projection, MLP: forward, data and weight gradients) in FP8
+  // with per-tensor scaling, as Transformer Engine runs them (Micikevicius et al. 2022; NVIDIA
+  // TE docs, "Using FP8 with Transformer Engine"): each GEMM input cast to FP8 with its
+  // transpose (cast_transpose: read 16 bits, write two 8-bit copies; the amax reduction fused),
+  // the output gradient likewise in backward, and the weights once per iteration (cached for
+  // the micro-batches). Attention, norms, the embedding and the output layer stay in 16 bits.
+  bool fp8_linear = false;
 };
 
 // What one device of a kernel-parallel group holds of the LSTM LM (DeepFlow paper §5;

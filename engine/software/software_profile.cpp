@@ -27,6 +27,15 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
     s.overlap_sp_regather = o->get_or<bool>("sequence_parallel_regather", false);
     o->finish();
   }
+  if (auto p = root.optional_child("precision")) {
+    const std::string linear = p->get_or<std::string>("linear_layers", "workload");
+    if (linear != "fp8" && linear != "workload") {
+      throw p->error_at("linear_layers", "expected fp8 or workload (the workload's precision), got " +
+                                             p->quoted("linear_layers"));
+    }
+    s.fp8_linear = linear == "fp8";
+    p->finish();
+  }
   if (auto m = root.optional_child("memory_model")) {
     s.memory.fp32_gradient_buffer = m->get_or<bool>("fp32_gradient_buffer", false);
     s.memory.zero_unsharded_bytes = m->get_or<double>("zero_unsharded_bytes", 0.0);

@@ -37,6 +37,8 @@ struct SoftwareProfile {
   double tensor_comm_overlap = 0.0;
   // Sequence parallelism's backward re-gathers of the layernorm outputs on a side stream.
   bool overlap_sp_regather = false;
+  // `precision: {linear_layers: fp8}`: the layers' linear GEMMs in FP8 (GptPartition::fp8_linear).
+  bool fp8_linear = false;
   // What the stack keeps in device memory beyond the ZeRO/Korthikanti counts (memory_model:
   // block; GPT workloads).
   MemoryModel memory;

@@ -89,6 +89,7 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
     p.sequence_parallel = s.sequence_parallel;
     p.recompute = s.recompute;
     p.overlap_sp_regather = options_.overlap_sp_regather;
+    p.fp8_linear = options_.fp8_linear;
     p.layers = layers;
     p.embedding = embedding;
     p.head = head;

@@ -42,6 +42,8 @@ struct TrainingOptions {
   double tensor_comm_overlap = 0.0;
   // Sequence parallelism's backward re-gathers on a side stream (GptPartition).
   bool overlap_sp_regather = false;
+  // The layers' linear GEMMs in FP8 (GptPartition::fp8_linear; the software profile's choice).
+  bool fp8_linear = false;
   // Report a strategy that does not fit in main memory as infeasible (default). Off: time it
   // anyway, as the DeepFlow reference does (it only prints the overflow) -- for reproducing
   // the paper's comparisons, never for recommendations.
@@ -55,6 +57,7 @@ struct TrainingOptions {
     o.overlap_data_parallel = s.overlap_data_parallel;
     o.tensor_comm_overlap = s.tensor_comm_overlap;
     o.overlap_sp_regather = s.overlap_sp_regather;
+    o.fp8_linear = s.fp8_linear;
     return o;
   }
 };

@@ -171,3 +171,40 @@ TEST_CASE("flash attention with selective recomputation recomputes nothing", "[g
   full.recompute = Recompute::kFull;
   CHECK(find(build_gpt_graph(s, full), "l1.attn.flash.recompute").phase == Phase::kBackwardData);
 }
+
+TEST_CASE("FP8 linear layers: GEMMs in FP8, casts with transposes, attention and head in BF16",
+          "[graph][golden]") {
+  GptSpec s = tiny_llama();
+  GptPartition p;
+  p.fp8_linear = true;
+  const ComputeGraph g = build_gpt_graph(s, p);
+  for (const char* n : {"l0.qkv.fwd", "l0.proj.fwd", "l0.fc1.fwd", "l0.up.fwd", "l0.fc2.fwd",
+                        "l0.qkv.dgrad", "l0.qkv.wgrad", "l1.fc2.wgrad"}) {
+    INFO(n);
+    CHECK(find(g, n).dtype == DataType::kFp8);
+  }
+  CHECK(find(g, "logits.fwd").dtype == DataType::kBf16);        // the output layer stays BF16
+  CHECK(find(g, "l0.attn.flash.fwd").dtype == DataType::kBf16);  // and attention
+  // The QKV input cast: T·h = 65,536 BF16 values read (131,072 B), FP8 and its transpose
+  // written (2 x 65,536 B); the GEMM waits for it.
+  const Kernel& cast = find(g, "l0.qkv.cast.fwd");
+  CHECK(cast.bytes_read.in(units::bytes) == 131072.0);
+  CHECK(cast.bytes_written.in(units::bytes) == 131072.0);
+  // SwiGLU's gate and up share one cast of their input (fused, as TE's LayerNormMLP).
+  CHECK(std::none_of(g.kernels().begin(), g.kernels().end(),
+                     [](const Kernel& k) { return k.name == "l0.up.cast.fwd"; }));
+  // Backward: the output gradient of fc2 (T·h) cast before its dgrad and wgrad.
+  CHECK(find(g, "l0.fc2.grad.cast").bytes_read.in(units::bytes) == 131072.0);
+  // The weights once per iteration, after the update: qkv 256·384 + proj 256·256 + gate, up
+  // and down 3·256·768 = 753,664 values.
+  const Kernel& wc = find(g, "l0.weights.cast");
+  CHECK(wc.phase == Phase::kUpdate);
+  CHECK(wc.bytes_read.in(units::bytes) == 753664.0 * 2);
+  // Per layer: 4 forward casts (qkv, proj, fc1/up, fc2), 5 output-gradient casts, 1 weights.
+  const auto casts = std::count_if(g.kernels().begin(), g.kernels().end(), [](const Kernel& k) {
+    return k.name.find(".cast") != std::string::npos;
+  });
+  CHECK(casts == 2 * (4 + 5 + 1));
+  // Model FLOPs are the precision's business no more than before: the same GEMM FLOPs.
+  CHECK(find(g, "l0.qkv.fwd").flops.in(units::flops) == 2.0 * 256 * 384 * 256);
+}

@@ -6,6 +6,7 @@
 
 #include "engine/config/node.hpp"
 #include "engine/software/software_profile.hpp"
+#include "engine/train/gpt_training.hpp"
 #include "tests/arch/arch_fixtures.hpp"
 
 namespace pathfinder {
@@ -21,7 +22,8 @@ const char* const kMinimal = "name: x\nhost:\n  dispatch: 12 us\n";
 
 TEST_CASE("shipped software profiles load with their sourced values", "[software]") {
   const std::string dir = test::source_path("templates/software");
-  for (const char* name : {"megatron-lm", "megatron-core", "nanotron", "fsdp", "deepflow-reference"}) {
+  for (const char* name : {"megatron-lm", "megatron-core", "megatron-core-fp8", "nanotron", "fsdp",
+                           "deepflow-reference"}) {
     const SoftwareProfile p = load_software_profile(resolve_software_profile(name, {dir}));
     CHECK(p.name == name);
   }
@@ -87,6 +89,21 @@ TEST_CASE("software profile errors are located", "[software][config-error]") {
   CHECK(missing.find("error: software: expected a software profile file or the name of one in ") !=
         std::string::npos);
   CHECK(missing.find("got \"megatron-xl\"") != std::string::npos);
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("precision: the linear layers in FP8 is the profile's choice", "[software]") {
+  const std::string dir = test::source_path("templates/software");
+  CHECK(load_software_profile(resolve_software_profile("megatron-core-fp8", {dir})).fp8_linear);
+  CHECK_FALSE(load_software_profile(resolve_software_profile("megatron-core", {dir})).fp8_linear);
+  CHECK(TrainingOptions::from(load_software_profile(resolve_software_profile("megatron-core-fp8", {dir})))
+            .fp8_linear);
+  CHECK(profile_error(std::string(kMinimal) + "precision:\n  linear_layers: fp4\n") ==
+        "p.yaml:5:18: error: precision.linear_layers: expected fp8 or workload (the workload's "
+        "precision), got \"fp4\"");
 }
 
 }  // namespace pathfinder
