@@ -1,0 +1,181 @@
+// [calibration] torchtitan Llama 3.1 on H100 and H200 (tests/data/calibration/h100/
+// torchtitan_llama3_training_throughput.csv, from pytorch/torchtitan benchmarks/*.md): every
+// row the model can express, predicted tokens/s/GPU against the published one, per row and per
+// table. Issue 13's goal is MAPE <= 10%; this test reports where the model stands and fails on
+// a regression.
+//
+// How a row becomes an evaluation:
+//   model      studies/workloads/llama3_{8b,70b,405b}.yaml at the row's sequence and batches
+//   GPUs       H100-96GB-500W: templates/h100.yaml with budget.power 500 W (the cap the
+//              benchmarks ran under; their HBM2e 96 GB parts are not modelled: memory unchecked);
+//              H200: templates/h200.yaml
+//   strategy   dp = fsdp with ZeRO-3 (FSDP full shard), tp, pp (1F1B, or interleaved with two
+//              stages per rank), micro-batch = local_batch (pp: one sequence a micro-batch);
+//              activation_ckpt selective/per-op SAC -> selective, full -> full, default -> none
+//   software   fsdp; float8 / fp8-tensorwise / fp8-rowwise -> the linear layers in FP8
+//   not modelled (row skipped): context parallelism (cp > 1); FP8 with row-wise scaling; 405B's
+//              126 layers over 8 pipeline stages (torchtitan splits unevenly)
+//   ignored: torch.compile's fusion, async TP (no overlap beyond the profile's)
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/arch/template_loader.hpp"
+#include "engine/dist/strategy_check.hpp"
+#include "engine/graph/workload_loader.hpp"
+#include "engine/train/training_model.hpp"
+#include "tests/train/train_fixtures.hpp"
+
+namespace pathfinder {
+namespace {
+
+struct Row {
+  std::string table, model, gpu, ckpt, techniques, schedule;
+  int gpus = 0, fsdp = 1, tp = 1, pp = 1, cp = 1, local_batch = 1, global_batch = 0;
+  std::int64_t seq = 0;
+  double tokens = 0.0;
+};
+
+std::vector<std::string> split(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cell;
+  std::istringstream is(line);
+  while (std::getline(is, cell, ',')) out.push_back(cell);
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+
+std::vector<Row> rows() {
+  std::ifstream f(PATHFINDER_TEST_DATA "/calibration/h100/torchtitan_llama3_training_throughput.csv");
+  REQUIRE(f.good());
+  std::string line;
+  std::getline(f, line);  // # source: ...
+  std::getline(f, line);  // header
+  REQUIRE(line.rfind("source_file,table,model,gpu,num_gpus,fsdp,tp,pp,cp,seq_len,local_batch,", 0) == 0);
+  std::vector<Row> out;
+  while (std::getline(f, line)) {
+    const std::vector<std::string> c = split(line);
+    REQUIRE(c.size() >= 16);
+    const auto num = [&](std::size_t i) { return c[i].empty() ? 0 : std::stoi(c[i]); };
+    Row r;
+    r.table = c[0] + " " + c[1];
+    r.model = c[2];
+    r.gpu = c[3];
+    r.gpus = num(4);
+    r.fsdp = num(5);
+    r.tp = num(6);
+    r.pp = num(7);
+    r.cp = num(8);
+    r.seq = std::stoll(c[9]);
+    r.local_batch = num(10);
+    r.global_batch = num(11);
+    r.ckpt = c[12];
+    r.techniques = c[13];
+    r.schedule = c[14];
+    r.tokens = std::stod(c[15]);
+    out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("[calibration] torchtitan Llama 3.1 on H100 and H200: tokens/s/GPU", "[train]") {
+  const std::vector<Row> all = rows();
+  REQUIRE(all.size() == 32);
+  std::map<std::string, test::ShippedSystem> systems;
+  const auto system = [&](const std::string& gpu) -> const test::ShippedSystem& {
+    auto it = systems.find(gpu);
+    if (it != systems.end()) return it->second;
+    const bool h200 = gpu == "H200";
+    std::vector<ConfigOverride> cap;
+    if (!h200) cap.push_back({"budget.power", "500 W", "budget.power", std::nullopt});
+    const ArchTemplate t = load_template(test::source_path(h200 ? "templates/h200.yaml" : "templates/h100.yaml"), cap);
+    test::ShippedSystem s{bind_template(test::shipped_techlib(), t), {}};
+    s.arch = generate_micro_arch(s.spec, ResourceSplit::from_template(s.spec.tmpl));
+    return systems.emplace(gpu, std::move(s)).first->second;
+  };
+  std::printf("\n%-28s %-13s %4s %-36s %9s %9s %7s\n", "torchtitan", "model", "gpus", "strategy",
+              "measured", "predicted", "error");
+  double sum = 0.0, signed_sum = 0.0;
+  int n = 0, skipped = 0, uneven = 0;
+  std::map<std::string, std::pair<double, int>> by_table;
+  for (const Row& r : all) {
+    if (r.cp > 1) {
+      ++skipped;
+      continue;
+    }
+    if (r.techniques.find("rowwise") != std::string::npos) {  // per-row scaling's own kernels
+      ++uneven;
+      std::printf("%-28s %-13s %4d %-36s %9.0f   (not modelled: FP8 with row-wise scaling)\n",
+                  r.table.c_str(), r.model.c_str(), r.gpus, r.techniques.c_str(), r.tokens);
+      continue;
+    }
+    const std::string size = r.model.find("405B") != std::string::npos  ? "405b"
+                             : r.model.find("70B") != std::string::npos ? "70b"
+                                                                         : "8b";
+    const int dp = r.fsdp;
+    REQUIRE(dp * r.tp * r.pp == r.gpus);
+    const int micro = r.pp > 1 ? 1 : r.local_batch;
+    const std::int64_t global =
+        r.global_batch > 0 ? r.global_batch : static_cast<std::int64_t>(r.local_batch) * dp;
+    std::vector<ConfigOverride> sets{{"sequence", std::to_string(r.seq), "sequence", std::nullopt},
+                                     {"micro_batch", std::to_string(micro), "micro_batch", std::nullopt},
+                                     {"global_batch", std::to_string(global), "global_batch", std::nullopt}};
+    const WorkloadSpec w =
+        load_workload(test::source_path("studies/workloads/llama3_" + size + ".yaml"), sets).spec;
+    std::string text = "tp" + std::to_string(r.tp) + "-pp" + std::to_string(r.pp) + "-dp" +
+                       std::to_string(dp) + "-mb" + std::to_string(micro) + "-zero3";
+    if (r.schedule == "Interleaved1F1B") text += "-interleaved-v2";
+    if (r.ckpt == "full") text += "-recompute=full";
+    else if (r.ckpt == "selective" || r.ckpt == "per-op SAC") text += "-recompute=selective";
+    const Strategy s = parse_strategy(text);
+    if (!check_strategy(s, w, r.gpus).empty()) {  // e.g. 126 layers over 8 stages: torchtitan
+      ++uneven;                                    // splits unevenly, the model does not
+      std::printf("%-28s %-13s %4d %-36s %9.0f   (not modelled: %s)\n", r.table.c_str(),
+                  r.model.c_str(), r.gpus, text.c_str(), r.tokens,
+                  check_strategy(s, w, r.gpus).front().message.c_str());
+      continue;
+    }
+    TrainingOptions o = TrainingOptions::from(load_software_profile(test::source_path("templates/software/fsdp.yaml")));
+    o.check_memory = false;
+    o.fp8_linear = r.techniques.find("fp8") != std::string::npos;
+    const test::ShippedSystem& sys = system(r.gpu);
+    const TrainingResult t = evaluate_training(sys.spec, sys.arch, w, s, o);
+    REQUIRE(t.feasible);
+    const double pred = t.tokens_per_second / r.gpus;
+    const double e = (pred - r.tokens) / r.tokens;
+    sum += std::abs(e);
+    signed_sum += e;
+    ++n;
+    by_table[r.table].first += std::abs(e);
+    ++by_table[r.table].second;
+    std::printf("%-28s %-13s %4d %-36s %9.0f %9.0f %+6.0f%%\n", r.table.c_str(), r.model.c_str(),
+                r.gpus, (text + (o.fp8_linear ? " fp8" : "")).c_str(), r.tokens, pred, 100 * e);
+  }
+  std::printf("MAPE by table:");
+  for (const auto& [table, v] : by_table) std::printf("  %s %.0f%% (%d)", table.c_str(), 100 * v.first / v.second, v.second);
+  const double mape = sum / n;
+  std::printf("\ntorchtitan: %d rows modelled, %d skipped (context parallelism), %d not expressible, "
+              "MAPE %.1f%%, bias %+.1f%% (goal MAPE <= 10%%)\n",
+              n, skipped, uneven, 100 * mape, 100 * signed_sum / n);
+  CHECK(n + skipped + uneven == 32);
+  CHECK(skipped == 6);  // the rows with context parallelism
+  CHECK(uneven == 7);   // 405B's 126 layers over 8 stages (3), row-wise FP8 scaling (4)
+  // Measured today (bounds just above, so a regression fails; the goal is the issue's 10%):
+  //   MAPE 50.6%, bias +49.6% over 19 rows. TP-8 runs of 70B within 3-9% (T4, async-TP 70B),
+  //   8B with TP 8 +27-43%, FSDP-only 8B runs +70-105% (H100 500 W and H200 alike): the model
+  //   gives the 8B's full-width GEMMs ~800 TFLOP/s sustained and recomputes nothing under
+  //   "selective" with flash attention, where torchtitan's op-level selective checkpointing
+  //   recomputes part of every layer (issue 13, open).
+  CHECK(mape <= 0.52);
+  CHECK(signed_sum / n <= 0.51);
+}
+
+}  // namespace pathfinder
