@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -115,6 +116,12 @@ void add_search_command(CLI::App& app, int& exit_code) {
         std::fprintf(stderr, "\rstep %ld/%ld  best %.6g s   ", p.step, p.total, p.best_f);
         std::fflush(stderr);
       };
+    }
+    // One writer per output folder (as study): PREFIX's folder is locked before the search.
+    std::optional<FolderLock> lock;
+    if (!opt->out.empty()) {
+      const std::filesystem::path dir = std::filesystem::path(opt->out).parent_path();
+      lock.emplace(dir.empty() ? std::string(".") : dir.string());
     }
     const StudyOutcome o = run_search_study(study, e, progress);
     if (progress) std::fputs("\n", stderr);

@@ -1038,6 +1038,13 @@ TEST_CASE("issue 14: a second study on one --out is refused while the first runs
   CHECK(second.err == out.string() + ": error: another pathfinder run is writing to this folder (it "
                                      "holds .pathfinder.lock); wait for it to finish or choose another --out\n");
   CHECK(fs::exists(out / "results.csv.tmp.4242.0"));  // the holder's, untouched
+  // search --out PREFIX takes the same lock on PREFIX's folder.
+  const Run search = run("search tests/data/studies/small_search.yaml --out '" +
+                         (out / "split").string() + "'");
+  CHECK(search.code == 2);
+  CHECK(search.err == out.string() + ": error: another pathfinder run is writing to this folder (it "
+                                     "holds .pathfinder.lock); wait for it to finish or choose another --out\n");
+  CHECK_FALSE(fs::exists(out / "split.yaml"));
   ::close(fd);
   const Run after = run("study tests/data/studies/study_small.yaml --threads 1 --out '" + out.string() + "'");
   CHECK(after.code == 0);
