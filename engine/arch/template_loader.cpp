@@ -19,10 +19,11 @@ double read_fraction(const ConfigNode& n, std::string_view key) {
 }
 
 // An optional derate in (0, 1], 1 when absent.
+// A derating factor: at least 1% (below, a typo or an attack that makes every time absurd).
 double read_derate(const ConfigNode& n, std::string_view key) {
   const double v = n.get_or<double>(key, 1.0);
-  if (!(v > 0.0 && v <= 1.0)) {
-    throw n.error_at(key, "expected a fraction in (0, 1], got " + n.quoted(key));
+  if (!(v >= 0.01 && v <= 1.0)) {
+    throw n.error_at(key, "expected a fraction in [0.01, 1], got " + n.quoted(key));
   }
   return v;
 }

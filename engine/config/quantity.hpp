@@ -27,6 +27,10 @@ struct ParsedQuantity {
   DimVec dim;
 };
 
+// The magnitudes (SI units) a quantity may have: zero, or between these (parse_typed_quantity).
+inline constexpr double kMinQuantity = 1e-24;
+inline constexpr double kMaxQuantity = 1e24;
+
 // Parse "<number> <unit>". Returns nullopt and sets *why on failure.
 [[nodiscard]] std::optional<ParsedQuantity> parse_quantity(std::string_view text, std::string* why);
 
@@ -51,6 +55,14 @@ template <class D>
     *why = "expected " + describe_dimension(want) + ", got \"" + std::string(text) + "\"";
     if (!p && !inner.empty()) *why += " (" + inner + ")";
     else if (p) *why += " (" + dimension_noun(p->dim) + ")";
+    return std::nullopt;
+  }
+  // Physical inputs span about 1e-15 (pJ per bit) to 1e21 (FLOP/s of a system) in SI units;
+  // beyond 1e-24..1e24 a value is a typo or an attack, and its products overflow to inf.
+  const double a = p->si < 0.0 ? -p->si : p->si;
+  if (a != 0.0 && (a > kMaxQuantity || a < kMinQuantity)) {
+    *why = "expected " + describe_dimension(want) + " of a physical size (between 1e-24 and 1e24 " +
+           si_unit_string(want) + "), got \"" + std::string(text) + "\"";
     return std::nullopt;
   }
   return Quantity<D>::from_si(p->si);

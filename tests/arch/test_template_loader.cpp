@@ -194,22 +194,22 @@ TEST_CASE("host, vector ratio and memory utilization errors are exact", "[arch][
   // memory.main.max_utilization on line 16, after "    technology: HBM2e" on line 15.
   const std::string main_tech = "technology: HBM2e\n";
   CHECK(patched_error(main_tech, main_tech + "    max_utilization: 0\n") ==
-        "patched.yaml:16:22: error: memory.main.max_utilization: expected a fraction in (0, 1], "
+        "patched.yaml:16:22: error: memory.main.max_utilization: expected a fraction in [0.01, 1], "
         "got \"0\"");
   CHECK(patched_error(main_tech, main_tech + "    max_utilization: 1.5\n") ==
-        "patched.yaml:16:22: error: memory.main.max_utilization: expected a fraction in (0, 1], "
+        "patched.yaml:16:22: error: memory.main.max_utilization: expected a fraction in [0.01, 1], "
         "got \"1.5\"");
   // core.vector_throughput_ratio on line 10, after "  mcus_per_bundle: 4" on line 9.
   const std::string mcus = "mcus_per_bundle: 4\n";
   CHECK(patched_error(mcus, mcus + "  vector_throughput_ratio: 1.2\n") ==
-        "patched.yaml:10:28: error: core.vector_throughput_ratio: expected a fraction in (0, 1], "
+        "patched.yaml:10:28: error: core.vector_throughput_ratio: expected a fraction in [0.01, 1], "
         "got \"1.2\"");
   CHECK(patched_error(mcus, mcus + "  sustained_fraction: 0\n") ==
-        "patched.yaml:10:23: error: core.sustained_fraction: expected a fraction in (0, 1], "
+        "patched.yaml:10:23: error: core.sustained_fraction: expected a fraction in [0.01, 1], "
         "got \"0\"");
   CHECK(patched_error(main_tech, main_tech + "    stream_utilization: 1.1\n") ==
         "patched.yaml:16:25: error: memory.main.stream_utilization: expected a fraction in "
-        "(0, 1], got \"1.1\"");
+        "[0.01, 1], got \"1.1\"");
 }
 
 TEST_CASE("template parse errors are exact and located", "[arch][config-error]") {
@@ -414,7 +414,7 @@ TEST_CASE("scale-out and congestion errors are exact", "[arch][config-error]") {
         "switches (topology is \"switch\")");
   CHECK(with_nv("max_utilization: 0") ==
         "patched.yaml:17:75: error: network.inter_package.max_utilization: expected a fraction in "
-        "(0, 1], got \"0\"");
+        "[0.01, 1], got \"0\"");
   CHECK(with_nv("half_bandwidth_message: 64 kB/s") ==
         "patched.yaml:17:82: error: network.inter_package.half_bandwidth_message: expected a size "
         "such as \"80 GiB\", got \"64 kB/s\" (a bandwidth)");

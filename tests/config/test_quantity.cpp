@@ -230,3 +230,19 @@ TEST_CASE("si_unit_string round-trips through parse_quantity",
   INFO("si_unit_string gives \"" << unit << "\"");
   CHECK(parse_ok("1 " + unit).dim == d);
 }
+
+TEST_CASE("quantities of no physical size are refused before they overflow", "[config]") {
+  // Issue 14 item 6: a 1e308 KiB bank or a 1e308 V maximum voltage passed validation and
+  // printed inf/nan. Values outside 1e-24..1e24 in SI units are refused; zero stays allowed.
+  std::string why;
+  CHECK_FALSE(parse_typed_quantity<Bytes::dim_type>("1e308 KiB", &why));
+  CHECK(why == "expected a size such as \"80 GiB\" of a physical size (between 1e-24 and 1e24 B), "
+               "got \"1e308 KiB\"");
+  CHECK_FALSE(parse_typed_quantity<Voltage::dim_type>("1e308 V", &why));
+  CHECK_FALSE(parse_typed_quantity<Power::dim_type>("1e307 W", &why));
+  CHECK_FALSE(parse_typed_quantity<Time::dim_type>("1e-30 s", &why));
+  // The extremes of real inputs pass: 0.6 pW per bit of static power, 3.3 PB/s, 0 s.
+  CHECK(parse_typed_quantity<Time::dim_type>("0 s", &why));
+  CHECK(parse_typed_quantity<Bandwidth::dim_type>("3300 TB/s", &why));
+  CHECK(parse_typed_quantity<Energy::dim_type>("0.05 pJ", &why));
+}
