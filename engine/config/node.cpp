@@ -348,6 +348,12 @@ double ConfigNode::as_quantity(const DimVec& dim) const {
     else msg += " (" + dimension_noun(p->dim) + ")";
     throw error(msg);
   }
+  // The same physical-size bound as parse_typed_quantity (quantity.hpp).
+  const double a = std::abs(p->si);
+  if (a != 0.0 && (a > kMaxQuantity || a < kMinQuantity)) {
+    throw error("expected " + expected + " of a physical size (between 1e-24 and 1e24 " +
+                si_unit_string(dim) + "), got \"" + text + "\"");
+  }
   return p->si;
 }
 

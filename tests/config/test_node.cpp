@@ -382,3 +382,12 @@ TEST_CASE("a key that is a list or a map is a located error, not a crash", "[con
   CHECK(error_of([] { (void)ConfigNode::load_string("a:\n  b: 1\n  ? {c: 1}\n  : 2\n", "k.yaml"); })
             .rfind("k.yaml:3:", 0) == 0);
 }
+
+TEST_CASE("a file's quantity of no physical size is a located error", "[config][node]") {
+  // Issue 14 item 6: `bank_capacity: 1e308 KiB` reached the generator and arch printed nan.
+  const ConfigNode n = ConfigNode::load_string("bank_capacity: 1e308 KiB\nzero: 0 B\n", "q.yaml");
+  CHECK(error_of([&] { (void)n.require<Bytes>("bank_capacity"); }) ==
+        "q.yaml:1:16: error: bank_capacity: expected a size such as \"80 GiB\" of a physical size "
+        "(between 1e-24 and 1e24 B), got \"1e308 KiB\"");
+  CHECK(n.require<Bytes>("zero").si() == 0.0);
+}
