@@ -447,20 +447,25 @@ std::string plot_script(const StudySpec& s, const PlotSpec& p, const StudyTable&
       lo = std::min(lo, *y);
       hi = std::max(hi, *y);
       const double b = best ? *d.y[best->first][best->second] : 0.0;
-      if (!best || (larger_is_better(p.y) ? *y > b : *y < b)) best = {{i, j}};
+      // Ties (within rounding) keep the first: the cheaper technology on an ordered axis.
+      if (!best || (larger_is_better(p.y) ? *y > b * (1.0 + 1e-9) : *y < b * (1.0 - 1e-9))) {
+        best = {{i, j}};
+      }
     }
     gp += "\n";
   }
   gp += "EOD\nset datafile missing '?'\n";
-  std::string title = p.title;
-  if (best) {
+  gp += "set title " + gp_quote(p.title) + " noenhanced\n";
+  if (best) {  // a line of its own under the title, so a long title is never cut
     const auto [bi, bj] = *best;
     const std::string x = shown(p.x, d.x_labels[bi]);
     const std::string where = d.series[bj].empty() ? x : x + ", " + shown(p.series, d.series[bj]);
     const std::string unit = p.y == "mfu" ? "%" : p.y.ends_with("_s") ? " s" : "";
-    title += printf_string(" (best: %s, %.4g%s)", where.c_str(), plotted(p.y, *d.y[bi][bj]), unit.c_str());
+    gp += "set tmargin 4\nset label 1 " +
+          gp_quote(printf_string("best: %s, %.4g%s", where.c_str(), plotted(p.y, *d.y[bi][bj]),
+                                 unit.c_str())) +
+          " at graph 0.5, graph 1.04 center front noenhanced\n";
   }
-  gp += "set title " + gp_quote(title) + " noenhanced\n";
   gp += "set xlabel " + gp_quote(axis_label(p.x)) + " noenhanced\nset ylabel " +
         gp_quote(axis_label(p.y)) + " noenhanced\n";
   gp += "set grid ytics\n";

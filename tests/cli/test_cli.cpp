@@ -935,7 +935,7 @@ TEST_CASE("issue 14: backticks in a label and a title reach gnuplot as literal t
   CHECK_FALSE(fs::exists("/tmp/pathfinder-issue14-label"));
   CHECK_FALSE(fs::exists("/tmp/pathfinder-issue14-title2"));
   const std::string gp = slurp(out / "iteration_s_vs_label.gp");
-  CHECK(gp.find("set title '`touch /tmp/pathfinder-issue14-title2` @x ''q'' (best: ") !=
+  CHECK(gp.find("set title '`touch /tmp/pathfinder-issue14-title2` @x ''q''' noenhanced\n") !=
         std::string::npos);
   CHECK(gp.find("0 \"a `touch /tmp/pathfinder-issue14-label` it's 'b' | c\" ") != std::string::npos);
   const std::string md = slurp(out / "summary.md");

@@ -66,7 +66,7 @@ TEST_CASE("a study writes its summary and plots", "[study]") {
         std::string::npos);
   CHECK(script.find("set ylabel 'iteration time (s)'") != std::string::npos);
   CHECK(script.find("set xlabel 'logic node'") != std::string::npos);
-  CHECK(script.find("(best: N5, HBM3, ") != std::string::npos);  // the summary's best point
+  CHECK(script.find("'best: N5, HBM3, ") != std::string::npos);  // the summary's best point
   CHECK(script.find("lc rgb 'red' title 'best'") != std::string::npos);
   // MFU is plotted in percent: the data block holds 100 x the CSV's fraction.
   const std::string mfu = read_text_file(out + "/mfu_vs_memory.gp").value_or("");
@@ -178,7 +178,7 @@ TEST_CASE("titles and labels reach the plot script and summary as literal text",
   s.outputs.front().title = "`touch /tmp/pathfinder-issue14-unit` it's";
   const StudyRun run = run_study(s, test::run_options(out));
   const std::string script = plot_script(s, s.outputs.front(), run.table);
-  CHECK(script.find("set title '`touch /tmp/pathfinder-issue14-unit` it''s (best: ") !=
+  CHECK(script.find("set title '`touch /tmp/pathfinder-issue14-unit` it''s' noenhanced\n") !=
         std::string::npos);
   const StudyOutputs o = write_study_outputs(s, run.table, {out, "cmd `x` | y", "gnuplot"});
   CHECK_FALSE(std::filesystem::exists("/tmp/pathfinder-issue14-unit"));
