@@ -84,7 +84,7 @@ void add_search_command(CLI::App& app, int& exit_code) {
       if (!route_machine_set(machine, o)) workload_sets.push_back(std::move(o));
     }
     if (!opt->optimizer.empty()) {
-      study.options.algorithm = search_algorithm_from(opt->optimizer, SourceLoc{"--optimizer", 0, 0, ""});
+      study.options.algorithm = search_algorithm_from(opt->optimizer, SourceLoc{"command line", 0, 0, "--optimizer"});
     }
     if (opt->restarts > 0) study.options.restarts = opt->restarts;
     if (opt->steps > 0) study.options.steps = opt->steps;
@@ -98,13 +98,31 @@ void add_search_command(CLI::App& app, int& exit_code) {
             ? software_for(study.software, study.template_path, study.software_loc)
             : software_for(opt->software, study.template_path,
                            SourceLoc{"command line", 0, 0, "--software"});
-    const ArchTemplate tmpl =
-        with_software(load_template(study.template_path, machine.template_overrides), software);
+    // A file the search names that cannot be read is reported at the key naming it.
+    const auto located = [](const SourceLoc& key, const std::string& noun, const auto& load) {
+      try {
+        return load();
+      } catch (const ConfigError& e) {
+        const Diagnostic& d = e.diagnostics().front();
+        if (e.diagnostics().size() == 1 && d.loc.line == 0 &&
+            d.message.rfind("cannot read file", 0) == 0) {
+          throw ConfigError(Diagnostic{key, "cannot read " + noun + " \"" + d.loc.file + "\"" +
+                                                d.message.substr(std::string("cannot read file").size())});
+        }
+        throw;
+      }
+    };
+    const ArchTemplate tmpl = with_software(
+        located(study.template_loc, "template",
+                [&] { return load_template(study.template_path, machine.template_overrides); }),
+        software);
     const TechLibrary lib = load_techlib_for(tmpl, opt->techlib, machine.techlib_overrides);
     const ArchSpec spec = bind_template(lib, tmpl);
     TrainingOptions training = TrainingOptions::from(software);
     training.check_memory = study.check_memory;
-    const WorkloadSpec workload = load_workload(study.workload_path, workload_sets).spec;
+    const WorkloadSpec workload = located(study.workload_loc, "workload", [&] {
+      return load_workload(study.workload_path, workload_sets).spec;
+    });
     if (study.written_strategy) {  // the workload's micro-batch and dp = devices/(tp·pp)
       study.strategy =
           complete_strategy(*study.written_strategy, workload, study.devices, study.strategy_loc);

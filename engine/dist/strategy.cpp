@@ -187,6 +187,14 @@ class StrategyParser {
       s.recompute = *r;
       return claim(kRecompute, t);
     }
+    // A number prefix alone ("mb-1" splits into "mb" and "1"): its number is missing.
+    for (const std::string_view prefix : {"tp", "pp", "dp", "mb", "v", "zero"}) {
+      if (t == prefix) {
+        return quote(t) + ": expected a whole number after \"" + std::string(prefix) + "\" (" +
+               std::string(prefix) + "N, e.g. " + std::string(prefix) + (prefix == "zero" ? "1" : "4") +
+               "; '-' separates tokens)";
+      }
+    }
     return quote(t) + ": unknown token; expected " + valid_tokens() +
            did_you_mean(t, candidates(t, first));
   }

@@ -69,6 +69,8 @@ SearchStudy read_search_study(const ConfigNode& root) {
   (void)root.optional<std::string>("question");
   s.template_path = beside(path, root.require<std::string>("template"));
   s.workload_path = beside(path, root.require<std::string>("workload"));
+  s.template_loc = root.loc_of("template");
+  s.workload_loc = root.loc_of("workload");
   s.devices = root.require_positive<int>("devices");
   if (root.get_or<std::string>("strategy", "search") != "search") {
     s.written_strategy = located_strategy(root);

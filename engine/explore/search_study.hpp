@@ -33,6 +33,7 @@ struct SearchStudy {
   std::string file;
   std::string template_path;  // resolved against the study's folder
   std::string workload_path;
+  SourceLoc template_loc, workload_loc;  // the keys naming them, for a file that cannot be read
   int devices = 1;
   std::optional<Strategy> strategy;  // none: search the strategies too
   // The strategy as written (complete_strategy fills in the micro-batch and dp from the

@@ -1192,3 +1192,27 @@ TEST_CASE("set reaches template keys: a what-if without a copied file", "[cli]")
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("issue 14 item 9: search and strategy messages are located and say what is wrong",
+          "[cli][issue14]") {
+  // A search file's missing template: at the file's key, not at a path with no position.
+  const Run missing = run("search tests/data/studies/missing_template.yaml");
+  CHECK(missing.code == 2);
+  CHECK(missing.err == "tests/data/studies/missing_template.yaml:3:11: error: template: cannot read "
+                       "template \"tests/data/studies/nope.yaml\": No such file or directory\n");
+  // A bad --optimizer: the command line's option, as every other option.
+  const Run opt = run("search tests/data/studies/small_search.yaml --optimizer foo");
+  CHECK(opt.code == 2);
+  CHECK(opt.err == "command line: error: --optimizer: unknown optimizer \"foo\" (expected pgd, "
+                   "cobyla, slsqp, direct or isres)\n");
+  // mb-1: the '-' splits it into "mb" and "1"; the number is what is missing, not "sp".
+  const Run mb = run("eval --template templates/a100.yaml --workload studies/workloads/gpt3_1.3b.yaml "
+                     "--strategy tp2-mb-1");
+  CHECK(mb.code == 2);
+  CHECK(first_line(mb.err) == "command line: error: --strategy: \"mb\": expected a whole number "
+                              "after \"mb\" (mbN, e.g. mb4; '-' separates tokens)");
+}
+
+}  // namespace pathfinder
