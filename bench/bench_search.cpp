@@ -6,7 +6,7 @@
 #include "engine/arch/template_loader.hpp"
 #include "engine/explore/design_evaluator.hpp"
 #include "engine/graph/workload_loader.hpp"
-#include "engine/search/search.hpp"
+#include "search/search.hpp"
 #include "engine/techlib/techlib_loader.hpp"
 
 namespace {

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "engine/core/format.hpp"
-#include "engine/search/budget_moves.hpp"
+#include "search/budget_moves.hpp"
 
 namespace pathfinder {
 

@@ -1,5 +1,5 @@
 // Did a split search converge? A KKT-style check at its result (issue 15). At a minimum of the
-// iteration time over C_A x C_P x C_R (engine/search/split_space.hpp) no feasible move of budget
+// iteration time over C_A x C_P x C_R (search/split_space.hpp) no feasible move of budget
 // share helps: within a binding budget, moving share from a component that can give (above its
 // lower bound) to one that can take (below its upper bound) saves nothing, which is the KKT
 // condition that the sensitivities of the components not at a bound are equal; within a budget
@@ -13,7 +13,7 @@
 
 #include "engine/dist/strategy.hpp"
 #include "engine/explore/design_evaluator.hpp"
-#include "engine/search/split_space.hpp"
+#include "search/split_space.hpp"
 
 namespace pathfinder {
 

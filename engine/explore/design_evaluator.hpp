@@ -12,7 +12,7 @@
 #include "engine/arch/arch_spec.hpp"
 #include "engine/dist/strategy.hpp"
 #include "engine/graph/workload.hpp"
-#include "engine/search/split_space.hpp"
+#include "search/split_space.hpp"
 #include "engine/train/gpt_training.hpp"
 #include "engine/train/training_result.hpp"
 

@@ -1,6 +1,6 @@
 #include "engine/explore/search_study.hpp"
 
-#include "engine/search/budget_moves.hpp"
+#include "search/budget_moves.hpp"
 
 #include <algorithm>
 #include <filesystem>

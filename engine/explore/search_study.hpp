@@ -21,7 +21,7 @@
 #include "engine/dist/strategy.hpp"
 #include "engine/explore/convergence.hpp"
 #include "engine/explore/design_evaluator.hpp"
-#include "engine/search/search.hpp"
+#include "search/search.hpp"
 #include "engine/techlib/tech_library.hpp"
 
 namespace pathfinder {

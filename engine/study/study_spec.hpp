@@ -63,7 +63,7 @@
 #include "engine/config/node.hpp"  // ConfigOverride
 #include "engine/core/error.hpp"
 #include "engine/dist/strategy.hpp"
-#include "engine/search/search_types.hpp"
+#include "search/search_types.hpp"
 
 namespace pathfinder {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "engine/core/error.hpp"
-#include "engine/search/split_space.hpp"
+#include "search/split_space.hpp"
 
 namespace pathfinder::test {
 

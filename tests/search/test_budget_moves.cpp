@@ -1,5 +1,5 @@
 // Budget moves: the KKT check as a search step, on objectives with known minima.
-#include "engine/search/budget_moves.hpp"
+#include "search/budget_moves.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,10 +1,10 @@
-// Tests for engine/search/finite_difference.hpp: against the analytic gradient, one-sided at
+// Tests for search/finite_difference.hpp: against the analytic gradient, one-sided at
 // the box and next to +inf, h shrinking when both sides are +inf, thread-count independence.
 #include <tbb/global_control.h>
 
 #include <catch2/catch.hpp>
 
-#include "engine/search/finite_difference.hpp"
+#include "search/finite_difference.hpp"
 #include "tests/search/search_fixtures.hpp"
 
 using namespace pathfinder;

@@ -1,4 +1,4 @@
-// Tests for engine/search/nlopt_search.hpp: each NLopt optimizer on the smooth known-answer
+// Tests for search/nlopt_search.hpp: each NLopt optimizer on the smooth known-answer
 // problem (optimum 43, search_fixtures.hpp), budgets, determinism across thread counts.
 #include <tbb/global_control.h>
 
@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "engine/core/format.hpp"
-#include "engine/search/search.hpp"
+#include "search/search.hpp"
 #include "tests/search/search_fixtures.hpp"
 
 using namespace pathfinder;

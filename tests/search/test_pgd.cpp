@@ -1,4 +1,4 @@
-// Tests for engine/search/pgd.hpp: known optima found by dense grid search (smooth and
+// Tests for search/pgd.hpp: known optima found by dense grid search (smooth and
 // non-smooth), +inf regions, identical results for 1 and 2 threads, progress.
 #include <tbb/global_control.h>
 
@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <thread>
 
-#include "engine/search/pgd.hpp"
+#include "search/pgd.hpp"
 #include "tests/search/search_fixtures.hpp"
 
 using namespace pathfinder;

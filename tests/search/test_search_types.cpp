@@ -1,8 +1,8 @@
-// Tests for engine/search/search_types.hpp: options validation messages, optimizer names,
+// Tests for search/search_types.hpp: options validation messages, optimizer names,
 // starts, picking the best restart and the reports.
 #include <catch2/catch.hpp>
 
-#include "engine/search/search_types.hpp"
+#include "search/search_types.hpp"
 #include "tests/search/search_fixtures.hpp"
 
 using namespace pathfinder;

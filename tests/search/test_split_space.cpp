@@ -1,4 +1,4 @@
-// Tests for engine/search/split_space.hpp: bound validation messages, the Euclidean projection
+// Tests for search/split_space.hpp: bound validation messages, the Euclidean projection
 // (known answers, feasibility, idempotence, KKT conditions, brute force over a grid) and the
 // seeded sampler.
 #include <catch2/catch.hpp>

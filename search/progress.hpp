@@ -1,4 +1,4 @@
-// Progress of a parallel search (internal to engine/search): workers on any thread count steps
+// Progress of a parallel search (internal to search/): workers on any thread count steps
 // and offer their best f; the callback runs only on the thread that built the reporter, and only
 // when that thread itself reports or at finish(), so it is never called concurrently.
 #pragma once
@@ -9,7 +9,7 @@
 #include <thread>
 #include <utility>
 
-#include "engine/search/search_types.hpp"
+#include "search/search_types.hpp"
 
 namespace pathfinder::detail {
 

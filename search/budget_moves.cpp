@@ -1,4 +1,4 @@
-#include "engine/search/budget_moves.hpp"
+#include "search/budget_moves.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -16,8 +16,8 @@
 #include <Eigen/Core>
 #include <vector>
 
-#include "engine/search/search_types.hpp"
-#include "engine/search/split_space.hpp"
+#include "search/search_types.hpp"
+#include "search/split_space.hpp"
 
 namespace pathfinder {
 

@@ -12,8 +12,8 @@
 #include <Eigen/Core>
 #include <limits>
 
-#include "engine/search/search_types.hpp"
-#include "engine/search/split_space.hpp"
+#include "search/search_types.hpp"
+#include "search/split_space.hpp"
 
 namespace pathfinder {
 

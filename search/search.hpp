@@ -1,10 +1,10 @@
 // The split search's entry point: PGD or an NLopt optimizer, as options.algorithm says.
 #pragma once
 
-#include "engine/search/nlopt_search.hpp"
-#include "engine/search/pgd.hpp"
-#include "engine/search/search_types.hpp"
-#include "engine/search/split_space.hpp"
+#include "search/nlopt_search.hpp"
+#include "search/pgd.hpp"
+#include "search/search_types.hpp"
+#include "search/split_space.hpp"
 
 namespace pathfinder {
 

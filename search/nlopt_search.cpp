@@ -1,4 +1,4 @@
-#include "engine/search/nlopt_search.hpp"
+#include "search/nlopt_search.hpp"
 
 #include <nlopt.h>
 #include <tbb/parallel_for.h>
@@ -10,8 +10,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "engine/search/finite_difference.hpp"
-#include "engine/search/progress.hpp"
+#include "search/finite_difference.hpp"
+#include "search/progress.hpp"
 
 namespace pathfinder {
 namespace {

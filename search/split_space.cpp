@@ -1,4 +1,4 @@
-#include "engine/search/split_space.hpp"
+#include "search/split_space.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,12 +1,12 @@
-#include "engine/search/pgd.hpp"
+#include "search/pgd.hpp"
 
 #include <tbb/parallel_for.h>
 
 #include <cmath>
 #include <vector>
 
-#include "engine/search/finite_difference.hpp"
-#include "engine/search/progress.hpp"
+#include "search/finite_difference.hpp"
+#include "search/progress.hpp"
 
 namespace pathfinder {
 namespace {

@@ -1,4 +1,4 @@
-#include "engine/search/search.hpp"
+#include "search/search.hpp"
 
 namespace pathfinder {
 

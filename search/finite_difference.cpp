@@ -1,4 +1,4 @@
-#include "engine/search/finite_difference.hpp"
+#include "search/finite_difference.hpp"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>

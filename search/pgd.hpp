@@ -25,8 +25,8 @@
 // same for any number of threads.
 #pragma once
 
-#include "engine/search/search_types.hpp"
-#include "engine/search/split_space.hpp"
+#include "search/search_types.hpp"
+#include "search/split_space.hpp"
 
 namespace pathfinder {
 

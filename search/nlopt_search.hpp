@@ -25,8 +25,8 @@
 // run on its stack; every run is deterministic, so the result is the same for any thread count.
 #pragma once
 
-#include "engine/search/search_types.hpp"
-#include "engine/search/split_space.hpp"
+#include "search/search_types.hpp"
+#include "search/split_space.hpp"
 
 namespace pathfinder {
 

@@ -1,4 +1,4 @@
-#include "engine/search/search_types.hpp"
+#include "search/search_types.hpp"
 
 #include <cmath>
 #include <utility>
