@@ -21,7 +21,7 @@
 #include "engine/cli/commands.hpp"
 #include "engine/cli/load.hpp"
 #include "engine/config/node.hpp"
-#include "engine/dist/strategy_check.hpp"
+#include "engine/parallel/strategy_check.hpp"
 #include "engine/explore/design_evaluator.hpp"
 #include "engine/explore/ranking_report.hpp"
 #include "engine/graph/workload_loader.hpp"
@@ -75,7 +75,7 @@ std::string single_device_report(const TrainingResult& r, const Workload& w,
          training_report(r, w, arch, format);
 }
 
-// eval --help's footer: the strategy grammar (engine/dist/strategy.hpp) and the exit status.
+// eval --help's footer: the strategy grammar (engine/parallel/strategy.hpp) and the exit status.
 constexpr const char* kFooter =
     R"(Strategy (--strategy): tokens joined by '-', in any order, each at most once:
   tpN        tensor-parallel degree (Megatron-LM column/row split)       default 1

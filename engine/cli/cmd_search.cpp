@@ -24,7 +24,7 @@
 #include "engine/cli/commands.hpp"
 #include "engine/cli/load.hpp"
 #include "engine/core/file_io.hpp"
-#include "engine/dist/strategy_check.hpp"
+#include "engine/parallel/strategy_check.hpp"
 #include "engine/explore/search_study.hpp"
 #include "engine/graph/workload_loader.hpp"
 

@@ -11,7 +11,7 @@
 #include "engine/cli/commands.hpp"
 #include "engine/cli/load.hpp"
 #include "engine/config/node.hpp"
-#include "engine/dist/strategy.hpp"
+#include "engine/parallel/strategy.hpp"
 #include "engine/explore/search_study.hpp"
 #include "engine/graph/workload_loader.hpp"
 #include "engine/software/software_profile.hpp"

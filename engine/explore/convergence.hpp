@@ -11,7 +11,7 @@
 #include <Eigen/Core>
 #include <string>
 
-#include "engine/dist/strategy.hpp"
+#include "engine/parallel/strategy.hpp"
 #include "engine/explore/design_evaluator.hpp"
 #include "search/split_space.hpp"
 

@@ -10,7 +10,7 @@
 #include <oneapi/tbb/parallel_for.h>
 
 #include "engine/arch/generator.hpp"
-#include "engine/dist/strategy_enumeration.hpp"
+#include "engine/parallel/strategy_enumeration.hpp"
 #include "engine/train/training_model.hpp"
 
 namespace pathfinder {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/arch/arch_spec.hpp"
-#include "engine/dist/strategy.hpp"
+#include "engine/parallel/strategy.hpp"
 #include "engine/graph/workload.hpp"
 #include "search/split_space.hpp"
 #include "engine/train/gpt_training.hpp"
@@ -71,7 +71,7 @@ struct RankedStrategy {
   TrainingResult result;
 };
 
-// Every valid strategy for the workload on the evaluator's devices (dist/strategy_enumeration),
+// Every valid strategy for the workload on the evaluator's devices (parallel/strategy_enumeration),
 // timed on the design at `split`; feasible ones by iteration time (ties: enumeration order),
 // then the infeasible ones. `evaluated` receives how many were timed, `arch` the figures of
 // the micro-architecture they were timed on.

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "engine/config/node.hpp"  // ConfigOverride
-#include "engine/dist/strategy.hpp"
+#include "engine/parallel/strategy.hpp"
 #include "engine/explore/convergence.hpp"
 #include "engine/explore/design_evaluator.hpp"
 #include "search/search.hpp"

@@ -12,7 +12,7 @@
 #include "engine/arch/arch_template.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/units.hpp"
-#include "engine/dist/memory_model.hpp"
+#include "engine/parallel/memory_model.hpp"
 
 namespace pathfinder {
 

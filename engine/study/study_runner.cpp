@@ -16,7 +16,7 @@
 
 #include "engine/arch/arch_spec.hpp"
 #include "engine/core/format.hpp"
-#include "engine/dist/strategy_check.hpp"
+#include "engine/parallel/strategy_check.hpp"
 #include "engine/explore/design_evaluator.hpp"
 #include "engine/explore/search_study.hpp"
 #include "engine/graph/workload_loader.hpp"

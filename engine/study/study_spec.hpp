@@ -62,7 +62,7 @@
 
 #include "engine/config/node.hpp"  // ConfigOverride
 #include "engine/core/error.hpp"
-#include "engine/dist/strategy.hpp"
+#include "engine/parallel/strategy.hpp"
 #include "search/search_types.hpp"
 
 namespace pathfinder {

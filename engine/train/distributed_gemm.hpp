@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "engine/dist/strategy.hpp"
+#include "engine/parallel/strategy.hpp"
 #include "engine/graph/workload.hpp"
 #include "engine/perf/kernel_timer.hpp"
 #include "engine/system/system_graph.hpp"

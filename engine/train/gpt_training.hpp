@@ -18,8 +18,8 @@
 #include <tuple>
 #include <vector>
 
-#include "engine/dist/memory_footprint.hpp"
-#include "engine/dist/strategy.hpp"
+#include "engine/parallel/memory_footprint.hpp"
+#include "engine/parallel/strategy.hpp"
 #include "engine/graph/workload.hpp"
 #include "engine/perf/kernel_timer.hpp"
 #include "engine/software/software_profile.hpp"

@@ -7,7 +7,7 @@
 
 #include "engine/core/error.hpp"
 #include "engine/train/comm_collective.hpp"
-#include "engine/dist/memory_footprint.hpp"
+#include "engine/parallel/memory_footprint.hpp"
 #include "engine/system/collectives.hpp"
 #include "engine/train/iteration.hpp"
 #include "engine/train/stage_times.hpp"

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "engine/dist/strategy_check.hpp"
+#include "engine/parallel/strategy_check.hpp"
 #include "engine/perf/perf_machine.hpp"
 #include "engine/system/system_graph.hpp"
 

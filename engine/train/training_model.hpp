@@ -13,7 +13,7 @@
 
 #include "engine/arch/arch_spec.hpp"
 #include "engine/arch/micro_arch.hpp"
-#include "engine/dist/strategy.hpp"
+#include "engine/parallel/strategy.hpp"
 #include "engine/graph/workload.hpp"
 #include "engine/train/distributed_gemm.hpp"
 #include "engine/train/gpt_training.hpp"

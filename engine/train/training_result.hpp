@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/dist/memory_footprint.hpp"
-#include "engine/dist/strategy.hpp"
+#include "engine/parallel/memory_footprint.hpp"
+#include "engine/parallel/strategy.hpp"
 #include "engine/graph/compute_graph.hpp"
 
 namespace pathfinder {

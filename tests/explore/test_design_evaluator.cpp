@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "engine/dist/strategy_enumeration.hpp"
+#include "engine/parallel/strategy_enumeration.hpp"
 #include "engine/explore/design_evaluator.hpp"
 #include "engine/graph/workload_loader.hpp"
 #include "tests/train/train_fixtures.hpp"

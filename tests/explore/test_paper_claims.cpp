@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "engine/dist/strategy_enumeration.hpp"
+#include "engine/parallel/strategy_enumeration.hpp"
 #include "engine/train/lstm_training.hpp"
 #include "tests/train/train_fixtures.hpp"
 

@@ -8,7 +8,7 @@
 #include "engine/arch/generator.hpp"
 #include "engine/arch/template_loader.hpp"
 #include "engine/config/node.hpp"
-#include "engine/dist/strategy_check.hpp"
+#include "engine/parallel/strategy_check.hpp"
 #include "engine/explore/search_study.hpp"
 #include "engine/graph/workload_loader.hpp"
 #include "engine/software/software_profile.hpp"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/dist/strategy_check.hpp"
+#include "engine/parallel/strategy_check.hpp"
 #include "engine/system/collectives.hpp"
 #include "tests/train/train_fixtures.hpp"
 

@@ -1,5 +1,5 @@
 // [calibration] The nanotron H100 sweep (Hugging Face Ultra-Scale Playbook, 4,104 runs;
-// tests/data/calibration/README.md): per-device memory (engine/dist/memory_footprint.cpp)
+// tests/data/calibration/README.md): per-device memory (engine/parallel/memory_footprint.cpp)
 // against each run's Success/OOM status and allocated memory, and the training model
 // (engine/train/gpt_training.cpp) against its tokens/s/GPU, on templates/h100.yaml with
 // templates/software/nanotron.yaml. Issue 13's goals: OOM predicted right on >= 95% of the
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/dist/strategy_check.hpp"
+#include "engine/parallel/strategy_check.hpp"
 #include "tests/train/train_fixtures.hpp"
 
 using namespace pathfinder;

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "engine/arch/template_loader.hpp"
-#include "engine/dist/strategy_check.hpp"
+#include "engine/parallel/strategy_check.hpp"
 #include "engine/graph/workload_loader.hpp"
 #include "engine/train/training_model.hpp"
 #include "tests/train/train_fixtures.hpp"

@@ -20,8 +20,8 @@
 #include <cstdint>
 
 #include "engine/core/units.hpp"
-#include "engine/dist/memory_model.hpp"
-#include "engine/dist/strategy.hpp"
+#include "engine/parallel/memory_model.hpp"
+#include "engine/parallel/strategy.hpp"
 
 namespace pathfinder {
 

@@ -20,7 +20,7 @@
 
 #include <vector>
 
-#include "engine/dist/strategy.hpp"
+#include "engine/parallel/strategy.hpp"
 
 namespace pathfinder {
 

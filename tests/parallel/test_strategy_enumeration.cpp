@@ -1,4 +1,4 @@
-// Tests for engine/dist/strategy_enumeration.hpp: counts worked out by hand, agreement with a
+// Tests for engine/parallel/strategy_enumeration.hpp: counts worked out by hand, agreement with a
 // brute-force filter of every strategy in a box, options that narrow, and speed.
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -6,9 +6,9 @@
 #include <set>
 #include <string>
 
-#include "engine/dist/strategy_check.hpp"
-#include "engine/dist/strategy_enumeration.hpp"
-#include "tests/dist/dist_specs.hpp"
+#include "engine/parallel/strategy_check.hpp"
+#include "engine/parallel/strategy_enumeration.hpp"
+#include "tests/parallel/parallel_specs.hpp"
 
 using namespace pathfinder;
 using pathfinder::test::shipped_gpt;

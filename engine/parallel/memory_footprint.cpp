@@ -1,11 +1,11 @@
-#include "engine/dist/memory_footprint.hpp"
+#include "engine/parallel/memory_footprint.hpp"
 
 #include <algorithm>
 #include <type_traits>
 #include <variant>
 
 #include "engine/core/error.hpp"
-#include "engine/dist/strategy_check.hpp"
+#include "engine/parallel/strategy_check.hpp"
 
 namespace pathfinder {
 namespace {

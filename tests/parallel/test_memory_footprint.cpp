@@ -1,10 +1,10 @@
-// Tests for engine/dist/memory_footprint.hpp against the closed forms of ZeRO (Rajbhandari et
+// Tests for engine/parallel/memory_footprint.hpp against the closed forms of ZeRO (Rajbhandari et
 // al. 2020) and Korthikanti et al. 2022, the compute graph's parameter count, and monotonicity.
 #include <catch2/catch.hpp>
 
-#include "engine/dist/memory_footprint.hpp"
-#include "engine/dist/strategy_enumeration.hpp"
-#include "tests/dist/dist_specs.hpp"
+#include "engine/parallel/memory_footprint.hpp"
+#include "engine/parallel/strategy_enumeration.hpp"
+#include "tests/parallel/parallel_specs.hpp"
 
 using namespace pathfinder;
 using pathfinder::test::shipped_gpt;

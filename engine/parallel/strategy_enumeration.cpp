@@ -1,11 +1,11 @@
-#include "engine/dist/strategy_enumeration.hpp"
+#include "engine/parallel/strategy_enumeration.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <variant>
 
-#include "engine/dist/strategy_check.hpp"
+#include "engine/parallel/strategy_check.hpp"
 
 namespace pathfinder {
 namespace {

@@ -1,4 +1,4 @@
-#include "engine/dist/strategy.hpp"
+#include "engine/parallel/strategy.hpp"
 
 #include <array>
 #include <charconv>

@@ -1,11 +1,11 @@
-// Tests for engine/dist/strategy_check.hpp: valid strategies pass, each rule's message is exact,
+// Tests for engine/parallel/strategy_check.hpp: valid strategies pass, each rule's message is exact,
 // every problem is listed, and the message-free check agrees with the full one.
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
-#include "engine/dist/strategy_check.hpp"
-#include "tests/dist/dist_specs.hpp"
+#include "engine/parallel/strategy_check.hpp"
+#include "tests/parallel/parallel_specs.hpp"
 #include "tests/test_support.hpp"
 
 using namespace pathfinder;

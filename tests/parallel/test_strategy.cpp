@@ -1,11 +1,11 @@
-// Tests for engine/dist/strategy.hpp: both notations parse, to_string round-trips, YAML reads
+// Tests for engine/parallel/strategy.hpp: both notations parse, to_string round-trips, YAML reads
 // the same, and every class of bad input gives one exact message.
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
 #include "engine/config/node.hpp"
-#include "engine/dist/strategy.hpp"
+#include "engine/parallel/strategy.hpp"
 #include "tests/test_support.hpp"
 
 using namespace pathfinder;

@@ -1,4 +1,4 @@
-#include "engine/dist/strategy_check.hpp"
+#include "engine/parallel/strategy_check.hpp"
 
 #include <cstdint>
 #include <string>

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "engine/core/error.hpp"
-#include "engine/dist/strategy.hpp"
+#include "engine/parallel/strategy.hpp"
 
 namespace pathfinder {
 
