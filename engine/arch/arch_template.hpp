@@ -48,6 +48,11 @@ struct CoreSpec {
   // applies to training, not to one call. A residual fit for mechanisms not modelled (clocks
   // under sustained power are at most part of it: templates/a100.yaml).
   double sustained_fraction = 1.0;
+  // The same for FP8 GEMMs (default: sustained_fraction). Measured separately because the FP8
+  // path sustains a smaller share of its datasheet rate: H100 SXM 70.9% for FP8 against 80.3%
+  // for BF16 in the same maximum-achievable-matmul sweep (S. Bekman, ml-engineering,
+  // compute/accelerator "Maximum Achievable Matmul FLOPS comparison table").
+  double fp8_sustained_fraction = 1.0;
   [[nodiscard]] double flop_per_cycle() const { return 2.0 * array_rows * array_cols; }
 };
 

@@ -51,6 +51,9 @@ CoreSpec read_core(const ConfigNode& n) {
                                              "throughput), got " + n.quoted("fp8_throughput_ratio"));
   }
   c.sustained_fraction = read_derate(n, "sustained_fraction");
+  c.fp8_sustained_fraction = n.has("fp8_sustained_fraction")
+                                 ? read_derate(n, "fp8_sustained_fraction")
+                                 : c.sustained_fraction;
   n.finish();
   return c;
 }

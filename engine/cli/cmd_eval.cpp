@@ -273,7 +273,15 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
         out = training_report(r, w, arch, opt->format);
       } else {
         KernelTimer timer(make_perf_machine(spec, arch));
-        out = single_device_report(r, w, arch, timer, opt->format, opt->all_kernels);
+        // The kernel table shows the graph the iteration was timed on: the software profile's
+        // FP8 linear layers included.
+        Workload shown = w;
+        if (const auto* gpt = std::get_if<GptSpec>(&w.spec); gpt && training.fp8_linear) {
+          GptPartition p;
+          p.fp8_linear = true;
+          shown.graph = build_gpt_graph(*gpt, p);
+        }
+        out = single_device_report(r, shown, arch, timer, opt->format, opt->all_kernels);
       }
     }
     if (opt->format == "json") {  // self-describing: what was evaluated, by which version

@@ -19,7 +19,10 @@ PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch, PerfM
   m.name = arch.name;
   const double sustained = mode == PerfMode::kSustained ? spec.tmpl.core.sustained_fraction : 1.0;
   m.matrix_flops = arch.core.effective.si() * sustained;
-  m.fp8_matrix_flops = m.matrix_flops * spec.tmpl.core.fp8_throughput_ratio;
+  const double fp8_sustained =
+      mode == PerfMode::kSustained ? spec.tmpl.core.fp8_sustained_fraction : 1.0;
+  m.fp8_matrix_flops =
+      arch.core.effective.si() * spec.tmpl.core.fp8_throughput_ratio * fp8_sustained;
   m.vector_flops = arch.core.peak.si() * spec.tmpl.core.vector_throughput_ratio * sustained;
   m.bundles = arch.core.bundles;
   m.mcus_per_bundle = spec.tmpl.core.mcus_per_bundle;

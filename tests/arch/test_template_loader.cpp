@@ -207,6 +207,9 @@ TEST_CASE("host, vector ratio and memory utilization errors are exact", "[arch][
   CHECK(patched_error(mcus, mcus + "  sustained_fraction: 0\n") ==
         "patched.yaml:10:23: error: core.sustained_fraction: expected a fraction in [0.01, 1], "
         "got \"0\"");
+  CHECK(patched_error(mcus, mcus + "  fp8_sustained_fraction: 2\n") ==
+        "patched.yaml:10:27: error: core.fp8_sustained_fraction: expected a fraction in [0.01, 1], "
+        "got \"2\"");
   CHECK(patched_error(main_tech, main_tech + "    stream_utilization: 1.1\n") ==
         "patched.yaml:16:25: error: memory.main.stream_utilization: expected a fraction in "
         "[0.01, 1], got \"1.1\"");

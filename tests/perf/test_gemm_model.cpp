@@ -250,4 +250,21 @@ TEST_CASE("FP8 GEMMs run at the FP8 rate with 1-byte operands and 16-bit outputs
   CHECK(a_speedup == Approx(1.0).margin(0.05));
 }
 
+TEST_CASE("A training run sustains the FP8 rate's own measured share", "[perf]") {
+  // H100 SXM, maximum achievable matmul FLOPS (ml-engineering MAMF table): FP8 1,402.6 TFLOPS
+  // (70.9% of 1,979), BF16 794.5 (80.3% of 989). templates/h100.yaml: sustained_fraction 0.885,
+  // fp8_sustained_fraction 0.885 x 70.9 / 80.3 = 0.781, so a training run's FP8 GEMMs are
+  // 2 x 0.781 / 0.885 = 1.765x its BF16 ones, the measured 1,402.6 / 794.5 = 1.765.
+  const ArchSpec spec = bind_template(test::shipped_techlib(), test::shipped_template("h100"));
+  const MicroArch arch = generate_micro_arch(spec, ResourceSplit::from_template(spec.tmpl));
+  const PerfMachine sustained = make_perf_machine(spec, arch, PerfMode::kSustained);
+  CHECK(sustained.fp8_matrix_flops / sustained.matrix_flops == Approx(1402.6 / 794.5).epsilon(0.002));
+  // One timed call (burst clocks) sees the datasheet ratio, 2.
+  const PerfMachine burst = make_perf_machine(spec, arch, PerfMode::kBurst);
+  CHECK(burst.fp8_matrix_flops / burst.matrix_flops == Approx(2.0));
+  // A template without the key sustains FP8 as it sustains BF16 (a100.yaml: ratio 1).
+  const ArchSpec a = bind_template(test::shipped_techlib(), test::shipped_template("a100"));
+  CHECK(a.tmpl.core.fp8_sustained_fraction == a.tmpl.core.sustained_fraction);
+}
+
 }  // namespace pathfinder
