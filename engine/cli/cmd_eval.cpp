@@ -204,7 +204,10 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
     // The software profile's overlaps, unless the command line sets them.
     TrainingOptions training = TrainingOptions::from(in.software);
     training.check_memory = opt->training.check_memory;
-    if (tp_overlap->count() > 0) training.tensor_comm_overlap = opt->training.tensor_comm_overlap;
+    if (tp_overlap->count() > 0) {
+      training.tensor_comm_overlap = opt->training.tensor_comm_overlap;
+      training.tensor_comm_chunked = false;
+    }
     if (dp_overlap->count() > 0) training.overlap_data_parallel = opt->training.overlap_data_parallel;
     const Workload w = load_workload(opt->workload_path, overrides);
     const bool distribute = !opt->strategy.empty() || opt->devices > 0;

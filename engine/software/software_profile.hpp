@@ -35,6 +35,11 @@ struct SoftwareProfile {
   // Fraction of each tensor-parallel collective hidden behind the GEMMs (decomposed or
   // userbuffer-overlapped tensor parallelism); 0 = blocking.
   double tensor_comm_overlap = 0.0;
+  // `tensor_parallel: chunked`: each tensor-parallel GEMM and its collective split into tp
+  // chunks that pipeline (Wang et al., ASPLOS 2023, "Overlap Communication with Dependent
+  // Computation via Decomposition"; Transformer Engine userbuffers ring exchange, NeMo
+  // `ub_tp_comm_overlap`): all but one chunk's transfer hidden, a fraction (tp - 1) / tp.
+  bool tensor_comm_chunked = false;
   // Sequence parallelism's backward re-gathers of the layernorm outputs on a side stream.
   bool overlap_sp_regather = false;
   // `precision: {linear_layers: fp8}`: the layers' linear GEMMs in FP8 (GptPartition::fp8_linear).

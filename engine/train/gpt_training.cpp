@@ -95,7 +95,9 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
     p.head = head;
     const ComputeGraph g = build_gpt_graph(w, p);
     params = static_cast<double>(g.parameter_count());
-    return stage_times(g, timer_, comm, options_.tensor_comm_overlap);
+    const double tp_overlap =
+        options_.tensor_comm_chunked ? 1.0 - 1.0 / s.tp : options_.tensor_comm_overlap;
+    return stage_times(g, timer_, comm, tp_overlap);
   };
   Parts parts;
   parts.layer = part(1, false, false, parts.layer_parameters);

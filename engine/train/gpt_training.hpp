@@ -40,6 +40,8 @@ struct TrainingOptions {
   // Fraction of tensor-parallel collectives hidden behind the GEMMs they feed (decomposed,
   // asynchronous tensor parallelism); Megatron-LM as measured by Korthikanti et al.: 0.
   double tensor_comm_overlap = 0.0;
+  // Instead: GEMMs and collectives in tp pipelined chunks, (tp - 1) / tp hidden (SoftwareProfile).
+  bool tensor_comm_chunked = false;
   // Sequence parallelism's backward re-gathers on a side stream (GptPartition).
   bool overlap_sp_regather = false;
   // The layers' linear GEMMs in FP8 (GptPartition::fp8_linear; the software profile's choice).
@@ -56,6 +58,7 @@ struct TrainingOptions {
     o.memory = s.memory;
     o.overlap_data_parallel = s.overlap_data_parallel;
     o.tensor_comm_overlap = s.tensor_comm_overlap;
+    o.tensor_comm_chunked = s.tensor_comm_chunked;
     o.overlap_sp_regather = s.overlap_sp_regather;
     o.fp8_linear = s.fp8_linear;
     return o;

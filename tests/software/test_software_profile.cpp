@@ -22,8 +22,8 @@ const char* const kMinimal = "name: x\nhost:\n  dispatch: 12 us\n";
 
 TEST_CASE("shipped software profiles load with their sourced values", "[software]") {
   const std::string dir = test::source_path("templates/software");
-  for (const char* name : {"megatron-lm", "megatron-core", "megatron-core-fp8", "nanotron", "fsdp",
-                           "deepflow-reference"}) {
+  for (const char* name : {"megatron-lm", "megatron-core", "megatron-core-fp8", "nemo-fp8",
+                           "nanotron", "fsdp", "deepflow-reference"}) {
     const SoftwareProfile p = load_software_profile(resolve_software_profile(name, {dir}));
     CHECK(p.name == name);
   }
@@ -75,7 +75,7 @@ TEST_CASE("software profile errors are located", "[software][config-error]") {
         "p.yaml:3:14: error: host.iteration: expected a time such as \"1.5 us\", got \"5 GB\" "
         "(a size)");
   CHECK(profile_error(std::string(kMinimal) + "overlap:\n  tensor_parallel: 1.5\n") ==
-        "p.yaml:5:20: error: overlap.tensor_parallel: expected a fraction in [0, 1], got \"1.5\"");
+        "p.yaml:5:20: error: overlap.tensor_parallel: expected a fraction in [0, 1] or chunked, got \"1.5\"");
   CHECK(profile_error(std::string(kMinimal) + "overlap:\n  data_paralel: true\n") ==
         "p.yaml:5:3: error: overlap.data_paralel: unknown key; did you mean \"data_parallel\"?");
   CHECK(profile_error(std::string(kMinimal) + "overlap:\n  data_parallel: maybe\n") ==
@@ -104,6 +104,21 @@ TEST_CASE("precision: the linear layers in FP8 is the profile's choice", "[softw
   CHECK(profile_error(std::string(kMinimal) + "precision:\n  linear_layers: fp4\n") ==
         "p.yaml:5:18: error: precision.linear_layers: expected fp8 or workload (the workload's "
         "precision), got \"fp4\"");
+}
+
+TEST_CASE("tensor_parallel: chunked pipelines each collective with its GEMM", "[software]") {
+  // NeMo's ub_tp_comm_overlap (templates/software/nemo-fp8.yaml): (tp - 1)/tp hidden, so the
+  // profile carries the mode, not a fraction.
+  const std::string dir = test::source_path("templates/software");
+  const SoftwareProfile n = load_software_profile(resolve_software_profile("nemo-fp8", {dir}));
+  CHECK(n.tensor_comm_chunked);
+  CHECK(n.tensor_comm_overlap == 0.0);
+  CHECK(n.fp8_linear);
+  CHECK(TrainingOptions::from(n).tensor_comm_chunked);
+  CHECK_FALSE(load_software_profile(resolve_software_profile("megatron-core", {dir})).tensor_comm_chunked);
+  CHECK(profile_error(std::string(kMinimal) + "overlap:\n  tensor_parallel: half\n") ==
+        "p.yaml:5:20: error: overlap.tensor_parallel: expected a fraction in [0, 1] or chunked, "
+        "got \"half\"");
 }
 
 }  // namespace pathfinder

@@ -1,0 +1,207 @@
+// [calibration] NeMo 24.07 on DGX H100, FP8 (tests/data/calibration/h100/
+// nemo_2407_h100_perf_summary.csv, from the NeMo docs' performance summary): every pre-training
+// row the model can express, predicted tokens/s/GPU against the published one, per row and per
+// model family. Issue 13's goal is MAPE <= 8%; this test reports where the model stands and
+// fails on a regression.
+//
+// How a row becomes an evaluation:
+//   rows       Pretraining, the newest published value of each (model, GPUs, parallelism)
+//              configuration (the summary was revised Aug-Dec 2024, e.g. after a vboost update);
+//              context-parallel rows (Llama 3, CP 2) are skipped: no context parallelism yet
+//   models     the NeMo-Framework-Launcher configs (conf/training/gpt3/{5b,20b,175b}.yaml,
+//              llama/llama2_*.yaml, nemotron/nemotron_{8b,22b,340b}.yaml), from the shipped
+//              workloads with their shapes set:
+//                GPT-3     gpt3_175b.yaml: 5B 24 x 4096 (32 heads), 20B 44 x 6144 (48), 175B
+//                          96 x 12288 (96); FFN 4h, sequence 2048, GPT-2 BPE vocabulary 50,257
+//                          padded to a multiple of 128 x tp (make_vocab_size_divisible_by),
+//                          learned positions, LayerNorm, GeLU, biases, dropout 0.1
+//                Llama 2   llama3_8b.yaml: 7B 32 x 4096 (32 heads, FFN 11008), 13B 40 x 5120
+//                          (40, 13824), 70B 80 x 8192 (64 heads, 8 KV, 28672); vocabulary 32,000,
+//                          sequence 4096, no dropout
+//                Nemotron  llama3_8b.yaml: 8B 32 x 4096 (32 heads, FFN 16384), 22B 40 x 6144 (48,
+//                          24576), 340B 96 x 18432 (96 heads, 8 KV, 73728); vocabulary 256,000,
+//                          sequence 4096, rotary, no biases, untied; squared-ReLU MLP (one
+//                          matrix in, one element-wise op: timed as GeLU, mlp gelu)
+//   GPUs       templates/h100.yaml (DGX H100: NVSwitch, 8 x 400 Gb/s InfiniBand per node)
+//   strategy   tpN-ppN-dpN-mbN (-interleaved-vN when VP > 1), sequence parallelism with tp > 1,
+//              the distributed optimizer (zero1), no recomputation (the configs' null
+//              activations_checkpoint_granularity)
+//   software   templates/software/nemo-fp8.yaml (FP8 linear layers, userbuffer TP overlap,
+//              overlapped gradient reduce-scatter)
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/graph/workload_loader.hpp"
+#include "engine/parallel/strategy_check.hpp"
+#include "engine/software/software_profile.hpp"
+#include "engine/train/training_model.hpp"
+#include "tests/train/train_fixtures.hpp"
+
+namespace pathfinder {
+namespace {
+
+struct Row {
+  std::string date, model;
+  int gpus = 0, gbs = 0, mbs = 0, seq = 0, tp = 1, pp = 1, cp = 1, vp = 1;
+  double tokens = 0.0;
+};
+
+std::vector<std::string> split(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cell;
+  std::istringstream is(line);
+  while (std::getline(is, cell, ',')) out.push_back(cell);
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+
+// The newest row of each pre-training configuration, in the file's order of first appearance.
+std::vector<Row> pretraining_rows() {
+  std::ifstream f(PATHFINDER_TEST_DATA "/calibration/h100/nemo_2407_h100_perf_summary.csv");
+  REQUIRE(f.good());
+  std::string line;
+  std::getline(f, line);  // # source: ...
+  std::getline(f, line);
+  REQUIRE(line.rfind("commit,date,section,container,system,Model,Task,Sequence Length (K),#-GPUs,"
+                     "GBS,MBS,Sequence Length,Packed Sequence Length,TP,PP,CP,VP,DP,",
+                     0) == 0);
+  std::vector<std::string> order;
+  std::map<std::string, Row> newest;
+  while (std::getline(f, line)) {
+    const std::vector<std::string> c = split(line);
+    REQUIRE(c.size() >= 20);
+    if (c[2] != "Pretraining") continue;
+    const auto num = [&](std::size_t i) { return c[i].empty() ? 1 : std::stoi(c[i]); };
+    Row r;
+    r.date = c[1];
+    r.model = c[5];
+    r.gpus = num(8);
+    r.gbs = num(9);
+    r.mbs = num(10);
+    r.seq = num(11);
+    r.tp = num(13);
+    r.pp = num(14);
+    r.cp = num(15);
+    r.vp = num(16);
+    r.tokens = std::stod(c[18]);
+    const std::string key = r.model + "/" + c[8] + "/" + c[13] + "-" + c[14] + "-" + c[15] + "-" +
+                            c[16] + "-" + c[10] + "-" + c[9];
+    if (!newest.count(key)) order.push_back(key);
+    newest[key] = r;  // dates ascend through the file
+  }
+  std::vector<Row> out;
+  for (const std::string& k : order) out.push_back(newest[k]);
+  return out;
+}
+
+// The row's model as overrides of a shipped workload (see the header).
+std::pair<std::string, std::vector<ConfigOverride>> model_of(const Row& r) {
+  std::vector<std::pair<std::string, std::string>> kv;
+  std::string base = "llama3_8b";
+  const auto shape = [&](int layers, int hidden, int heads, int kv_heads, int ffn) {
+    kv.insert(kv.end(), {{"layers", std::to_string(layers)},
+                         {"hidden", std::to_string(hidden)},
+                         {"heads", std::to_string(heads)},
+                         {"kv_heads", std::to_string(kv_heads)},
+                         {"ffn", std::to_string(ffn)}});
+  };
+  if (r.model.rfind("GPT3", 0) == 0) {
+    base = "gpt3_175b";
+    if (r.model == "GPT3-5B") shape(24, 4096, 32, 32, 16384);
+    else if (r.model == "GPT3-20B") shape(44, 6144, 48, 48, 24576);
+    const int pad = 128 * r.tp;
+    kv.insert(kv.end(), {{"vocabulary", std::to_string((50257 + pad - 1) / pad * pad)},
+                         {"attention", "flash"}, {"causal", "true"}, {"precision", "bf16"}});
+  } else if (r.model.rfind("LLAMA2", 0) == 0) {
+    if (r.model == "LLAMA2-7B") shape(32, 4096, 32, 32, 11008);
+    else if (r.model == "LLAMA2-13B") shape(40, 5120, 40, 40, 13824);
+    else shape(80, 8192, 64, 8, 28672);
+    kv.emplace_back("vocabulary", "32000");
+  } else {  // Nemotron
+    if (r.model == "Nemotron-8B") shape(32, 4096, 32, 32, 16384);
+    else if (r.model == "Nemotron-22B") shape(40, 6144, 48, 48, 24576);
+    else shape(96, 18432, 96, 8, 73728);
+    kv.insert(kv.end(), {{"vocabulary", "256000"}, {"mlp", "gelu"}});
+  }
+  kv.insert(kv.end(), {{"sequence", std::to_string(r.seq)},
+                       {"micro_batch", std::to_string(r.mbs)},
+                       {"global_batch", std::to_string(r.gbs)}});
+  std::vector<ConfigOverride> sets;
+  for (const auto& [k, v] : kv) sets.push_back({k, v, k, std::nullopt});
+  return {base, sets};
+}
+
+}  // namespace
+
+TEST_CASE("[calibration] NeMo 24.07 FP8 pre-training on DGX H100: tokens/s/GPU", "[train]") {
+  const std::vector<Row> rows = pretraining_rows();
+  REQUIRE(rows.size() == 12);  // 5B, 20B, 175B x2, Llama 2 x3, Nemotron x3, Llama 3 x2
+  const test::ShippedSystem& sys = test::shipped_system("h100");
+  TrainingOptions o = TrainingOptions::from(
+      load_software_profile(test::source_path("templates/software/nemo-fp8.yaml")));
+  std::printf("\n%-14s %5s %-40s %9s %9s %7s\n", "NeMo 24.07", "gpus", "strategy", "measured",
+              "predicted", "error");
+  double sum = 0.0, signed_sum = 0.0;
+  int n = 0, skipped = 0;
+  std::map<std::string, std::pair<double, int>> by_family;
+  for (const Row& r : rows) {
+    if (r.cp > 1) {
+      ++skipped;
+      std::printf("%-14s %5d %-40s %9.0f   (not modelled: context parallelism %d)\n",
+                  r.model.c_str(), r.gpus, "", r.tokens, r.cp);
+      continue;
+    }
+    const auto [base, sets] = model_of(r);
+    const WorkloadSpec w = load_workload(test::source_path("studies/workloads/" + base + ".yaml"), sets).spec;
+    const int dp = r.gpus / (r.tp * r.pp);
+    REQUIRE(dp * r.tp * r.pp == r.gpus);
+    std::string text = "tp" + std::to_string(r.tp) + "-pp" + std::to_string(r.pp) + "-dp" +
+                       std::to_string(dp) + "-mb" + std::to_string(r.mbs) + "-zero1";
+    if (r.tp > 1) text += "-sp";
+    if (r.vp > 1) text += "-interleaved-v" + std::to_string(r.vp);
+    const Strategy s = parse_strategy(text);
+    REQUIRE(check_strategy(s, w, r.gpus).empty());
+    const TrainingResult t = evaluate_training(sys.spec, sys.arch, w, s, o);
+    INFO(r.model << " " << text << ": " << t.reason);
+    CHECK(t.feasible);  // every published configuration fits in 80 GB
+    if (!t.feasible) continue;
+    const double pred = t.tokens_per_second / r.gpus;
+    const double e = (pred - r.tokens) / r.tokens;
+    sum += std::abs(e);
+    signed_sum += e;
+    ++n;
+    const std::string family = r.model.substr(0, r.model.find('-'));
+    by_family[family].first += std::abs(e);
+    ++by_family[family].second;
+    std::printf("%-14s %5d %-40s %9.0f %9.0f %+6.1f%%\n", r.model.c_str(), r.gpus, text.c_str(),
+                r.tokens, pred, 100 * e);
+  }
+  std::printf("MAPE by family:");
+  for (const auto& [family, v] : by_family) {
+    std::printf("  %s %.1f%% (%d)", family.c_str(), 100 * v.first / v.second, v.second);
+  }
+  REQUIRE(n > 0);
+  const double mape = sum / n;
+  std::printf("\nNeMo 24.07 (nemo-fp8 profile): %d rows modelled, %d skipped (context "
+              "parallelism), MAPE %.1f%%, bias %+.1f%% (goal MAPE <= 8%%)\n",
+              n, skipped, 100 * mape, 100 * signed_sum / n);
+  CHECK(n == 10);
+  CHECK(skipped == 2);
+  // Measured today (bounds just above, so a regression fails; the goal is the issue's 8%):
+  //   MAPE 21.7%, bias +21.7%: every row optimistic, +14% to +27%, alike across GPT-3, Llama 2
+  //   and Nemotron, 8 to 512 GPUs, tp 1 to 8: a device-level shortfall, not a parallelism one.
+  //   (Before FP8's own sustained rate and the A100's training residual, templates/h100.yaml:
+  //   +28.6% and +34%.)
+  CHECK(mape <= 0.23);
+  CHECK(signed_sum / n <= 0.23);
+  CHECK(signed_sum / n >= 0.0);  // a change that makes rows pessimistic must say why here
+}
+
+}  // namespace pathfinder
