@@ -53,6 +53,12 @@ struct CoreSpec {
   // for BF16 in the same maximum-achievable-matmul sweep (S. Bekman, ml-engineering,
   // compute/accelerator "Maximum Achievable Matmul FLOPS comparison table").
   double fp8_sustained_fraction = 1.0;
+  // Share of the matrix rate that kernels written for the previous generation's warp-level
+  // MMA instructions reach (FlashAttention-2's mma.sync on Hopper: "about 2/3 the peak
+  // throughput of the Hopper GPU Tensor Cores", Shah et al. 2024, FlashAttention-3 §1, after
+  // Luo et al. 2024, "Benchmarking and Dissecting the Nvidia Hopper GPU Architecture").
+  // 1 where those instructions are the native ones (A100, V100).
+  double warp_mma_fraction = 1.0;
   [[nodiscard]] double flop_per_cycle() const { return 2.0 * array_rows * array_cols; }
 };
 

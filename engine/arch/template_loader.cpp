@@ -54,6 +54,7 @@ CoreSpec read_core(const ConfigNode& n) {
   c.fp8_sustained_fraction = n.has("fp8_sustained_fraction")
                                  ? read_derate(n, "fp8_sustained_fraction")
                                  : c.sustained_fraction;
+  c.warp_mma_fraction = read_derate(n, "warp_mma_fraction");
   n.finish();
   return c;
 }

@@ -89,6 +89,10 @@ struct AttentionShape {
   std::int64_t head_dim = 0;
   bool causal = true;
   bool backward = false;  // the backward kernel (dQ, dK, dV), else a forward or its recompute
+  // FlashAttention-2 (Dao 2023) with warp-level MMA instructions, as the flash-attn 2 package
+  // and PyTorch's SDPA flash backend run it; else a kernel on the device's native matrix
+  // instructions (cuDNN fused attention, FlashAttention-3).
+  bool warp_mma = false;
   [[nodiscard]] Flops forward_flops() const;
   friend bool operator==(const AttentionShape&, const AttentionShape&) = default;
 };

@@ -242,7 +242,7 @@ class GptBuilder {
     k.phase = ph;
     k.dtype = dt_;
     k.attention = AttentionShape{s_.micro_batch * (s_.heads / tp_), s_.sequence,
-                                 s_.head_dim(), s_.causal, !fwd};
+                                 s_.head_dim(), s_.causal, !fwd, part_.flash2};
     const Flops f = k.attention->forward_flops();
     k.flops = fwd ? f : 2.5 * f;
     k.bytes_read = bytes(fwd ? q + kv : 3.0 * q + kv + lse);  // bwd: Q, O, dO, K, V, lse

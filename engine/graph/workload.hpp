@@ -157,6 +157,8 @@ struct GptPartition {
   // the output gradient likewise in backward, and the weights once per iteration (cached for
   // the micro-batches). Attention, norms, the embedding and the output layer stay in 16 bits.
   bool fp8_linear = false;
+  // Fused attention as FlashAttention-2 on warp-level MMA (AttentionShape::warp_mma).
+  bool flash2 = false;
 };
 
 // What one device of a kernel-parallel group holds of the LSTM LM (DeepFlow paper §5;

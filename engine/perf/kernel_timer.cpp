@@ -82,7 +82,8 @@ KernelTime KernelTimer::flash_attention_time(const Kernel& k) const {
       m_.vector_flops > 0.0
           ? scores * (1.0 / kSpecialFunctionShare + kSoftmaxFlops) / m_.vector_flops
           : 0.0;
-  const double matrix = m_.matrix_flops > 0.0 ? t.flops / m_.matrix_flops : 0.0;
+  const double rate = m_.matrix_flops * (a.warp_mma ? m_.warp_mma_fraction : 1.0);
+  const double matrix = rate > 0.0 ? t.flops / rate : 0.0;
   t.compute = (matrix + softmax) / t.wave_efficiency;
   const double memory =
       m_.main_memory.bandwidth > 0.0 ? t.main_memory_bytes / m_.main_memory.bandwidth : 0.0;

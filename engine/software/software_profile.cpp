@@ -43,6 +43,14 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
     s.fp8_linear = linear == "fp8";
     p->finish();
   }
+  if (auto k = root.optional_child("kernels")) {
+    const std::string attention = k->get_or<std::string>("attention", "fused");
+    if (attention != "flash2" && attention != "fused") {
+      throw k->error_at("attention", "expected flash2 or fused, got " + k->quoted("attention"));
+    }
+    s.flash2 = attention == "flash2";
+    k->finish();
+  }
   if (auto m = root.optional_child("memory_model")) {
     s.memory.fp32_gradient_buffer = m->get_or<bool>("fp32_gradient_buffer", false);
     s.memory.zero_unsharded_bytes = m->get_or<double>("zero_unsharded_bytes", 0.0);

@@ -44,6 +44,10 @@ struct SoftwareProfile {
   bool overlap_sp_regather = false;
   // `precision: {linear_layers: fp8}`: the layers' linear GEMMs in FP8 (GptPartition::fp8_linear).
   bool fp8_linear = false;
+  // `kernels: {attention: flash2}`: the workload's flash attention runs as FlashAttention-2
+  // (flash-attn 2, PyTorch SDPA's flash backend); `fused` (default): a kernel on the device's
+  // native matrix instructions (Transformer Engine's cuDNN fused attention, FlashAttention-3).
+  bool flash2 = false;
   // What the stack keeps in device memory beyond the ZeRO/Korthikanti counts (memory_model:
   // block; GPT workloads).
   MemoryModel memory;

@@ -90,6 +90,7 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
     p.recompute = s.recompute;
     p.overlap_sp_regather = options_.overlap_sp_regather;
     p.fp8_linear = options_.fp8_linear;
+    p.flash2 = options_.flash2;
     p.layers = layers;
     p.embedding = embedding;
     p.head = head;

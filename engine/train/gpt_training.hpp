@@ -46,6 +46,8 @@ struct TrainingOptions {
   bool overlap_sp_regather = false;
   // The layers' linear GEMMs in FP8 (GptPartition::fp8_linear; the software profile's choice).
   bool fp8_linear = false;
+  // Fused attention as FlashAttention-2 (GptPartition::flash2; the software profile's choice).
+  bool flash2 = false;
   // Report a strategy that does not fit in main memory as infeasible (default). Off: time it
   // anyway, as the DeepFlow reference does (it only prints the overflow) -- for reproducing
   // the paper's comparisons, never for recommendations.
@@ -61,6 +63,7 @@ struct TrainingOptions {
     o.tensor_comm_chunked = s.tensor_comm_chunked;
     o.overlap_sp_regather = s.overlap_sp_regather;
     o.fp8_linear = s.fp8_linear;
+    o.flash2 = s.flash2;
     return o;
   }
 };

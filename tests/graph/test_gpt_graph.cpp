@@ -120,6 +120,15 @@ TEST_CASE("Llama-style layer: GQA QKV, SwiGLU, RMSNorm, rotary and one flash ker
   const Kernel& fa = find(g, "l0.attn.flash.fwd");
   CHECK(fa.kind == KernelKind::kFlashAttention);
   CHECK(*fa.attention == AttentionShape{16, 128, 32, true, false});
+  // The software profile's FlashAttention-2 marks both passes' kernels (timed at the device's
+  // warp-MMA rate); nothing else in the graph changes.
+  GptPartition fa2;
+  fa2.flash2 = true;
+  const ComputeGraph g2 = build_gpt_graph(s, fa2);
+  CHECK(find(g2, "l0.attn.flash.fwd").attention->warp_mma);
+  CHECK(find(g2, "l0.attn.flash.bwd").attention->warp_mma);
+  CHECK_FALSE(fa.attention->warp_mma);
+  CHECK(g2.size() == g.size());
   CHECK(fa.flops.in(units::flops) == 16777216.0);
   CHECK(find(g, "l0.attn.flash.bwd").flops.in(units::flops) == 41943040.0);
   // Main memory: Q T·a·d·2 = 131,072 B, K and V 2·T·g·d·2 = 65,536 B read; O 131,072 B and the

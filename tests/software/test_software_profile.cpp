@@ -121,4 +121,16 @@ TEST_CASE("tensor_parallel: chunked pipelines each collective with its GEMM", "[
         "got \"half\"");
 }
 
+TEST_CASE("kernels: attention names the flash-attention implementation", "[software]") {
+  // flash-attn 2 (nanotron) and PyTorch SDPA's default backend (torchtitan) run FlashAttention-2;
+  // Transformer Engine's cuDNN fused attention runs on the native matrix instructions.
+  const std::string dir = test::source_path("templates/software");
+  CHECK(load_software_profile(resolve_software_profile("nanotron", {dir})).flash2);
+  CHECK(load_software_profile(resolve_software_profile("fsdp", {dir})).flash2);
+  CHECK_FALSE(load_software_profile(resolve_software_profile("nemo-fp8", {dir})).flash2);
+  CHECK(TrainingOptions::from(load_software_profile(resolve_software_profile("fsdp", {dir}))).flash2);
+  CHECK(profile_error(std::string(kMinimal) + "kernels:\n  attention: flash4\n") ==
+        "p.yaml:5:14: error: kernels.attention: expected flash2 or fused, got \"flash4\"");
+}
+
 }  // namespace pathfinder
