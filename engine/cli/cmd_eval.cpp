@@ -80,7 +80,9 @@ constexpr const char* kFooter =
     R"(Strategy (--strategy): tokens joined by '-', in any order, each at most once:
   tpN        tensor-parallel degree (Megatron-LM column/row split)       default 1
   ppN        pipeline stages, each a contiguous range of layers          default 1
-  dpN        data-parallel replicas             default --devices/(tp*pp), else 1
+  dpN        data-parallel replicas          default --devices/(tp*cp*pp), else 1
+  cpN        context parallel: each sequence split over N devices, keys and values
+             passed around their ring (GPT, flash attention)            default 1
   mbN        sequences per micro-batch; mb0 = the whole per-replica batch
                                       default the workload's micro_batch (GPT), else 1
   gpipe | 1f1b | interleaved   pipeline schedule                          default 1f1b
@@ -91,9 +93,9 @@ constexpr const char* kFooter =
  or the paper's notation (DeepFlow, LSTM and GEMM workloads), optionally followed by
  the tokens above: RC-{kp1}-{kp2}-d{dp}-p{lp} or CR-{kp1}-d{dp}-p{lp} (micro-batch 0).
  A YAML file (*.yaml) holds the same as a string or as a map of tp, tp2, pp, dp,
- micro_batch, schedule, virtual_stages, sequence_parallel, zero, recompute, split.
- --devices N with a strategy that leaves dp out derives dp = N/(tp*pp); with dp
- written, tp*pp*dp must equal N.
+ cp, micro_batch, schedule, virtual_stages, sequence_parallel, zero, recompute, split.
+ --devices N with a strategy that leaves dp out derives dp = N/(tp*cp*pp); with dp
+ written, tp*cp*pp*dp must equal N.
 --strategy search --devices N ranks every valid strategy on the template's design and prints
  the best --top N (default 5) with their breakdowns side by side, the gap to the best, a
  reason per row, and how many strategies were dropped and why.

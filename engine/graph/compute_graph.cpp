@@ -30,11 +30,12 @@ constexpr enum_table::Table<CommKind, 4> kCommKinds{{
     {CommKind::kAllGather, "all-gather"},
     {CommKind::kSendRecv, "send-recv"},
 }};
-constexpr enum_table::Table<CommGroup, 4> kCommGroups{{
+constexpr enum_table::Table<CommGroup, 5> kCommGroups{{
     {CommGroup::kTensor, "tensor"},
     {CommGroup::kTensorColumns, "tensor-columns"},
     {CommGroup::kPipeline, "pipeline"},
     {CommGroup::kData, "data"},
+    {CommGroup::kContext, "context"},
 }};
 constexpr enum_table::Table<Phase, 4> kPhases{{
     {Phase::kForward, "forward"},
@@ -85,7 +86,7 @@ bool is_gemm(KernelKind k) {
 }
 
 Flops AttentionShape::forward_flops() const {
-  return pathfinder::flops(4.0 * d(batch) * d(sequence) * d(sequence) * d(head_dim) *
+  return pathfinder::flops(4.0 * d(batch) * d(query_count()) * d(sequence) * d(head_dim) *
                            (causal ? 0.5 : 1.0));
 }
 

@@ -39,12 +39,16 @@ enum class DataType { kFp32, kFp16, kBf16, kFp8 };
 enum class CommKind { kAllReduce, kReduceScatter, kAllGather, kSendRecv };
 // kTensor is the (first) kernel-parallel group: Megatron's tensor group, the DeepFlow LSTM's
 // kp1; kTensorColumns is the second dimension of a 2-D kernel-parallel grid (the LSTM's RC kp2).
-enum class CommGroup { kTensor, kTensorColumns, kPipeline, kData };
+enum class CommGroup { kTensor, kTensorColumns, kPipeline, kData, kContext };
 struct Communication {
   CommKind kind = CommKind::kAllReduce;
   CommGroup group = CommGroup::kTensor;
   Bytes bytes;               // the full buffer each member holds (NCCL's "size")
   bool overlapped = false;   // can run beside the compute that follows (no kernel waits on it)
+  // A ring of this many point-to-point steps pipelined with the kernel that consumes it
+  // (context parallelism's key/value exchange, Liu et al. 2023 "Ring Attention"): only what
+  // the consumer's other blocks cannot cover is exposed (stage_times.hpp). 0: not a ring.
+  int ring_steps = 0;
 };
 [[nodiscard]] std::string_view to_string(CommKind k);
 [[nodiscard]] std::string_view to_string(CommGroup g);
@@ -85,7 +89,7 @@ struct GemmShape {
 // backward 2.5× the forward (five products instead of two, the scores recomputed).
 struct AttentionShape {
   std::int64_t batch = 0;
-  std::int64_t sequence = 0;
+  std::int64_t sequence = 0;  // keys and values per problem
   std::int64_t head_dim = 0;
   bool causal = true;
   bool backward = false;  // the backward kernel (dQ, dK, dV), else a forward or its recompute
@@ -93,7 +97,12 @@ struct AttentionShape {
   // and PyTorch's SDPA flash backend run it; else a kernel on the device's native matrix
   // instructions (cuDNN fused attention, FlashAttention-3).
   bool warp_mma = false;
+  // Queries per problem, when fewer than the keys: context parallelism gives each of cp ranks
+  // s/cp queries against all s keys, causal work balanced (Megatron-Core's 2·cp chunks).
+  // 0: as many as the keys.
+  std::int64_t queries = 0;
   [[nodiscard]] Flops forward_flops() const;
+  [[nodiscard]] std::int64_t query_count() const { return queries > 0 ? queries : sequence; }
   friend bool operator==(const AttentionShape&, const AttentionShape&) = default;
 };
 

@@ -82,7 +82,7 @@ class GptBuilder {
       : s_(s),
         part_(part),
         tp_(part.tensor),
-        T_(s.micro_batch * s.sequence),
+        T_(s.micro_batch * s.sequence / part.context),
         t_(static_cast<double>(T_)),
         rows_(part.sequence_parallel ? t_ / part.tensor : t_),
         mask_(s.dropout ? bytes(1) : Bytes{}),
@@ -230,11 +230,21 @@ class GptBuilder {
     return stream(layer, n, KernelKind::kElementwise, ph, 3.0 * e, e * p_ + tables * p_, e * p_,
                   std::move(in));
   }
-  // One fused attention kernel over the b·a/t (sequence, head) problems.
+  // One fused attention kernel over the b·a/t (sequence, head) problems; with context
+  // parallelism first the ring that brings the other ranks' keys and values (and, backward,
+  // carries their gradients on).
   KernelId flash(int layer, const std::string& n, Phase ph, bool fwd, Deps in) {
     const double d = static_cast<double>(s_.head_dim());
     const double q = t_ * static_cast<double>(s_.heads / tp_) * d * p_.si();  // Q, O, dQ, dO
-    const double kv = 2.0 * t_ * static_cast<double>(kv_local_) * d * p_.si();  // K and V
+    const double cp = static_cast<double>(part_.context);
+    const double kv_local = 2.0 * t_ * static_cast<double>(kv_local_) * d * p_.si();
+    const double kv = cp * kv_local;  // K and V of the whole sequence, read once
+    if (part_.context > 1) {
+      const Communication c{CommKind::kSendRecv, CommGroup::kContext,
+                            bytes((fwd ? 1.0 : 2.0) * (cp - 1.0) * kv_local), false,
+                            part_.context - 1};
+      in = {add(comm_kernel(name(layer, n + ".ring"), ph, dt_, c, std::move(in)), layer)};
+    }
     const double lse = t_ * static_cast<double>(s_.heads / tp_) * 4.0;  // fp32 per row
     Kernel k;
     k.name = name(layer, n);
@@ -242,11 +252,12 @@ class GptBuilder {
     k.phase = ph;
     k.dtype = dt_;
     k.attention = AttentionShape{s_.micro_batch * (s_.heads / tp_), s_.sequence,
-                                 s_.head_dim(), s_.causal, !fwd, part_.flash2};
+                                 s_.head_dim(), s_.causal, !fwd, part_.flash2,
+                                 part_.context > 1 ? s_.sequence / part_.context : 0};
     const Flops f = k.attention->forward_flops();
     k.flops = fwd ? f : 2.5 * f;
     k.bytes_read = bytes(fwd ? q + kv : 3.0 * q + kv + lse);  // bwd: Q, O, dO, K, V, lse
-    k.bytes_written = bytes(fwd ? q + lse : q + kv);          // bwd: dQ, dK, dV
+    k.bytes_written = bytes(fwd ? q + lse : q + kv);          // bwd: dQ, dK, dV (accumulated)
     k.deps = std::move(in);
     return add(std::move(k), layer);
   }
@@ -526,7 +537,7 @@ ComputeGraph GptBuilder::build() {
   std::optional<KernelId> emb_id;
   if (part_.embedding) {
     // Gathers T rows of the token table and, with learned positions, adds s position rows.
-    const double pos_rows = rotary_ ? 0.0 : sd;
+    const double pos_rows = rotary_ ? 0.0 : sd / part_.context;  // this rank's positions
     Kernel emb = stream_kernel("embedding.fwd", KernelKind::kEmbedding, Phase::kForward, dt_,
                                flops(rotary_ ? 0.0 : t_ * hd),
                                t_ * bytes(4) + t_ * hd * p_ + pos_rows * hd * p_, t_ * hd * p_,
@@ -558,7 +569,7 @@ ComputeGraph GptBuilder::build() {
     // write of T rows) and sum them over the batch into the s position rows: 2·T·h adds.
     Deps deps = gather_in(-1, "embedding.gather.bwd", Phase::kBackwardWeight, g);
     deps.insert(deps.end(), head_grads.begin(), head_grads.end());
-    const double pos_rows = rotary_ ? 0.0 : sd;
+    const double pos_rows = rotary_ ? 0.0 : sd / part_.context;  // this rank's positions
     Kernel eb = stream_kernel("embedding.bwd", KernelKind::kEmbedding, Phase::kBackwardWeight,
                               dt_, flops((rotary_ ? 1.0 : 2.0) * t_ * hd),
                               t_ * bytes(4) + 2.0 * t_ * hd * p_ + pos_rows * hd * p_,
@@ -614,6 +625,8 @@ ComputeGraph build_gpt_graph(const GptSpec& spec, const GptPartition& part) {
             (spec.kv() % part.tensor == 0 || part.tensor % spec.kv() == 0) &&
             spec.hidden % part.tensor == 0 && spec.vocabulary % part.tensor == 0);
   PF_ASSERT(part.first_layer >= 0 && part.first_layer + std::max(part.layers, 0) <= spec.layers);
+  PF_ASSERT(part.context >= 1 && (spec.micro_batch * spec.sequence) % part.context == 0 &&
+            (part.context == 1 || spec.attention == AttentionKind::kFlash));
   return GptBuilder(spec, part).build();
 }
 

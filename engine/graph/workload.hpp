@@ -159,6 +159,12 @@ struct GptPartition {
   bool fp8_linear = false;
   // Fused attention as FlashAttention-2 on warp-level MMA (AttentionShape::warp_mma).
   bool flash2 = false;
+  // Context parallelism (flash attention only): each sequence's tokens split over `context`
+  // ranks, every token-wise kernel on b·s/cp tokens; the attention kernel takes its s/cp
+  // queries against all s keys and values, which arrive around the context group's ring in
+  // cp - 1 steps beside the blockwise attention (forward: K and V; backward: K and V again
+  // with their gradients dK and dV; Megatron-Core / Transformer Engine p2p context parallel).
+  int context = 1;
 };
 
 // What one device of a kernel-parallel group holds of the LSTM LM (DeepFlow paper §5;

@@ -198,18 +198,27 @@ MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, 
                                            const MemoryModel& mm) {
   PF_ASSERT(is_valid_strategy(s, w, s.devices()) && stage >= 0 && stage < s.pp);
   const auto [b, m] = micro_batching(w.global_batch / s.dp, s);
+  // Context parallelism: model states sharded over the data-context group (dp·cp ranks, the
+  // distributed optimizer's), every activation for this rank's s/cp tokens of each sequence.
   MemoryFootprint f = model_state_footprint(d(gpt_stage_parameters(w, s, stage)), w.optimizer,
-                                            w.precision, s.zero, s.dp, mm);
+                                            w.precision, s.zero, s.dp * s.cp, mm);
+  GptSpec local = w;
+  local.sequence = w.sequence / s.cp;
   f.stage = stage;
   f.in_flight_micro_batches = in_flight_micro_batches(s, m, stage);
   const I64 chunk_layers = w.layers / (I64{s.pp} * (is_interleaved(s) ? s.virtual_stages : 1));
-  f.activations = d(f.in_flight_micro_batches * chunk_layers) * gpt_layer_activations(w, s, b);
-  if (stage == 0) f.activations += first_stage_activations(w, s, b, m);
-  if (stage == s.pp - 1) f.activations += last_stage_activations(w, s, b, m);
+  f.activations =
+      d(f.in_flight_micro_batches * chunk_layers) * gpt_layer_activations(local, s, b);
+  if (stage == 0) f.activations += first_stage_activations(local, s, b, m);
+  if (stage == s.pp - 1) f.activations += last_stage_activations(local, s, b, m);
   f.activations = mm.activation_factor * f.activations;
-  f.workspace = gpt_workspace(w, s, b);
+  f.workspace = gpt_workspace(local, s, b);
+  if (s.cp > 1) {  // the ring's two key/value receive buffers (one in use, one arriving)
+    f.workspace += bytes(2.0 * 2.0 * d(b) * d(local.sequence) *
+                         d(local_kv_heads(w, s.tp) * w.head_dim()) * element_bytes(w.precision));
+  }
   if (s.pp > 1) {
-    f.workspace += bytes(mm.pipeline_buffers * d(b) * d(w.sequence) * d(w.hidden) *
+    f.workspace += bytes(mm.pipeline_buffers * d(b) * d(local.sequence) * d(w.hidden) *
                          element_bytes(w.precision));
   }
   return f;

@@ -5,6 +5,8 @@
 //     tpN    tensor parallel (Shoeybi et al. 2019): column/row split of attention and MLP
 //     ppN    pipeline stages, each a contiguous range of layers
 //     dpN    data-parallel replicas
+//     cpN    context parallel (Megatron-Core / Transformer Engine): each sequence's tokens split
+//            over N devices, attention's keys and values passed around their ring
 //     mbN    sequences per micro-batch (mb0: the whole per-replica batch at once)
 //     gpipe | 1f1b | interleaved   the pipeline schedule (Huang et al. 2019; Narayanan et al.
 //            2021); vN model chunks per device, with interleaved only
@@ -50,13 +52,14 @@ struct Strategy {
   int tp2 = 1;          // the paper's RC second kernel dimension kp2 (1 otherwise)
   int pp = 1;           // pipeline stages
   int dp = 1;           // data-parallel replicas
+  int cp = 1;           // context-parallel degree: each sequence split over cp devices
   int micro_batch = 1;  // sequences per micro-batch; 0 = the whole per-replica batch at once
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
   int virtual_stages = 1;  // model chunks per device (interleaved only)
   bool sequence_parallel = false;
   int zero = 0;  // ZeRO stage 0..3
   Recompute recompute = Recompute::kNone;
-  [[nodiscard]] int devices() const { return tp * tp2 * pp * dp; }
+  [[nodiscard]] int devices() const { return tp * tp2 * cp * pp * dp; }
   friend bool operator==(const Strategy&, const Strategy&) = default;
 };
 
@@ -69,7 +72,7 @@ struct Strategy {
 // ZeRO stage above 3, vN without interleaved, a malformed paper notation.
 [[nodiscard]] Strategy parse_strategy(std::string_view text);
 
-// From YAML: a scalar in either notation, or a map with keys tp, tp2, pp, dp, micro_batch,
+// From YAML: a scalar in either notation, or a map with keys tp, tp2, pp, dp, cp, micro_batch,
 // schedule, virtual_stages, sequence_parallel, zero, recompute and split (tensor | rc | cr).
 // Absent keys take the defaults of Strategy, except micro_batch, 0 when split is rc or cr.
 // Strict: unknown keys are errors. Errors carry the file, line and key path.
@@ -89,7 +92,8 @@ struct PartialStrategy {
 [[nodiscard]] PartialStrategy parse_partial_strategy(std::string_view text);
 [[nodiscard]] PartialStrategy read_partial_strategy(const ConfigNode& n);
 
-// The canonical spelling: tp, pp, dp, mb and the schedule always (v after interleaved), then
+// The canonical spelling: tp, pp, dp (cp when not 1), mb and the schedule always (v after
+// interleaved), then
 // sp, zeroN and recompute=X when they differ from the defaults; the paper notation for RC and
 // CR, followed by the options that differ from its defaults. parse_strategy(to_string(s)) == s
 // for every strategy parse_strategy can return.

@@ -49,7 +49,8 @@ bool interleaved(const Strategy& s) { return s.schedule == PipelineSchedule::kIn
 // "tp8 x pp8 x dp16" or "kp1 4 x kp2 2 x d8 x p2".
 std::string degrees_text(const Strategy& s) {
   if (!is_paper(s)) {
-    return "tp" + str(s.tp) + " x pp" + str(s.pp) + " x dp" + str(s.dp);
+    return "tp" + str(s.tp) + (s.cp != 1 ? " x cp" + str(s.cp) : "") + " x pp" + str(s.pp) +
+           " x dp" + str(s.dp);
   }
   std::string out = "kp1 " + str(s.tp);
   if (s.split == KernelSplit::kRowColumn) out += " x kp2 " + str(s.tp2);
@@ -58,9 +59,11 @@ std::string degrees_text(const Strategy& s) {
 
 // Ranges and the device count; false when a degree is below 1 (later rules divide by them).
 bool check_degrees(const Strategy& s, int devices, Sink& k) {
-  const bool positive = s.tp >= 1 && s.tp2 >= 1 && s.pp >= 1 && s.dp >= 1 && s.virtual_stages >= 1;
+  const bool positive = s.tp >= 1 && s.tp2 >= 1 && s.cp >= 1 && s.pp >= 1 && s.dp >= 1 &&
+                        s.virtual_stages >= 1;
   const std::pair<const char*, int> degrees[] = {{"tp", s.tp},
                                                  {"tp2", s.tp2},
+                                                 {"cp", s.cp},
                                                  {"pp", s.pp},
                                                  {"dp", s.dp},
                                                  {"virtual_stages", s.virtual_stages}};
@@ -82,10 +85,10 @@ bool check_degrees(const Strategy& s, int devices, Sink& k) {
   });
   k.require(devices >= 1, [&] { return "--devices must be at least 1, got " + str(devices); });
   if (!positive) return false;
-  // Four ints can multiply past 64 bits (tp2147483647-pp2147483647-...).
+  // Five ints can multiply past 64 bits (tp2147483647-pp2147483647-...).
   I64 product = 1;
   bool overflow = false;
-  for (const int d : {s.tp, s.tp2, s.pp, s.dp}) {
+  for (const int d : {s.tp, s.tp2, s.cp, s.pp, s.dp}) {
     overflow = overflow || __builtin_mul_overflow(product, I64{d}, &product);
   }
   k.require(!overflow && product == devices, [&] {
@@ -102,6 +105,7 @@ void no_transformer_options(const Strategy& s, const char* workload, Sink& k) {
   k.require(s.recompute == Recompute::kNone,
             [&] { return "recompute=" + std::string(to_string(s.recompute)) + only; });
   k.require(!interleaved(s), [&] { return "the interleaved schedule" + only; });
+  k.require(s.cp == 1, [&] { return "context parallel (cp" + str(s.cp) + ")" + only; });
 }
 
 void check_gpt(const Strategy& s, const GptSpec& w, Sink& k) {
@@ -125,6 +129,18 @@ void check_gpt(const Strategy& s, const GptSpec& w, Sink& k) {
   multiple(k, "vocabulary", w.vocabulary, "tp", s.tp);
   if (s.sequence_parallel) {
     multiple(k, "sequence", w.sequence, "tp", s.tp, " (sequence parallel splits it)");
+  }
+  if (s.cp > 1) {
+    // Causal load balancing (Megatron-Core / TE): the sequence in 2·cp chunks, rank r taking
+    // chunks r and 2·cp - 1 - r; sequence parallelism splits each rank's part over tp again.
+    const I64 chunks = 2 * I64{s.cp} * (s.sequence_parallel ? s.tp : 1);
+    multiple(k, "sequence", w.sequence, s.sequence_parallel ? "2 x cp x tp" : "2 x cp", chunks,
+             " (context parallel splits it in 2 x cp chunks)");
+    k.require(w.attention == AttentionKind::kFlash, [&] {
+      return std::string("context parallel (cp") + str(s.cp) +
+             ") passes keys and values around a ring of fused attention kernels; set the "
+             "workload's attention: flash";
+    });
   }
   if (interleaved(s)) {
     k.require(s.pp > 1, [&] { return "interleaved needs pp > 1, got pp" + str(s.pp); });
@@ -260,8 +276,9 @@ Strategy complete_strategy(const PartialStrategy& p, const WorkloadSpec& w, int 
   const bool tensor = s.split == KernelSplit::kTensor;
   std::string degrees = tensor ? "tp" + std::to_string(s.tp) : "kp1 " + std::to_string(s.tp);
   if (s.split == KernelSplit::kRowColumn) degrees += " x kp2 " + std::to_string(s.tp2);
+  if (s.cp != 1) degrees += " x cp" + std::to_string(s.cp);
   degrees += (tensor ? " x pp" : " x p") + std::to_string(s.pp);
-  const double model = static_cast<double>(s.tp) * s.tp2 * s.pp;
+  const double model = static_cast<double>(s.tp) * s.tp2 * s.cp * s.pp;
   const auto count = [](double n) {
     return n < 0x1p53 ? std::to_string(static_cast<I64>(n)) : std::string("too many");
   };

@@ -72,20 +72,26 @@ class Enumerator {
 
   void gpt_shapes(const GptSpec& g) {
     const std::vector<int> divs = device_divisors();
+    // Context parallelism only where it can run: fused attention, the sequence in 2·cp chunks.
+    const bool context = o_.context_parallel && g.attention == AttentionKind::kFlash;
     for (const int tp : divs) {
-      for (const int pp : divs) {
-        if ((devices_ / tp) % pp != 0) continue;
-        Strategy base;
-        base.tp = tp;
-        base.pp = pp;
-        base.dp = devices_ / tp / pp;
-        base.micro_batch = 1;  // dp x 1 must divide global_batch, as dp x mb for any mb
-        // Every rule the base breaks (heads, layers, batch divisibility) binds every option too.
-        if (!valid(base)) continue;
-        const I64 limit = o_.max_micro_batch > 0 ? o_.max_micro_batch : g.global_batch;
-        for (const int mb : divisors(g.global_batch / base.dp, limit, o_.powers_of_two)) {
-          base.micro_batch = mb;
-          gpt_schedules(g, base);
+      for (const int cp : divs) {
+        if (cp > 1 && (!context || (devices_ / tp) % cp != 0)) continue;
+        for (const int pp : divs) {
+          if ((devices_ / tp / cp) % pp != 0) continue;
+          Strategy base;
+          base.tp = tp;
+          base.cp = cp;
+          base.pp = pp;
+          base.dp = devices_ / tp / cp / pp;
+          base.micro_batch = 1;  // dp x 1 must divide global_batch, as dp x mb for any mb
+          // Every rule the base breaks (heads, layers, batch, sequence) binds every option too.
+          if (!valid(base)) continue;
+          const I64 limit = o_.max_micro_batch > 0 ? o_.max_micro_batch : g.global_batch;
+          for (const int mb : divisors(g.global_batch / base.dp, limit, o_.powers_of_two)) {
+            base.micro_batch = mb;
+            gpt_schedules(g, base);
+          }
         }
       }
     }

@@ -2,7 +2,8 @@
 //
 // Each listed strategy passes is_valid_strategy, and no two describe the same execution. Where
 // two spellings would, one representative is listed:
-//   GPT    split tensor; every (tp, pp, dp) with tp·pp·dp = devices; micro-batch sizes dividing
+//   GPT    split tensor; every (tp, cp, pp, dp) with tp·cp·pp·dp = devices (cp > 1 only with
+//          flash attention and the sequence in 2·cp chunks); micro-batch sizes dividing
 //          global_batch/dp (never mb0: it equals mb = global_batch/dp); with pp = 1 only 1f1b
 //          (one stage has no pipeline to schedule); interleaved with every v ≥ 2 that fits;
 //          sp on and off when tp > 1 (off only when tp = 1); ZeRO stages when dp > 1 (stage 0
@@ -10,7 +11,7 @@
 //   LSTM   RC with every (kp1, kp2, dp, lp) and CR with kp1 > 1 (CR-1 equals RC-1-1); mb0 and
 //          1f1b only (DeepFlow's model has no micro-batches); ZeRO stages when dp > 1.
 //   GEMM   RC (kp1·kp2 = devices) and CR (kp1 = devices > 1), dp = pp = 1.
-// Order: by split, then tp, tp2, pp (ascending, so dp descending), micro-batch, schedule, v,
+// Order: by split, then tp, tp2, cp, pp (ascending, so dp descending), micro-batch, schedule, v,
 // sp, ZeRO stage, recompute — stable, so a search's answer does not depend on it.
 //
 // Cost: the factorizations are pruned with the strategy rules before the option loops, and
@@ -36,6 +37,7 @@ struct EnumerateOptions {
   // LSTM and GEMM kernel splits; tensor is skipped (with tp 1 it equals RC-1-1).
   std::vector<KernelSplit> kernel_splits{KernelSplit::kRowColumn, KernelSplit::kColumnRow};
   bool sequence_parallel = true;  // also try sp when tp > 1
+  bool context_parallel = true;   // also try cp > 1 (GPT with flash attention)
   int max_micro_batch = 0;        // GPT micro-batch sizes up to this; 0: no limit
   int max_virtual_stages = 0;     // 0: no limit
   // Degrees and micro-batch sizes powers of two only (DeepFlow's main.py search).

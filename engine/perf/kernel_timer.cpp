@@ -68,7 +68,8 @@ KernelTime KernelTimer::flash_attention_time(const Kernel& k) const {
   constexpr double kBlockRows = 128.0;
   const AttentionShape& a = *k.attention;
   const double s = static_cast<double>(a.sequence), dh = static_cast<double>(a.head_dim);
-  const double tiles = static_cast<double>(a.batch) * std::ceil(s / kBlockRows);
+  const double q = static_cast<double>(a.query_count());
+  const double tiles = static_cast<double>(a.batch) * std::ceil(q / kBlockRows);
   const double bundles = static_cast<double>(std::max(m_.bundles, 1));
   const double waves = std::ceil(tiles / bundles);
   KernelTime t;
@@ -77,7 +78,7 @@ KernelTime KernelTimer::flash_attention_time(const Kernel& k) const {
   t.wave_efficiency = tiles / (waves * bundles);
   constexpr double kSpecialFunctionShare = 1.0 / 16.0;  // exp lanes per FP32 FLOP per clock
   constexpr double kSoftmaxFlops = 3.0;                  // FP32 FLOPs per score beside the exp
-  const double scores = static_cast<double>(a.batch) * s * s * (a.causal ? 0.5 : 1.0);
+  const double scores = static_cast<double>(a.batch) * q * s * (a.causal ? 0.5 : 1.0);
   const double softmax =
       m_.vector_flops > 0.0
           ? scores * (1.0 / kSpecialFunctionShare + kSoftmaxFlops) / m_.vector_flops

@@ -21,10 +21,10 @@ namespace pathfinder {
 }
 
 // Collectives timed on the placement of their parallel group: one placement per CommGroup
-// (tensor, tensor columns, pipeline, data), null for a group the model does not form.
+// (tensor, tensor columns, pipeline, data, context), null for a group the model does not form.
 class PlacedComm final : public CommTimes {
  public:
-  explicit PlacedComm(std::array<const GroupPlacement*, 4> groups) : groups_(groups) {}
+  explicit PlacedComm(std::array<const GroupPlacement*, 5> groups) : groups_(groups) {}
   [[nodiscard]] double time(const Communication& c) const override {
     const GroupPlacement* g = groups_[static_cast<std::size_t>(c.group)];
     PF_ASSERT(g != nullptr);
@@ -32,7 +32,7 @@ class PlacedComm final : public CommTimes {
   }
 
  private:
-  std::array<const GroupPlacement*, 4> groups_;
+  std::array<const GroupPlacement*, 5> groups_;
 };
 
 }  // namespace pathfinder

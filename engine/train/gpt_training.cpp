@@ -27,7 +27,7 @@ GptTraining::GptTraining(GptSpec spec, PerfMachine machine, SystemGraph system,
       options_(options) {}
 
 const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id) {
-  const auto key = std::make_tuple(s.tp, s.dp, s.pp, id);
+  const auto key = std::make_tuple(s.tp, s.dp, s.cp, s.pp, id);
   auto it = placements_.find(key);
   if (it != placements_.end()) return it->second;
   // Bytes each member moves per iteration in each dimension weigh the orders (paper §5.2):
@@ -38,7 +38,7 @@ const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id
   const double p = bytes_per_element(spec_.precision).si();
   const double micro = static_cast<double>(spec_.global_batch) / (s.dp * s.micro_batch);
   const double act =
-      static_cast<double>(s.micro_batch * spec_.sequence * spec_.hidden) * p;
+      static_cast<double>(s.micro_batch * spec_.sequence * spec_.hidden) * p / s.cp;
   const double stage_layers = static_cast<double>(spec_.layers) / s.pp;
   const double params = 12.0 * static_cast<double>(spec_.hidden * spec_.hidden) * stage_layers /
                         s.tp;
@@ -49,9 +49,10 @@ const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id
   // gathers and reduce-scatters run on every micro-batch, alongside the tensor and pipeline
   // traffic: all groups share the ports all iteration, in the order least costly for the
   // traffic (id 1) or in the order of id 0 (id 2).
+  const int data = s.dp * s.cp;
   std::array<ParallelDim, 3> dims{
       ParallelDim{"tp", s.tp, 4.0 * act * stage_layers * micro, Collective::kAllReduce, true},
-      ParallelDim{"dp", s.dp, params * p, Collective::kAllReduce, false},
+      ParallelDim{"dp", data, params * p, Collective::kAllReduce, false},
       ParallelDim{"pp", s.pp, 2.0 * act / s.tp * micro, Collective::kSendRecv, true}};
   Placements pl;
   if (id == 0) {
@@ -62,7 +63,7 @@ const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id
       pl.data_shared = map_dims(system_, dims, pl.mapping.order).groups[1];
     }
   } else if (id == 1) {
-    dims[1] = ParallelDim{"dp", s.dp, 3.0 * micro * params * p, Collective::kAllGather, true};
+    dims[1] = ParallelDim{"dp", data, 3.0 * micro * params * p, Collective::kAllGather, true};
     pl.mapping = best_mapping(system_, dims);
     pl.data_shared = pl.mapping.groups[1];
   } else {
@@ -71,18 +72,22 @@ const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id
     pl.mapping = map_dims(system_, dims, order);
     pl.data_shared = pl.mapping.groups[1];
   }
+  // The ring's members are the data-context group's innermost cp (Megatron orders tp-cp-dp-pp).
+  pl.context = place_group(system_, s.cp, pl.mapping.groups[1].stride);
   return placements_.emplace(key, std::move(pl)).first->second;
 }
 
 const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
   const auto key = std::make_tuple(s.tp, s.sequence_parallel ? 1 : 0,
-                                   static_cast<int>(s.recompute), s.micro_batch, s.dp, s.pp, id);
+                                   static_cast<int>(s.recompute), s.micro_batch, s.dp, s.cp, s.pp,
+                                   id);
   auto it = parts_.find(key);
   if (it != parts_.end()) return it->second;
   const Mapping& m = placements(s, id).mapping;
   GptSpec w = spec_;
   w.micro_batch = s.micro_batch;
-  const PlacedComm comm({&m.groups[0], nullptr, &m.groups[2], &m.groups[1]});
+  const PlacedComm comm(
+      {&m.groups[0], nullptr, &m.groups[2], &m.groups[1], &placements(s, id).context});
   const auto part = [&](int layers, bool embedding, bool head, double& params) {
     GptPartition p;
     p.tensor = s.tp;
@@ -91,6 +96,7 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
     p.overlap_sp_regather = options_.overlap_sp_regather;
     p.fp8_linear = options_.fp8_linear;
     p.flash2 = options_.flash2;
+    p.context = s.cp;
     p.layers = layers;
     p.embedding = embedding;
     p.head = head;
@@ -190,7 +196,7 @@ void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
   in.micro_batches = static_cast<int>(r.micro_batches);
   // Activations between stages, split over the tensor group (Megatron's scatter-gather).
   const double send_bytes =
-      static_cast<double>(s.micro_batch * spec_.sequence * spec_.hidden) * p / s.tp;
+      static_cast<double>(s.micro_batch * spec_.sequence * spec_.hidden) * p / (s.tp * s.cp);
   in.send = s.pp > 1 ? collective_time(m.groups[2], Collective::kSendRecv, send_bytes) : 0.0;
   const auto add = [&](ChunkCosts& c, const StageTimes& t, double n, double params) {
     c.forward += n * chained(t.forward, launch);
@@ -234,13 +240,13 @@ void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
   }
   in.data_group = &m.groups[1];
   in.data_group_shared = &pl.data_shared;
-  in.dp = s.dp;
+  in.dp = s.dp * s.cp;  // gradients and optimizer shards over the data-context group
   in.zero = s.zero;
   in.sharded = sharded;
   in.overlap_data_parallel = options_.overlap_data_parallel;
   in.gradient_bytes = p;
   in.parameter_bytes = p;
-  in.input_bytes = 8.0 * static_cast<double>(s.micro_batch * spec_.sequence);  // ids + labels
+  in.input_bytes = 8.0 * static_cast<double>(s.micro_batch * spec_.sequence / s.cp);  // ids + labels
   // Gradient clipping all-reduces the squared norm (one fp32) over the model-parallel group,
   // and fp16 loss scaling the overflow flag likewise (Megatron clip_grad_norm_fp32,
   // _unscale_main_grads_and_check_for_nan); timed as one scalar all-reduce over the tensor and

@@ -90,10 +90,13 @@ class GptTraining {
   };
   // The tensor, data and pipeline groups' placements, and the data group's while it shares
   // the ports with the tensor and pipeline groups (see placements() in the source). `id`:
-  // 0 without ZeRO-3; 1 and 2 the two orders ZeRO-3 chooses from.
+  // 0 without ZeRO-3; 1 and 2 the two orders ZeRO-3 chooses from. With context parallelism
+  // the data group is Megatron's data-context group (dp·cp members: gradients and optimizer
+  // shards), and the context group its first cp members (the key/value ring).
   struct Placements {
     Mapping mapping;
     GroupPlacement data_shared;
+    GroupPlacement context;
   };
   const Parts& parts(const Strategy& s, int id);
   const Placements& placements(const Strategy& s, int id);
@@ -109,8 +112,8 @@ class GptTraining {
   SystemGraph system_;
   double peak_;
   TrainingOptions options_;
-  std::map<std::tuple<int, int, int, int, int, int, int>, Parts> parts_;
-  std::map<std::tuple<int, int, int, int>, Placements> placements_;
+  std::map<std::tuple<int, int, int, int, int, int, int, int>, Parts> parts_;
+  std::map<std::tuple<int, int, int, int, int>, Placements> placements_;
 };
 
 }  // namespace pathfinder

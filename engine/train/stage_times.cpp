@@ -29,6 +29,7 @@ StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTime
   std::array<double, 3> issue{}, compute_free{}, comm_free{};
   std::vector<double> end(g.size(), 0.0);
   std::vector<int> pass(g.size(), 0);
+  std::vector<double> ring(g.size(), 0.0);  // a ring's time, until its consumer takes it
   for (std::size_t i = 0; i < g.size(); ++i) {
     const Kernel& k = g.kernels()[i];
     const int p = pass_of(k.phase);
@@ -38,6 +39,12 @@ StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTime
     double ready = 0.0;  // inputs from an earlier pass count as present
     for (const KernelId d : k.deps) {
       if (pass[d] == p) ready = std::max(ready, end[d]);
+    }
+    if (k.comm && k.comm->ring_steps > 0) {
+      // Pipelined with its consumer: timed there (below); its own inputs pass through.
+      ring[i] = comm.time(*k.comm);
+      end[i] = ready;
+      continue;
     }
     if (k.comm && k.comm->overlapped) {
       const double t = comm.time(*k.comm);
@@ -52,6 +59,18 @@ StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTime
       pt.hidden_comm += comm_overlap * t;
       t *= 1.0 - comm_overlap;
     }
+    // A ring of n steps feeding this kernel: its first block works on local data while step 1
+    // moves, block j on what step j brought, so the kernel's other n/(n + 1) of the work covers
+    // the transfers and only the excess shows (Liu et al. 2023, Ring Attention, §3).
+    double exposed_ring = 0.0;
+    for (const KernelId d : k.deps) {
+      if (ring[d] <= 0.0) continue;
+      const auto& rc = *g.kernels()[d].comm;
+      const double n = rc.ring_steps;
+      exposed_ring = std::max(0.0, ring[d] - t * n / (n + 1.0));
+      pt.hidden_comm += ring[d] - exposed_ring;
+      pt.exposed_comm += exposed_ring;
+    }
     // Collectives are enqueued by the same host thread but cost it little (a NCCL call) next to
     // a framework operator; only compute kernels pace the host.
     const double host_ready = issue[pu] + launch;
@@ -61,7 +80,7 @@ StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTime
     if (host_ready > std::max(compute_free[pu], ready)) {
       pt.host_stall += host_ready - std::max(compute_free[pu], ready);
     }
-    end[i] = compute_free[pu] = start + t;
+    end[i] = compute_free[pu] = start + t + exposed_ring;
     (k.comm ? pt.exposed_comm : pt.compute) += t;
     pt.span = std::max(pt.span, end[i]);
   }

@@ -2,8 +2,9 @@
 // the stage's partitioned graph run on two streams. Compute kernels and blocking collectives
 // share the compute stream in graph order (Megatron's tensor-parallel all-reduces block the
 // next GEMM); collectives marked overlapped run on a communication stream and only their
-// consumers wait. The host issues one kernel per `dispatch`, so a stage of many small kernels
-// is host-bound.
+// consumers wait. A ring (Communication::ring_steps) is pipelined with the kernel that consumes
+// it: only the part its consumer's other blocks cannot cover adds to that kernel. The host
+// issues one kernel per `dispatch`, so a stage of many small kernels is host-bound.
 #pragma once
 
 #include "engine/graph/compute_graph.hpp"

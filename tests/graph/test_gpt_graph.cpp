@@ -217,3 +217,29 @@ TEST_CASE("FP8 linear layers: GEMMs in FP8, casts with transposes, attention and
   // Model FLOPs are the precision's business no more than before: the same GEMM FLOPs.
   CHECK(find(g, "l0.qkv.fwd").flops.in(units::flops) == 2.0 * 256 * 384 * 256);
 }
+
+TEST_CASE("context parallel: s/cp tokens per rank, a key/value ring before each flash kernel",
+          "[graph][golden]") {
+  const GptSpec s = tiny_llama();  // b 2, s 128: T = 256; g 2 KV heads of d 32, bf16
+  GptPartition cp2;
+  cp2.context = 2;
+  const ComputeGraph g = build_gpt_graph(s, cp2);
+  // Every token-wise kernel on T/cp = 128 tokens: the QKV GEMM (T/2, (8 + 4)·32, 256).
+  CHECK(*find(g, "l0.qkv.fwd").gemm == GemmShape{1, 128, 384, 256});
+  // Attention: s/cp = 64 queries of each (sequence, head) against all 128 keys, half the work
+  // of one rank without cp: 4·16·64·128·32/2 = 8,388,608 FLOP.
+  const Kernel& fa = find(g, "l0.attn.flash.fwd");
+  CHECK(fa.attention->query_count() == 64);
+  CHECK(fa.attention->sequence == 128);
+  CHECK(fa.flops.in(units::flops) == 8388608.0);
+  // The ring before it: cp - 1 = 1 step of this rank's K and V, 2·(T/cp)·g·d·2 B = 32,768 B,
+  // on the context group; backward carries K, V and their gradients, twice that.
+  const Kernel& ring = find(g, "l0.attn.flash.fwd.ring");
+  REQUIRE(ring.comm);
+  CHECK(ring.comm->group == CommGroup::kContext);
+  CHECK(ring.comm->ring_steps == 1);
+  CHECK(ring.comm->bytes.in(units::bytes) == 32768.0);
+  CHECK(find(g, "l0.attn.flash.bwd.ring").comm->bytes.in(units::bytes) == 65536.0);
+  const auto ring_id = static_cast<KernelId>(&ring - g.kernels().data());
+  CHECK(std::find(fa.deps.begin(), fa.deps.end(), ring_id) != fa.deps.end());
+}

@@ -297,3 +297,24 @@ TEST_CASE("Llama 3 8B: GQA, SwiGLU and flash attention in the Korthikanti terms"
   CHECK(gpt_stage_parameters(w, parse_strategy("tp1-pp2-dp1"), 0) == 4015128576LL);
   CHECK(gpt_stage_parameters(w, parse_strategy("tp1-pp2-dp1"), 1) == 4015132672LL);
 }
+
+namespace pathfinder {
+
+TEST_CASE("context parallel: activations for s/cp tokens, model states over dp x cp",
+          "[dist][golden]") {
+  // Llama 3 8B, bf16, Adam, ZeRO-1, 8 devices: dp8 against dp4 x cp2.
+  const GptSpec w = shipped_gpt("llama3_8b");
+  const MemoryFootprint dp8 = gpt_memory_footprint(w, parse_strategy("tp1-pp1-dp8-mb1-zero1"));
+  const MemoryFootprint cp2 =
+      gpt_memory_footprint(w, parse_strategy("tp1-pp1-dp4-cp2-mb1-zero1"));
+  // The distributed optimizer shards over all 8 ranks either way: 12 B x 8.03e9 / 8.
+  CHECK(b(cp2.optimizer) == Approx(b(dp8.optimizer)));
+  CHECK(b(cp2.weights) == Approx(b(dp8.weights)));
+  // Each rank stores its 4096 of the 8192 tokens: half the layers' activations (the Korthikanti
+  // count is linear in s with flash attention), and the head's inputs and fp32 logits.
+  CHECK(b(cp2.activations) == Approx(b(dp8.activations) / 2.0));
+  // Plus the ring's two K/V receive buffers: 2 x 2 x 4096 x (8 x 128) x 2 B = 33.6 MB.
+  CHECK(b(cp2.workspace) - b(dp8.workspace) == Approx(2.0 * 2.0 * 4096 * 1024 * 2));
+}
+
+}  // namespace pathfinder

@@ -25,7 +25,7 @@ std::string yaml_error(const std::string& yaml) {
 }
 
 const std::string kValid =
-    "expected tpN, ppN, dpN, mbN, gpipe, 1f1b, interleaved, vN, sp, zero0..zero3 or "
+    "expected tpN, ppN, dpN, cpN, mbN, gpipe, 1f1b, interleaved, vN, sp, zero0..zero3 or "
     "recompute=none|selective|full";
 
 }  // namespace
@@ -209,7 +209,7 @@ TEST_CASE("bad YAML strategies are located errors", "[dist][config-error]") {
         "you mean \"rc\"?");
   CHECK(yaml_error("strategy:\n  - tp8\n") ==
         "s.yaml:2:3: error: strategy: expected a strategy such as \"tp8-pp8-dp16-mb1-1f1b\" or a "
-        "map of tp, tp2, pp, dp, micro_batch, schedule, virtual_stages, sequence_parallel, zero, "
+        "map of tp, tp2, pp, dp, cp, micro_batch, schedule, virtual_stages, sequence_parallel, zero, "
         "recompute and split");
 }
 
@@ -252,3 +252,28 @@ TEST_CASE("a partial strategy says whether dp and the micro-batch were written",
   CHECK(yaml("strategy: tp8-dp2\n").has_dp);
   CHECK(yaml("strategy:\n  split: cr\n  tp: 8\n").has_micro_batch);  // the paper's mb0
 }
+
+namespace pathfinder {
+
+TEST_CASE("context parallel: cpN in the grammar, cp in YAML, counted in the devices", "[dist]") {
+  const Strategy s = parse_strategy("cp4-tp2-dp2");
+  CHECK(s.cp == 4);
+  CHECK(s.devices() == 2 * 4 * 2);
+  CHECK(to_string(s) == "tp2-pp1-dp2-cp4-mb1-1f1b");  // cp written only when not 1
+  CHECK(parse_strategy(to_string(s)) == s);
+  CHECK(to_string(parse_strategy("tp2-dp2")).find("cp") == std::string::npos);
+  const auto error = [](const std::string& text) {
+    try {
+      (void)parse_strategy(text);
+    } catch (const ConfigError& e) {
+      return e.diagnostics().front().message;
+    }
+    return std::string("no error");
+  };
+  CHECK(error("cp0") == "\"cp0\": the context-parallel degree must be at least 1");
+  CHECK(error("cp2-cp4") == "\"cp4\": context-parallel degree given twice (cp2 and cp4)");
+  CHECK(error("tp2-cp") ==
+        "\"cp\": expected a whole number after \"cp\" (cpN, e.g. cp4; '-' separates tokens)");
+}
+
+}  // namespace pathfinder

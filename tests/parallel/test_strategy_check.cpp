@@ -269,3 +269,32 @@ TEST_CASE("complete_strategy takes the workload's micro-batch and derives dp", "
         }) == "command line: error: --devices: 8 is not a multiple of tp2147483647 x pp2147483647 "
               "= too many: no whole data-parallel degree dp fills 8 devices");
 }
+
+namespace pathfinder {
+
+TEST_CASE("context parallel rules: 2 x cp chunks of the sequence, fused attention, GPT only",
+          "[dist][config-error]") {
+  // Llama 3 8B: s 8192, flash attention. cp2 x dp4 on 8 devices; the device count counts cp.
+  const GptSpec w = shipped_gpt("llama3_8b");
+  CHECK(problems("tp1-dp4-cp2-mb1", w, 8).empty());
+  CHECK(problems("tp1-dp4-cp2-mb1", w, 4) ==
+        Lines{"tp1 x cp2 x pp1 x dp4 = 8 devices, but --devices is 4"});
+  // Causal load balancing splits the sequence in 2·cp chunks (with sp, each again over tp).
+  GptSpec odd = w;
+  odd.sequence = 8192 + 2;  // 2 x 4097: two chunks, not four
+  CHECK(problems("tp1-dp4-cp2-mb1", odd, 8) ==
+        Lines{"sequence = 8194 is not a multiple of 2 x cp = 4 (context parallel splits it in 2 "
+              "x cp chunks)"});
+  // The ring passes keys and values between fused attention kernels.
+  GptSpec unfused = w;
+  unfused.attention = AttentionKind::kUnfused;
+  CHECK(problems("tp1-dp4-cp2-mb1", unfused, 8) ==
+        Lines{"context parallel (cp2) passes keys and values around a ring of fused attention "
+              "kernels; set the workload's attention: flash"});
+  CHECK(problems("CR-2-d1-p1-cp2", shipped_workload("lstm_lm"), 4) ==
+        Lines{"context parallel (cp2) applies to GPT workloads only, not to an LSTM"});
+  // complete_strategy derives dp with cp counted: 64 / (tp4 x cp2 x pp2) = 4.
+  CHECK(complete_strategy(parse_partial_strategy("tp4-cp2-pp2"), w, 64, strategy_source()).dp == 4);
+}
+
+}  // namespace pathfinder

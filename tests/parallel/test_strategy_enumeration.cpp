@@ -153,3 +153,32 @@ TEST_CASE("enumerating GPT-3 175B on 1024 devices is fast", "[dist][benchmark]")
   CHECK(std::all_of(all.begin(), all.end(),
                     [&](const Strategy& x) { return is_valid_strategy(x, g, 1024); }));
 }
+
+namespace pathfinder {
+
+TEST_CASE("context parallel degrees are enumerated where attention is fused", "[dist]") {
+  // Llama 3 8B (flash attention, s 8192) on 8 devices: cp 2, 4, 8 join tp, pp and dp, each
+  // strategy valid and distinct.
+  EnumerateOptions o;
+  o.recompute = {Recompute::kNone};
+  o.zero_stages = {1};
+  const GptSpec llama = test::shipped_gpt("llama3_8b");
+  const std::vector<Strategy> all = enumerate_strategies(llama, 8, o);
+  int with_cp = 0;
+  for (const Strategy& s : all) {
+    CHECK(is_valid_strategy(s, llama, 8));
+    if (s.cp > 1) ++with_cp;
+  }
+  CHECK(with_cp > 0);
+  CHECK(std::any_of(all.begin(), all.end(), [](const Strategy& s) { return s.cp == 8; }));
+  o.context_parallel = false;
+  const std::size_t without = enumerate_strategies(llama, 8, o).size();
+  CHECK(without + static_cast<std::size_t>(with_cp) == all.size());
+  // GPT-3 175B's unfused attention: no cp, though allowed.
+  o.context_parallel = true;
+  for (const Strategy& s : enumerate_strategies(test::shipped_gpt("gpt3_175b"), 64, o)) {
+    CHECK(s.cp == 1);
+  }
+}
+
+}  // namespace pathfinder

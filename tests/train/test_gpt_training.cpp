@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/graph/workload_loader.hpp"
 #include "engine/parallel/strategy_check.hpp"
 #include "engine/system/collectives.hpp"
 #include "tests/train/train_fixtures.hpp"
@@ -534,6 +535,35 @@ TEST_CASE("FP8 linear layers speed a layer up on H100 and not on A100", "[train]
   CHECK(h100 < 2.0);
   CHECK(a100 <= 1.0);
   CHECK(a100 > 0.9);
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("context parallelism: long sequences fit, short ones cost about the same", "[train]") {
+  // Llama 3 8B on one DGX H100 (8 GPUs, NVSwitch), ZeRO-1.
+  GptSpec w = std::get<GptSpec>(
+      load_workload_file(test::source_path("studies/workloads/llama3_8b.yaml")).spec);
+  w.global_batch = 64;
+  GptTraining m = test::training_model("h100", w, 8);
+  const TrainingResult dp8 = m.evaluate(parse_strategy("tp1-pp1-dp8-mb1-zero1"));
+  const TrainingResult cp2 = m.evaluate(parse_strategy("tp1-pp1-dp4-cp2-mb1-zero1"));
+  REQUIRE(dp8.feasible);
+  REQUIRE(cp2.feasible);
+  // The same FLOPs per device (each rank: half the tokens of twice the micro-batches); the
+  // ring's key/value blocks (K, V of 4096 tokens, 16.8 MB per step) hide behind attention.
+  CHECK(cp2.iteration_time == Approx(dp8.iteration_time).epsilon(0.05));
+  CHECK(cp2.memory.activations.si() < 0.6 * dp8.memory.activations.si());
+  // At 65,536 tokens a sequence no longer fits one GPU's 80 GB without splitting it.
+  w.sequence = 65536;
+  w.global_batch = 8;
+  GptTraining longer = test::training_model("h100", w, 8);
+  CHECK_FALSE(longer.evaluate(parse_strategy("tp1-pp1-dp8-mb1-zero1-recompute=full")).feasible);
+  const TrainingResult cp8 =
+      longer.evaluate(parse_strategy("tp1-pp1-dp1-cp8-mb1-zero1-recompute=full"));
+  INFO(cp8.reason);
+  CHECK(cp8.feasible);
 }
 
 }  // namespace pathfinder

@@ -6,8 +6,7 @@
 //
 // How a row becomes an evaluation:
 //   rows       Pretraining, the newest published value of each (model, GPUs, parallelism)
-//              configuration (the summary was revised Aug-Dec 2024, e.g. after a vboost update);
-//              context-parallel rows (Llama 3, CP 2) are skipped: no context parallelism yet
+//              configuration (the summary was revised Aug-Dec 2024, e.g. after a vboost update)
 //   models     the NeMo-Framework-Launcher configs (conf/training/gpt3/{5b,20b,175b}.yaml,
 //              llama/llama2_*.yaml, nemotron/nemotron_{8b,22b,340b}.yaml), from the shipped
 //              workloads with their shapes set:
@@ -18,12 +17,14 @@
 //                Llama 2   llama3_8b.yaml: 7B 32 x 4096 (32 heads, FFN 11008), 13B 40 x 5120
 //                          (40, 13824), 70B 80 x 8192 (64 heads, 8 KV, 28672); vocabulary 32,000,
 //                          sequence 4096, no dropout
+//                Llama 3   llama3_8b.yaml as shipped; 70B 80 x 8192 (64 heads, 8 KV, 28672),
+//                          vocabulary 128,256, sequence 8192, context parallel 2
 //                Nemotron  llama3_8b.yaml: 8B 32 x 4096 (32 heads, FFN 16384), 22B 40 x 6144 (48,
 //                          24576), 340B 96 x 18432 (96 heads, 8 KV, 73728); vocabulary 256,000,
 //                          sequence 4096, rotary, no biases, untied; squared-ReLU MLP (one
 //                          matrix in, one element-wise op: timed as GeLU, mlp gelu)
 //   GPUs       templates/h100.yaml (DGX H100: NVSwitch, 8 x 400 Gb/s InfiniBand per node)
-//   strategy   tpN-ppN-dpN-mbN (-interleaved-vN when VP > 1), sequence parallelism with tp > 1,
+//   strategy   tpN-ppN-dpN(-cpN)-mbN (-interleaved-vN when VP > 1), sequence parallelism with tp > 1,
 //              the distributed optimizer (zero1), no recomputation (the configs' null
 //              activations_checkpoint_granularity)
 //   software   templates/software/nemo-fp8.yaml (FP8 linear layers, userbuffer TP overlap,
@@ -124,6 +125,8 @@ std::pair<std::string, std::vector<ConfigOverride>> model_of(const Row& r) {
     else if (r.model == "LLAMA2-13B") shape(40, 5120, 40, 40, 13824);
     else shape(80, 8192, 64, 8, 28672);
     kv.emplace_back("vocabulary", "32000");
+  } else if (r.model.rfind("LLAMA3", 0) == 0) {  // llama3_8b.yaml, or 70B's shapes
+    if (r.model == "LLAMA3-70B") shape(80, 8192, 64, 8, 28672);
   } else {  // Nemotron
     if (r.model == "Nemotron-8B") shape(32, 4096, 32, 32, 16384);
     else if (r.model == "Nemotron-22B") shape(40, 6144, 48, 48, 24576);
@@ -149,21 +152,16 @@ TEST_CASE("[calibration] NeMo 24.07 FP8 pre-training on DGX H100: tokens/s/GPU",
   std::printf("\n%-14s %5s %-40s %9s %9s %7s\n", "NeMo 24.07", "gpus", "strategy", "measured",
               "predicted", "error");
   double sum = 0.0, signed_sum = 0.0;
-  int n = 0, skipped = 0;
+  int n = 0;
   std::map<std::string, std::pair<double, int>> by_family;
   for (const Row& r : rows) {
-    if (r.cp > 1) {
-      ++skipped;
-      std::printf("%-14s %5d %-40s %9.0f   (not modelled: context parallelism %d)\n",
-                  r.model.c_str(), r.gpus, "", r.tokens, r.cp);
-      continue;
-    }
     const auto [base, sets] = model_of(r);
     const WorkloadSpec w = load_workload(test::source_path("studies/workloads/" + base + ".yaml"), sets).spec;
-    const int dp = r.gpus / (r.tp * r.pp);
-    REQUIRE(dp * r.tp * r.pp == r.gpus);
+    const int dp = r.gpus / (r.tp * r.pp * r.cp);
+    REQUIRE(dp * r.tp * r.pp * r.cp == r.gpus);
     std::string text = "tp" + std::to_string(r.tp) + "-pp" + std::to_string(r.pp) + "-dp" +
-                       std::to_string(dp) + "-mb" + std::to_string(r.mbs) + "-zero1";
+                       std::to_string(dp) + (r.cp > 1 ? "-cp" + std::to_string(r.cp) : "") +
+                       "-mb" + std::to_string(r.mbs) + "-zero1";
     if (r.tp > 1) text += "-sp";
     if (r.vp > 1) text += "-interleaved-v" + std::to_string(r.vp);
     const Strategy s = parse_strategy(text);
@@ -189,18 +187,18 @@ TEST_CASE("[calibration] NeMo 24.07 FP8 pre-training on DGX H100: tokens/s/GPU",
   }
   REQUIRE(n > 0);
   const double mape = sum / n;
-  std::printf("\nNeMo 24.07 (nemo-fp8 profile): %d rows modelled, %d skipped (context "
-              "parallelism), MAPE %.1f%%, bias %+.1f%% (goal MAPE <= 8%%)\n",
-              n, skipped, 100 * mape, 100 * signed_sum / n);
-  CHECK(n == 10);
-  CHECK(skipped == 2);
+  std::printf("\nNeMo 24.07 (nemo-fp8 profile): %d rows modelled, MAPE %.1f%%, bias %+.1f%% "
+              "(goal MAPE <= 8%%)\n",
+              n, 100 * mape, 100 * signed_sum / n);
+  CHECK(n == 12);
   // Measured today (bounds just above, so a regression fails; the goal is the 8%):
-  //   MAPE 21.7%, bias +21.7%: every row optimistic, +14% to +27%, alike across GPT-3, Llama 2
-  //   and Nemotron, 8 to 512 GPUs, tp 1 to 8: a device-level shortfall, not a parallelism one.
+  //   MAPE 22.9%, bias +22.9%: every row optimistic, +14% to +32%, alike across GPT-3, Llama 2,
+  //   Llama 3 (context parallel 2) and Nemotron, 8 to 512 GPUs, tp 1 to 8: a device-level
+  //   shortfall, not a parallelism one.
   //   (Before FP8's own sustained rate and the A100's training residual, templates/h100.yaml:
   //   +28.6% and +34%.)
-  CHECK(mape <= 0.23);
-  CHECK(signed_sum / n <= 0.23);
+  CHECK(mape <= 0.24);
+  CHECK(signed_sum / n <= 0.24);
   CHECK(signed_sum / n >= 0.0);  // a change that makes rows pessimistic must say why here
 }
 

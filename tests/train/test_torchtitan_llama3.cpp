@@ -13,7 +13,9 @@
 //              stages per rank), micro-batch = local_batch (pp: one sequence a micro-batch);
 //              activation_ckpt selective/per-op SAC -> selective, full -> full, default -> none
 //   software   fsdp; float8 / fp8-tensorwise / fp8-rowwise -> the linear layers in FP8
-//   not modelled (row skipped): context parallelism (cp > 1); FP8 with row-wise scaling; 405B's
+//   context   cp -> cpN (each sequence over cp ranks, keys and values around the ring; torchtitan's
+//             experimental context_parallel, timed as Megatron-Core's ring)
+//   not modelled (row skipped): FP8 with row-wise scaling; 405B's
 //              126 layers over 8 pipeline stages (torchtitan splits unevenly)
 //   ignored: torch.compile's fusion, async TP (no overlap beyond the profile's)
 //   attention  SDPA runs FlashAttention-2 (templates/software/fsdp.yaml kernels.attention)
@@ -105,13 +107,9 @@ TEST_CASE("[calibration] torchtitan Llama 3.1 on H100 and H200: tokens/s/GPU", "
   std::printf("\n%-28s %-13s %4s %-36s %9s %9s %7s\n", "torchtitan", "model", "gpus", "strategy",
               "measured", "predicted", "error");
   double sum = 0.0, signed_sum = 0.0;
-  int n = 0, skipped = 0, uneven = 0;
+  int n = 0, uneven = 0;
   std::map<std::string, std::pair<double, int>> by_table;
   for (const Row& r : all) {
-    if (r.cp > 1) {
-      ++skipped;
-      continue;
-    }
     if (r.techniques.find("rowwise") != std::string::npos) {  // per-row scaling's own kernels
       ++uneven;
       std::printf("%-28s %-13s %4d %-36s %9.0f   (not modelled: FP8 with row-wise scaling)\n",
@@ -122,7 +120,7 @@ TEST_CASE("[calibration] torchtitan Llama 3.1 on H100 and H200: tokens/s/GPU", "
                              : r.model.find("70B") != std::string::npos ? "70b"
                                                                          : "8b";
     const int dp = r.fsdp;
-    REQUIRE(dp * r.tp * r.pp == r.gpus);
+    REQUIRE(dp * r.tp * r.pp * r.cp == r.gpus);
     const int micro = r.pp > 1 ? 1 : r.local_batch;
     const std::int64_t global =
         r.global_batch > 0 ? r.global_batch : static_cast<std::int64_t>(r.local_batch) * dp;
@@ -132,7 +130,8 @@ TEST_CASE("[calibration] torchtitan Llama 3.1 on H100 and H200: tokens/s/GPU", "
     const WorkloadSpec w =
         load_workload(test::source_path("studies/workloads/llama3_" + size + ".yaml"), sets).spec;
     std::string text = "tp" + std::to_string(r.tp) + "-pp" + std::to_string(r.pp) + "-dp" +
-                       std::to_string(dp) + "-mb" + std::to_string(micro) + "-zero3";
+                       std::to_string(dp) + (r.cp > 1 ? "-cp" + std::to_string(r.cp) : "") +
+                       "-mb" + std::to_string(micro) + "-zero3";
     if (r.schedule == "Interleaved1F1B") text += "-interleaved-v2";
     if (r.ckpt == "full") text += "-recompute=full";
     else if (r.ckpt == "selective" || r.ckpt == "per-op SAC") text += "-recompute=selective";
@@ -163,22 +162,23 @@ TEST_CASE("[calibration] torchtitan Llama 3.1 on H100 and H200: tokens/s/GPU", "
   std::printf("MAPE by table:");
   for (const auto& [table, v] : by_table) std::printf("  %s %.0f%% (%d)", table.c_str(), 100 * v.first / v.second, v.second);
   const double mape = sum / n;
-  std::printf("\ntorchtitan: %d rows modelled, %d skipped (context parallelism), %d not expressible, "
+  std::printf("\ntorchtitan: %d rows modelled, %d not expressible, "
               "MAPE %.1f%%, bias %+.1f%% (goal MAPE <= 10%%)\n",
-              n, skipped, uneven, 100 * mape, 100 * signed_sum / n);
-  CHECK(n + skipped + uneven == 32);
-  CHECK(skipped == 6);  // the rows with context parallelism
-  CHECK(uneven == 7);   // 405B's 126 layers over 8 stages (3), row-wise FP8 scaling (4)
+              n, uneven, 100 * mape, 100 * signed_sum / n);
+  CHECK(n + uneven == 32);
+  CHECK(uneven == 10);  // 405B's 126 layers over 8 stages (6, three with cp), row-wise FP8 (4)
   // Measured today (bounds just above, so a regression fails; the goal is the issue's 10%):
-  //   MAPE 27.2%, bias +21.4% over 19 rows, with SDPA's FlashAttention-2 (fsdp.yaml
+  //   MAPE 27.8%, bias +22.9% over 22 rows, with SDPA's FlashAttention-2 (fsdp.yaml
   //   kernels.attention). TP-8 runs of 70B -20..+4% (the faster of each pair is the compiled
   //   or async-TP run, which the model does not separate), 8B with TP 8 +11..+27%, FSDP-only
   //   8B runs +35..+67% (H100 500 W and H200 alike): the model recomputes nothing under
   //   "selective" with flash attention, where torchtitan's op-level selective checkpointing
   //   recomputes part of every layer, and the 96 GB HBM2e parts' 2.4 TB/s is not modelled
-  //   (issue 13, open).
-  CHECK(mape <= 0.28);
-  CHECK(signed_sum / n <= 0.22);
+  //   (issue 13, open). Context parallel 8B (T2, 64k-256k tokens): cp2 +8%, cp4 +42%, cp8
+  //   +47%: attention-bound, and PyTorch's ring merges each step's partial output in eager ops
+  //   the model does not count.
+  CHECK(mape <= 0.29);
+  CHECK(signed_sum / n <= 0.24);
 }
 
 }  // namespace pathfinder

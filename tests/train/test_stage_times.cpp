@@ -1,0 +1,57 @@
+// Tests for engine/train/stage_times.cpp's ring pipelining (context parallelism's key/value
+// ring): a ring of n steps before the kernel that consumes it is hidden by that kernel's other
+// n/(n + 1) blocks; only the excess adds to the pass (Liu et al. 2023, Ring Attention §3).
+#include <catch2/catch.hpp>
+
+#include "engine/train/stage_times.hpp"
+#include "tests/perf/perf_fixtures.hpp"
+
+namespace pathfinder {
+namespace {
+
+// Every collective takes the same fixed time.
+class FixedComm final : public CommTimes {
+ public:
+  explicit FixedComm(double t) : t_(t) {}
+  [[nodiscard]] double time(const Communication&) const override { return t_; }
+
+ private:
+  double t_;
+};
+
+// A 1 GB stream, a ring of `steps` steps after it, then a GEMM that consumes the ring.
+ComputeGraph ring_graph(int steps) {
+  ComputeGraphBuilder b;
+  const KernelId x = b.add(stream_kernel("x", KernelKind::kElementwise, Phase::kForward,
+                                         DataType::kBf16, flops(0.0), bytes(1e9), bytes(0.0), {}));
+  const Communication c{CommKind::kSendRecv, CommGroup::kContext, bytes(1e6), false, steps};
+  const KernelId r = b.add(comm_kernel("ring", Phase::kForward, DataType::kBf16, c, {x}));
+  (void)b.add(gemm_kernel("attention", KernelKind::kGemm, Phase::kForward, DataType::kBf16,
+                          GemmShape{1, 8192, 8192, 8192}, {r}));
+  return std::move(b).build();
+}
+
+}  // namespace
+
+TEST_CASE("a ring shows only what its consumer's other blocks cannot cover", "[train]") {
+  KernelTimer timer(test::shipped_machine("a100"));
+  const ComputeGraph g = ring_graph(3);  // cp = 4: three steps, four blocks
+  const double tx = timer.time(g.kernels()[0]).device;
+  const double ta = timer.time(g.kernels()[2]).device;
+  // Short ring: all hidden; the pass is the two kernels (and the host's issue pace).
+  const StageTimes fast = stage_times(g, timer, FixedComm(0.1 * ta));
+  CHECK(fast.forward.exposed_comm == 0.0);
+  CHECK(fast.forward.hidden_comm == Approx(0.1 * ta));
+  CHECK(fast.forward.compute == Approx(tx + ta));
+  // Long ring, 2x the consumer: the first block runs on local keys while step 1 moves, the
+  // other 3/4 of the work covers 3/4·ta of the transfers: 2·ta − 0.75·ta = 1.25·ta exposed.
+  const StageTimes slow = stage_times(g, timer, FixedComm(2.0 * ta));
+  CHECK(slow.forward.exposed_comm == Approx(1.25 * ta));
+  CHECK(slow.forward.hidden_comm == Approx(0.75 * ta));
+  CHECK(slow.forward.span == Approx(fast.forward.span + 1.25 * ta));
+  // A one-step ring (cp = 2) can hide behind half the consumer only.
+  const StageTimes two = stage_times(ring_graph(1), timer, FixedComm(ta));
+  CHECK(two.forward.exposed_comm == Approx(0.5 * ta));
+}
+
+}  // namespace pathfinder
