@@ -24,18 +24,20 @@ constexpr enum_table::Table<KernelKind, 14> kKinds{{
     {KernelKind::kCommunication, "communication"},
     {KernelKind::kFlashAttention, "flash-attention"},
 }};
-constexpr enum_table::Table<CommKind, 4> kCommKinds{{
+constexpr enum_table::Table<CommKind, 5> kCommKinds{{
     {CommKind::kAllReduce, "all-reduce"},
     {CommKind::kReduceScatter, "reduce-scatter"},
     {CommKind::kAllGather, "all-gather"},
     {CommKind::kSendRecv, "send-recv"},
+    {CommKind::kAllToAll, "all-to-all"},
 }};
-constexpr enum_table::Table<CommGroup, 5> kCommGroups{{
+constexpr enum_table::Table<CommGroup, 6> kCommGroups{{
     {CommGroup::kTensor, "tensor"},
     {CommGroup::kTensorColumns, "tensor-columns"},
     {CommGroup::kPipeline, "pipeline"},
     {CommGroup::kData, "data"},
     {CommGroup::kContext, "context"},
+    {CommGroup::kExpert, "expert"},
 }};
 constexpr enum_table::Table<Phase, 4> kPhases{{
     {Phase::kForward, "forward"},

@@ -36,10 +36,10 @@ enum class Phase { kForward, kBackwardData, kBackwardWeight, kUpdate };
 enum class DataType { kFp32, kFp16, kBf16, kFp8 };
 
 // Communication a partitioned graph needs (issue 4): what moves, among which parallel group.
-enum class CommKind { kAllReduce, kReduceScatter, kAllGather, kSendRecv };
+enum class CommKind { kAllReduce, kReduceScatter, kAllGather, kSendRecv, kAllToAll };
 // kTensor is the (first) kernel-parallel group: Megatron's tensor group, the DeepFlow LSTM's
 // kp1; kTensorColumns is the second dimension of a 2-D kernel-parallel grid (the LSTM's RC kp2).
-enum class CommGroup { kTensor, kTensorColumns, kPipeline, kData, kContext };
+enum class CommGroup { kTensor, kTensorColumns, kPipeline, kData, kContext, kExpert };
 struct Communication {
   CommKind kind = CommKind::kAllReduce;
   CommGroup group = CommGroup::kTensor;

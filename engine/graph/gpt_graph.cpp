@@ -62,7 +62,18 @@
 //                      dK, dV backward; dropout regenerated in the kernel (no mask); selective
 //                      recomputation then recomputes nothing (the kernel already does)
 //   bias false         no linear biases: no epilogue add or bias-gradient column sum
+//   experts E          mixture of experts in place of the MLP (Fedus et al. 2022; Megatron-Core
+//                      MoE): the router GEMM (T, E, h) in the activations' precision, softmax and
+//                      top-k (5 per score; probabilities and indices kept, 8 bytes per choice);
+//                      permutation of the T·k chosen rows; with ep > 1 an all-to-all over the
+//                      expert group sends them to their experts' ranks (T·k·h·p bytes, NCCL's
+//                      size); the E/ep local experts as grouped GEMMs of m = T·k·ep/E·imbalance
+//                      rows each (the busiest rank sets the pace); their activation; the
+//                      all-to-all back; un-permutation with the probability-weighted sum
+//                      (2·T·k·h). Shared experts run beside them as one MLP of shared·f_e.
+//                      Backward mirrors it (the router's dgrad/wgrad and softmax backward).
 //   untied             the logits weight is its own V·h/t parameter on the last stage
+#include <cmath>
 #include <optional>
 #include <string>
 #include <utility>
@@ -101,7 +112,21 @@ class GptBuilder {
   struct LayerFwd {
     KernelId ln1, qkv, scores, softmax, context, proj, res1, ln2, fc1, gelu, fc2, res2;
     KernelId up;  // swiglu's up GEMM (fc1 is its gate)
+    KernelId router, topk, permuted, experts_out;  // mixture of experts
+    Deps shared;  // the shared experts' output producers
   };
+  struct LayerParams {
+    Linear qkv, proj, fc1, fc2;
+    Linear up;  // swiglu only (fc1 is the gate, fc2 the down projection)
+    // Mixture of experts: router; the local experts' stacked fc1/up/fc2 weights; shared experts
+    // as one MLP in fc1/up/fc2 (when any).
+    ParamId router = 0, e_fc1 = 0, e_up = 0, e_fc2 = 0;
+  };
+  [[nodiscard]] std::int64_t local_experts() const { return s_.experts / part_.expert; }
+  [[nodiscard]] double expert_rows() const {  // rows of each local expert's GEMMs
+    return std::ceil(t_ * static_cast<double>(s_.top_k) * static_cast<double>(part_.expert) /
+                     static_cast<double>(s_.experts) * s_.expert_imbalance);
+  }
   // Which forward kernels a pass emits: the forward itself, or a recomputation in backward.
   enum class Pass { kForward, kRecomputeLayer, kRecomputeAttention };
 
@@ -206,16 +231,16 @@ class GptBuilder {
                   rows_ * h * p_ + 2.0 * h * p_, rows_ * h * p_ + rows_ * bytes(8),
                   std::move(in));
   }
-  KernelId layernorm_bwd(int layer, const std::string& n, KernelId grad) {
+  KernelId layernorm_bwd(int layer, const std::string& n, Deps grad) {
     const double h = static_cast<double>(s_.hidden);
     if (rms_) {
       return stream(layer, n + ".bwd", KernelKind::kLayerNorm, Phase::kBackwardData,
                     9.0 * rows_ * h, 2.0 * rows_ * h * p_ + h * p_ + rows_ * bytes(4),
-                    rows_ * h * p_ + h * p_, {grad});
+                    rows_ * h * p_ + h * p_, std::move(grad));
     }
     return stream(layer, n + ".bwd", KernelKind::kLayerNorm, Phase::kBackwardData,
                   13.0 * rows_ * h, 2.0 * rows_ * h * p_ + h * p_ + rows_ * bytes(8),
-                  rows_ * h * p_ + 2.0 * h * p_, {grad});
+                  rows_ * h * p_ + 2.0 * h * p_, std::move(grad));
   }
   // The norm's parameters: γ, and β for layernorm.
   void norm_params(int layer, const std::string& n, std::int64_t h) {
@@ -272,6 +297,70 @@ class GptBuilder {
     suffix_ = pass == Pass::kForward ? ".fwd" : ".recompute";
   }
   void attention_fwd(int i, LayerFwd& r, const Deps& qkv);
+  // A dense MLP of width fd per rank (the layer's, or the shared experts' with prefix
+  // "shared."): fc1 (and up), the activation, fc2 and its reduction.
+  Deps dense_mlp_fwd(int i, LayerFwd& r, const LayerParams& w, double fd, const std::string& pre,
+                     const Deps& in) {
+    r.fc1 = linear_fwd(i, pre + "fc1", w.fc1, false, in);
+    if (swiglu_) {
+      r.up = linear_fwd(i, pre + "up", w.up, false, in, /*cast_input=*/false);  // fc1's cast
+      r.gelu = stream(i, pre + "swiglu" + suffix_, KernelKind::kElementwise, phase_,
+                      6.0 * t_ * fd, 2.0 * t_ * fd * p_, t_ * fd * p_, {r.fc1, r.up});
+    } else {
+      r.gelu = stream(i, pre + "gelu" + suffix_, KernelKind::kElementwise, phase_,
+                      (s_.bias ? 10.0 : 9.0) * t_ * fd,
+                      t_ * fd * p_ + (s_.bias ? fd * p_ : Bytes{}), t_ * fd * p_, {r.fc1});
+    }
+    return reduce_out(i, pre + "fc2.reduce" + suffix_, phase_,
+                      {linear_fwd(i, pre + "fc2", w.fc2, false, {r.gelu})});
+  }
+  // Its backward from the output gradient g (gathered); returns the input-gradient producers
+  // (reduced) and appends the weight-gradient kernels to wg.
+  Deps dense_mlp_bwd(int i, const LayerFwd& fw, const LayerParams& w, double fd,
+                     const std::string& pre, const Deps& g, const Deps& ln2_in, Deps& wg) {
+    const auto [fc2_d, fc2_w] = linear_bwd(i, pre + "fc2", w.fc2, g);
+    wg.push_back(fc2_w);
+    Deps fc1_ds;
+    if (swiglu_) {
+      // Reads d(out), gate and up; writes d(gate) and d(up).
+      const KernelId act_b =
+          stream(i, pre + "swiglu.bwd", KernelKind::kElementwise, Phase::kBackwardData,
+                 11.0 * t_ * fd, 3.0 * t_ * fd * p_, 2.0 * t_ * fd * p_, {fc2_d, fw.fc1, fw.up});
+      const auto [up_d, up_w] = linear_bwd(i, pre + "up", w.up, {act_b}, ln2_in);
+      const auto [gate_d, gate_w] = linear_bwd(i, pre + "fc1", w.fc1, {act_b, up_d}, ln2_in);
+      wg.insert(wg.end(), {gate_w, up_w});
+      fc1_ds = {gate_d};
+    } else {
+      const KernelId gelu_b =
+          stream(i, pre + "gelu.bwd", KernelKind::kElementwise, Phase::kBackwardData,
+                 (s_.bias ? 18.0 : 17.0) * t_ * fd,
+                 2.0 * t_ * fd * p_ + (s_.bias ? fd * p_ : Bytes{}), t_ * fd * p_,
+                 {fc2_d, fw.fc1});
+      const auto [fc1_d, fc1_w] = linear_bwd(i, pre + "fc1", w.fc1, {gelu_b}, ln2_in);
+      wg.push_back(fc1_w);
+      fc1_ds = {fc1_d};
+    }
+    return reduce_out(i, pre + "fc1.reduce.bwd", Phase::kBackwardData, fc1_ds);
+  }
+  // Mixture-of-experts MLP: forward from the (gathered) norm output, returns the combined
+  // output's producers (row-parallel partial sums reduced); backward from the output gradient,
+  // returns the producers of the norm-input gradient, and the weight-gradient kernels in wg.
+  Deps moe_fwd(int i, LayerFwd& r, const Deps& in);
+  Deps moe_bwd(int i, const LayerFwd& f, const Deps& g, const Deps& ln2_in, Deps& wg);
+  // An expert GEMM of the E/ep local experts: (E/ep; m, n, k), FP8 when the linears are.
+  KernelId expert_gemm(int layer, const std::string& n, Phase ph, const GemmShape& s, Deps deps,
+                       ParamId weight) {
+    Kernel k = gemm_kernel(name(layer, n), s.batch > 1 ? KernelKind::kBatchedGemm : KernelKind::kGemm,
+                           ph, linear_dtype(), s, std::move(deps));
+    k.weight = weight;
+    return add(std::move(k), layer);
+  }
+  // Expert-group all-to-all of `b` bytes each member holds; nothing with ep = 1.
+  Deps ep_comm(int layer, const std::string& n, Phase ph, Deps after, Bytes b) {
+    if (part_.expert == 1) return after;
+    const Communication c{CommKind::kAllToAll, CommGroup::kExpert, b, false};
+    return {add(comm_kernel(name(layer, n), ph, dt_, c, std::move(after)), layer)};
+  }
   LayerFwd layer_fwd(int i, const Deps& x, Pass pass);
   Deps layer_bwd(int i, const LayerFwd& f, const Deps& g);
   Deps head_fwd(const Deps& x, ParamId logits_weight);
@@ -294,10 +383,6 @@ class GptBuilder {
   Phase phase_ = Phase::kForward;
   std::string suffix_ = ".fwd";
   ComputeGraphBuilder b_;
-  struct LayerParams {
-    Linear qkv, proj, fc1, fc2;
-    Linear up;  // swiglu only (fc1 is the gate, fc2 the down projection)
-  };
   std::vector<LayerParams> params_;
   std::vector<std::vector<KernelId>> grads_;  // kernels producing each layer's gradients
 };
@@ -351,18 +436,12 @@ GptBuilder::LayerFwd GptBuilder::layer_fwd(int i, const Deps& x, Pass pass) {
                   rows_ * hd * (p_ + mask_), std::move(res1));
   r.ln2 = layernorm_fwd(i, "ln2", {r.res1});
   const Deps ln2_out = gather_in(i, "ln2.gather" + suffix_, phase_, {r.ln2});
-  r.fc1 = linear_fwd(i, "fc1", w.fc1, false, ln2_out);
-  if (swiglu_) {
-    r.up = linear_fwd(i, "up", w.up, false, ln2_out, /*cast_input=*/false);  // fc1's cast
-    r.gelu = stream(i, "swiglu" + suffix_, KernelKind::kElementwise, phase_, 6.0 * t_ * fd,
-                    2.0 * t_ * fd * p_, t_ * fd * p_, {r.fc1, r.up});
+  Deps res2;
+  if (s_.moe()) {
+    res2 = moe_fwd(i, r, ln2_out);
   } else {
-    r.gelu = stream(i, "gelu" + suffix_, KernelKind::kElementwise, phase_,
-                    (s_.bias ? 10.0 : 9.0) * t_ * fd,
-                    t_ * fd * p_ + (s_.bias ? fd * p_ : Bytes{}), t_ * fd * p_, {r.fc1});
+    res2 = dense_mlp_fwd(i, r, w, fd, "", ln2_out);
   }
-  Deps res2 = reduce_out(i, "fc2.reduce" + suffix_, phase_,
-                         {linear_fwd(i, "fc2", w.fc2, false, {r.gelu})});
   res2.push_back(r.res1);
   r.res2 = stream(i, "residual2" + suffix_, KernelKind::kElementwise, phase_,
                   add_ops * rows_ * hd, 2.0 * rows_ * hd * p_ + bias_bytes, rows_ * hd * p_,
@@ -391,31 +470,13 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
   }
 
   // FFN: gather the gradient rows (SP), FFN2 and GeLU backward, FFN1, reduce its input gradient.
-  const auto [fc2_d, fc2_w] =
-      linear_bwd(i, "fc2", w.fc2, gather_in(i, "fc2.gather.bwd", Phase::kBackwardData, g));
+  const Deps g_rows = gather_in(i, "fc2.gather.bwd", Phase::kBackwardData, g);
   const Deps ln2_in = gather_in(i, "ln2.regather.bwd", Phase::kBackwardData, {fw.ln2},
                                   part_.overlap_sp_regather);
-  Deps fc1_ds, mlp_w;
-  if (swiglu_) {
-    // Reads d(out), gate and up; writes d(gate) and d(up).
-    const KernelId act_b =
-        stream(i, "swiglu.bwd", KernelKind::kElementwise, Phase::kBackwardData, 11.0 * t_ * fd,
-               3.0 * t_ * fd * p_, 2.0 * t_ * fd * p_, {fc2_d, fw.fc1, fw.up});
-    const auto [up_d, up_w] = linear_bwd(i, "up", w.up, {act_b}, ln2_in);
-    const auto [gate_d, gate_w] = linear_bwd(i, "fc1", w.fc1, {act_b, up_d}, ln2_in);
-    mlp_w = {gate_w, up_w};
-    fc1_ds = {gate_d};
-  } else {
-    const KernelId gelu_b =
-        stream(i, "gelu.bwd", KernelKind::kElementwise, Phase::kBackwardData,
-               (s_.bias ? 18.0 : 17.0) * t_ * fd,
-               2.0 * t_ * fd * p_ + (s_.bias ? fd * p_ : Bytes{}), t_ * fd * p_, {fc2_d, fw.fc1});
-    const auto [fc1_d, fc1_w] = linear_bwd(i, "fc1", w.fc1, {gelu_b}, ln2_in);
-    mlp_w = {fc1_w};
-    fc1_ds = {fc1_d};
-  }
-  const Deps fc1_r = reduce_out(i, "fc1.reduce.bwd", Phase::kBackwardData, fc1_ds);
-  const KernelId ln2_b = layernorm_bwd(i, "ln2", fc1_r.front());
+  Deps mlp_w;
+  const Deps fc1_r = s_.moe() ? moe_bwd(i, fw, g_rows, ln2_in, mlp_w)
+                              : dense_mlp_bwd(i, fw, w, fd, "", g_rows, ln2_in, mlp_w);
+  const KernelId ln2_b = layernorm_bwd(i, "ln2", fc1_r);
   Deps m1 = g_in;
   m1.push_back(ln2_b);
   const KernelId g1 = merge(i, "residual1.grad", std::move(m1));
@@ -454,11 +515,152 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
                                   part_.overlap_sp_regather);
   const auto [qkv_d, qkv_w] = linear_bwd(i, "qkv", w.qkv, dqkv, ln1_in);
   const Deps qkv_r = reduce_out(i, "qkv.reduce.bwd", Phase::kBackwardData, {qkv_d});
-  const KernelId ln1_b = layernorm_bwd(i, "ln1", qkv_r.front());
-  grads.push_back(fc2_w);
+  const KernelId ln1_b = layernorm_bwd(i, "ln1", qkv_r);
   grads.insert(grads.end(), mlp_w.begin(), mlp_w.end());
   grads.insert(grads.end(), {ln2_b, proj_w, qkv_w, ln1_b});
   return {merge(i, "residual0.grad", {g1, ln1_b})};
+}
+
+Deps GptBuilder::moe_fwd(int i, LayerFwd& r, const Deps& in) {
+  const LayerParams& w = params_[static_cast<std::size_t>(i)];
+  const double h = static_cast<double>(s_.hidden), E = static_cast<double>(s_.experts);
+  const double k = static_cast<double>(s_.top_k);
+  const double fe = static_cast<double>(s_.expert_width() / tp_);
+  const std::int64_t El = local_experts();
+  const double m = expert_rows();
+  const double rows = m * static_cast<double>(El);  // this rank's expert rows
+  // Router: logits (T, E, h), then softmax and top-k per token.
+  Kernel router = gemm_kernel(name(i, "router" + suffix_), KernelKind::kGemm, phase_, dt_,
+                              GemmShape{1, T_, s_.experts, s_.hidden}, in);
+  router.weight = w.router;
+  r.router = add(std::move(router), i);
+  r.topk = stream(i, "router.topk" + suffix_, KernelKind::kSoftmax, phase_, 5.0 * t_ * E,
+                  t_ * E * p_, t_ * k * bytes(8), {r.router});
+  // Each token's row copied once per chosen expert, grouped by expert.
+  Deps in_topk = in;
+  in_topk.push_back(r.topk);
+  r.permuted = stream(i, "moe.permute" + suffix_, KernelKind::kElementwise, phase_, 0.0,
+                      t_ * h * p_ + t_ * k * bytes(8), t_ * k * h * p_, std::move(in_topk));
+  Deps x = ep_comm(i, "moe.dispatch" + suffix_, phase_, {r.permuted}, t_ * k * h * p_);
+  if (part_.fp8_linear) {
+    x = {fp8_cast(i, "experts.fc1.cast" + suffix_, phase_, rows * h, std::move(x))};
+  }
+  const KernelId fc1 = expert_gemm(i, "experts.fc1" + suffix_, phase_,
+                                   GemmShape{El, static_cast<std::int64_t>(m), s_.expert_width() / tp_,
+                                             s_.hidden},
+                                   x, w.e_fc1);
+  KernelId act;
+  if (swiglu_) {
+    const KernelId up = expert_gemm(i, "experts.up" + suffix_, phase_,
+                                    GemmShape{El, static_cast<std::int64_t>(m),
+                                              s_.expert_width() / tp_, s_.hidden},
+                                    x, w.e_up);
+    act = stream(i, "experts.swiglu" + suffix_, KernelKind::kElementwise, phase_,
+                 6.0 * rows * fe, 2.0 * rows * fe * p_, rows * fe * p_, {fc1, up});
+  } else {
+    act = stream(i, "experts.gelu" + suffix_, KernelKind::kElementwise, phase_, 9.0 * rows * fe,
+                 rows * fe * p_, rows * fe * p_, {fc1});
+  }
+  Deps a = {act};
+  if (part_.fp8_linear) a = {fp8_cast(i, "experts.fc2.cast" + suffix_, phase_, rows * fe, a)};
+  const KernelId fc2 = expert_gemm(i, "experts.fc2" + suffix_, phase_,
+                                   GemmShape{El, static_cast<std::int64_t>(m), s_.hidden,
+                                             s_.expert_width() / tp_},
+                                   std::move(a), w.e_fc2);
+  // Expert partial sums over the tensor group, then the rows back to their tokens' ranks.
+  Deps y = tp_comm(i, "experts.reduce" + suffix_, CommKind::kAllReduce, phase_, {fc2}, false,
+                   bytes(rows * h * p_.si()));
+  y = ep_comm(i, "moe.combine" + suffix_, phase_, std::move(y), t_ * k * h * p_);
+  r.experts_out = y.front();
+  y.push_back(r.topk);
+  if (s_.shared_experts > 0) {
+    LayerFwd shared{};
+    r.shared = dense_mlp_fwd(i, shared, w,
+                             static_cast<double>(s_.shared_experts * s_.expert_width() / tp_),
+                             "shared.", in);
+    r.fc1 = shared.fc1;
+    r.up = shared.up;
+    r.gelu = shared.gelu;
+    y.insert(y.end(), r.shared.begin(), r.shared.end());
+  }
+  // Un-permute: each token's k rows weighted by their probabilities and summed (with the
+  // shared experts' output).
+  return {stream(i, "moe.unpermute" + suffix_, KernelKind::kElementwise, phase_, 2.0 * t_ * k * h,
+                 t_ * k * h * p_ + t_ * k * bytes(8), t_ * h * p_, std::move(y))};
+}
+
+Deps GptBuilder::moe_bwd(int i, const LayerFwd& f, const Deps& g, const Deps& ln2_in, Deps& wg) {
+  const LayerParams& w = params_[static_cast<std::size_t>(i)];
+  const double h = static_cast<double>(s_.hidden), E = static_cast<double>(s_.experts);
+  const double k = static_cast<double>(s_.top_k);
+  const double fe = static_cast<double>(s_.expert_width() / tp_);
+  const std::int64_t El = local_experts(), fe_i = s_.expert_width() / tp_;
+  const auto m = static_cast<std::int64_t>(expert_rows());
+  const double rows = static_cast<double>(m) * static_cast<double>(El);
+  const Phase bd = Phase::kBackwardData, bw = Phase::kBackwardWeight;
+  // Un-permute backward: the output gradient to each chosen row (scaled by its probability),
+  // and the probabilities' gradients (a dot product per row, with the expert outputs).
+  Deps gi = g;
+  gi.push_back(f.experts_out);
+  const KernelId up_b = stream(i, "moe.unpermute.bwd", KernelKind::kElementwise, bd,
+                               3.0 * t_ * k * h, t_ * h * p_ + t_ * k * h * p_,
+                               t_ * k * h * p_ + t_ * k * bytes(4), std::move(gi));
+  Deps x = ep_comm(i, "moe.combine.bwd", bd, {up_b}, t_ * k * h * p_);
+  if (part_.fp8_linear) x = {fp8_cast(i, "experts.fc2.grad.cast", bd, rows * h, std::move(x))};
+  const KernelId fc2_d = expert_gemm(i, "experts.fc2.dgrad", bd, GemmShape{El, m, fe_i, s_.hidden},
+                                     x, w.e_fc2);
+  wg.push_back(expert_gemm(i, "experts.fc2.wgrad", bw, GemmShape{El, fe_i, s_.hidden, m}, x,
+                           w.e_fc2));
+  Deps d;
+  if (swiglu_) {
+    const KernelId act_b = stream(i, "experts.swiglu.bwd", KernelKind::kElementwise, bd,
+                                  11.0 * rows * fe, 3.0 * rows * fe * p_, 2.0 * rows * fe * p_,
+                                  {fc2_d});
+    d = {act_b};
+  } else {
+    d = {stream(i, "experts.gelu.bwd", KernelKind::kElementwise, bd, 17.0 * rows * fe,
+                2.0 * rows * fe * p_, rows * fe * p_, {fc2_d})};
+  }
+  if (part_.fp8_linear) d = {fp8_cast(i, "experts.fc1.grad.cast", bd, rows * fe, d)};
+  Deps in_d = {expert_gemm(i, "experts.fc1.dgrad", bd, GemmShape{El, m, s_.hidden, fe_i}, d,
+                           w.e_fc1)};
+  Deps wdeps = d;
+  wdeps.push_back(f.permuted);
+  wg.push_back(expert_gemm(i, "experts.fc1.wgrad", bw, GemmShape{El, s_.hidden, fe_i, m}, wdeps,
+                           w.e_fc1));
+  if (swiglu_) {
+    in_d.push_back(expert_gemm(i, "experts.up.dgrad", bd, GemmShape{El, m, s_.hidden, fe_i}, d,
+                               w.e_up));
+    wg.push_back(expert_gemm(i, "experts.up.wgrad", bw, GemmShape{El, s_.hidden, fe_i, m}, wdeps,
+                             w.e_up));
+  }
+  Deps back = tp_comm(i, "experts.reduce.bwd", CommKind::kAllReduce, bd, std::move(in_d), false,
+                      bytes(rows * h * p_.si()));
+  back = ep_comm(i, "moe.dispatch.bwd", bd, std::move(back), t_ * k * h * p_);
+  // Permute backward: each token's k row gradients summed into its row.
+  const KernelId perm_b = stream(i, "moe.permute.bwd", KernelKind::kElementwise, bd,
+                                 t_ * k * h, t_ * k * h * p_, t_ * h * p_, std::move(back));
+  // Router: top-k/softmax backward, then its data and weight gradients.
+  const KernelId topk_b = stream(i, "router.topk.bwd", KernelKind::kSoftmax, bd, 4.0 * t_ * E,
+                                 t_ * E * p_ + t_ * k * bytes(4), t_ * E * p_, {up_b, f.topk});
+  Kernel rd = gemm_kernel(name(i, "router.dgrad"), KernelKind::kGemm, bd, dt_,
+                          GemmShape{1, T_, s_.hidden, s_.experts}, {topk_b});
+  rd.weight = w.router;
+  Kernel rw = gemm_kernel(name(i, "router.wgrad"), KernelKind::kGemm, bw, dt_,
+                          GemmShape{1, s_.hidden, s_.experts, T_}, {topk_b});
+  rw.weight = w.router;
+  Deps out = {perm_b, add(std::move(rd), i)};
+  wg.push_back(add(std::move(rw), i));
+  if (s_.shared_experts > 0) {
+    const Deps sh = dense_mlp_bwd(i, f, w,
+                                  static_cast<double>(s_.shared_experts * s_.expert_width() / tp_),
+                                  "shared.", g, ln2_in, wg);
+    out.insert(out.end(), sh.begin(), sh.end());
+  }
+  // The input gradients (permutation, router, shared experts) summed into the norm's.
+  const double terms = static_cast<double>(out.size());
+  return {stream(i, "moe.input.grad", KernelKind::kElementwise, bd, (terms - 1.0) * t_ * h,
+                 terms * t_ * h * p_, t_ * h * p_, std::move(out))};
 }
 
 Deps GptBuilder::head_fwd(const Deps& x, ParamId logits_weight) {
@@ -495,7 +697,7 @@ Deps GptBuilder::head_bwd(const Deps& ce, ParamId logits_weight,
                            GemmShape{1, h, Vt, T_}, {ce_b});
   lwg.weight = logits_weight;
   const KernelId lg_w = add(std::move(lwg), -1);
-  const KernelId lnf_b = layernorm_bwd(-1, "final_ln", lg_d.front());
+  const KernelId lnf_b = layernorm_bwd(-1, "final_ln", lg_d);
   head_grads.insert(head_grads.end(), {lg_w, lnf_b});
   return {lnf_b};
 }
@@ -519,9 +721,27 @@ ComputeGraph GptBuilder::build() {
     w.qkv = linear(i, "qkv", h, qkv_out);
     w.proj = linear(i, "proj", h / tp_, h);
     norm_params(i, "ln2", h);
-    w.fc1 = linear(i, "fc1", h, s_.ffn / tp_);
-    if (swiglu_) w.up = linear(i, "up", h, s_.ffn / tp_);
-    w.fc2 = linear(i, "fc2", s_.ffn / tp_, h);
+    if (s_.moe()) {
+      const int global = i + part_.first_layer;
+      const std::int64_t fe = s_.expert_width() / tp_, El = local_experts();
+      const std::int64_t beta = s_.bias ? 1 : 0;
+      w.router = b_.add_parameter({name(i, "router.weight"), global, h * s_.experts});
+      w.e_fc1 = b_.add_parameter({name(i, "experts.fc1.weight"), global, El * (h * fe + beta * fe)});
+      if (swiglu_) {
+        w.e_up = b_.add_parameter({name(i, "experts.up.weight"), global, El * (h * fe + beta * fe)});
+      }
+      w.e_fc2 = b_.add_parameter({name(i, "experts.fc2.weight"), global, El * (fe * h + beta * h)});
+      if (s_.shared_experts > 0) {
+        const std::int64_t fs = s_.shared_experts * s_.expert_width() / tp_;
+        w.fc1 = linear(i, "shared.fc1", h, fs);
+        if (swiglu_) w.up = linear(i, "shared.up", h, fs);
+        w.fc2 = linear(i, "shared.fc2", fs, h);
+      }
+    } else {
+      w.fc1 = linear(i, "fc1", h, s_.ffn / tp_);
+      if (swiglu_) w.up = linear(i, "up", h, s_.ffn / tp_);
+      w.fc2 = linear(i, "fc2", s_.ffn / tp_, h);
+    }
     params_.push_back(w);
   }
   if (part_.head) {
@@ -603,6 +823,10 @@ ComputeGraph GptBuilder::build() {
       double e = 0.0;
       for (const Linear* l : {&w.qkv, &w.proj, &w.fc1, &w.fc2}) e += static_cast<double>(l->in * l->out);
       if (swiglu_) e += static_cast<double>(w.up.in * w.up.out);
+      if (s_.moe()) {
+        e += static_cast<double>(b_.parameter(w.e_fc1).elements + b_.parameter(w.e_fc2).elements +
+                                 (swiglu_ ? b_.parameter(w.e_up).elements : 0));
+      }
       (void)fp8_cast(i, "weights.cast", Phase::kUpdate, e, {u});
     }
   }
@@ -625,6 +849,9 @@ ComputeGraph build_gpt_graph(const GptSpec& spec, const GptPartition& part) {
             (spec.kv() % part.tensor == 0 || part.tensor % spec.kv() == 0) &&
             spec.hidden % part.tensor == 0 && spec.vocabulary % part.tensor == 0);
   PF_ASSERT(part.first_layer >= 0 && part.first_layer + std::max(part.layers, 0) <= spec.layers);
+  PF_ASSERT(part.expert >= 1 && (part.expert == 1 || (spec.moe() && spec.experts % part.expert == 0)));
+  PF_ASSERT(!spec.moe() || (spec.top_k >= 1 && spec.top_k <= spec.experts &&
+                            spec.expert_width() % part.tensor == 0));
   PF_ASSERT(part.context >= 1 && (spec.micro_batch * spec.sequence) % part.context == 0 &&
             (part.context == 1 || spec.attention == AttentionKind::kFlash));
   return GptBuilder(spec, part).build();

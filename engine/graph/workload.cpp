@@ -80,14 +80,27 @@ std::int64_t local_kv_heads(const GptSpec& s, int tp) {
 //   swiglu MLP              gate and up h·f/t each (+ β·f/t each), down (f/t)·h + β·h
 //   two norms               layernorm γ and β: 4h; rmsnorm γ only: 2h
 // GPT-3 defaults (g = a, gelu, layernorm, biases): (4h² + 2h·f + 3h + f)/t + 6h.
-std::int64_t gpt_layer_parameters(const GptSpec& s, int tp) {
-  const std::int64_t h = s.hidden, d = s.head_dim(), f = s.ffn / tp, beta = s.bias ? 1 : 0;
+namespace {
+// One MLP of width f on a device: gelu 2·h·f (+ biases f + h), swiglu 3·h·f (+ 2f + h).
+std::int64_t mlp_parameters(const GptSpec& s, std::int64_t f) {
+  const std::int64_t h = s.hidden, beta = s.bias ? 1 : 0;
+  return s.mlp == MlpKind::kGelu ? 2 * h * f + beta * (f + h) : 3 * h * f + beta * (2 * f + h);
+}
+}  // namespace
+
+std::int64_t gpt_layer_expert_parameters(const GptSpec& s, int tp, int ep) {
+  return s.moe() ? (s.experts / ep) * mlp_parameters(s, s.expert_width() / tp) : 0;
+}
+
+std::int64_t gpt_layer_parameters(const GptSpec& s, int tp, int ep) {
+  const std::int64_t h = s.hidden, d = s.head_dim(), beta = s.bias ? 1 : 0;
   const std::int64_t qkv_out = (s.heads / tp + 2 * local_kv_heads(s, tp)) * d;
   std::int64_t n = h * qkv_out + beta * qkv_out + (h / tp) * h + beta * h;
-  if (s.mlp == MlpKind::kGelu) {
-    n += 2 * h * f + beta * (f + h);
+  if (s.moe()) {  // router (replicated), routed experts, shared experts
+    n += h * s.experts + gpt_layer_expert_parameters(s, tp, ep);
+    if (s.shared_experts > 0) n += mlp_parameters(s, s.shared_experts * s.expert_width() / tp);
   } else {
-    n += 3 * h * f + beta * (2 * f + h);
+    n += mlp_parameters(s, s.ffn / tp);
   }
   n += s.norm == NormKind::kLayerNorm ? 4 * h : 2 * h;
   return n;
@@ -106,12 +119,18 @@ std::int64_t gpt_parameters(const GptSpec& s) {
 // Per token of the forward pass, 2 FLOPs per multiply-add: QKV 2·h·(h + 2·g·d), projection
 // 2h², MLP 2·2h·f (gelu) or 2·3h·f (swiglu), scores and context 2·2·s·h (the whole s×s, as
 // Megatron and PaLM's MFU count it, causal or not), logits 2·h·V; forward + backward = 3×.
+// A mixture of experts counts what a token activates: the router 2·h·E, top_k routed and the
+// shared experts' MLPs of width expert_ffn.
 double gpt_model_flops(const GptSpec& s) {
   const double h = static_cast<double>(s.hidden), f = static_cast<double>(s.ffn),
                sq = static_cast<double>(s.sequence), V = static_cast<double>(s.vocabulary),
                l = static_cast<double>(s.layers),
                kvd = static_cast<double>(s.kv() * s.head_dim());
-  const double mlp = (s.mlp == MlpKind::kGelu ? 4.0 : 6.0) * h * f;
+  const double per_width = (s.mlp == MlpKind::kGelu ? 4.0 : 6.0) * h;
+  const double mlp =
+      s.moe() ? 2.0 * h * static_cast<double>(s.experts) +
+                    per_width * static_cast<double>((s.top_k + s.shared_experts) * s.expert_width())
+              : per_width * f;
   const double layer = 2.0 * h * (h + 2.0 * kvd) + 2.0 * h * h + mlp + 4.0 * sq * h;
   const double tokens = static_cast<double>(s.global_batch) * sq;
   return 3.0 * tokens * (l * layer + 2.0 * h * V);

@@ -105,7 +105,19 @@ struct GptSpec {
   bool tied_embeddings = true;   // logits share the token embedding's weight
   bool bias = true;              // biases on the linear layers (layernorm keeps its own β)
   std::int64_t kv_heads = 0;     // g, key/value heads (GQA; 1 = MQA); 0 means a (multi-head)
+  // Mixture of experts (Shazeer et al. 2017; Fedus et al. 2022; Mixtral, DeepSeek-V3): every
+  // layer's MLP becomes a router (a linear h -> E and a softmax/top-k), E routed experts of
+  // width expert_ffn of which each token uses top_k, and shared_experts always-on experts of
+  // the same width; dropless routing, the busiest expert rank taking expert_imbalance times
+  // the mean number of tokens. 0 experts: a dense MLP.
+  std::int64_t experts = 0;
+  std::int64_t top_k = 1;
+  std::int64_t expert_ffn = 0;  // 0: ffn
+  std::int64_t shared_experts = 0;
+  double expert_imbalance = 1.0;
 
+  [[nodiscard]] bool moe() const { return experts > 0; }
+  [[nodiscard]] std::int64_t expert_width() const { return expert_ffn > 0 ? expert_ffn : ffn; }
   [[nodiscard]] std::int64_t head_dim() const { return hidden / heads; }
   [[nodiscard]] std::int64_t kv() const { return kv_heads > 0 ? kv_heads : heads; }
 };
@@ -115,8 +127,11 @@ struct GptSpec {
 // GQA with tp > num_query_groups do).
 [[nodiscard]] std::int64_t local_kv_heads(const GptSpec& s, int tp);
 // Trainable parameters of one transformer layer on one device of a t-way tensor group
-// (replicated norms and row-parallel biases counted whole).
-[[nodiscard]] std::int64_t gpt_layer_parameters(const GptSpec& s, int tp);
+// (replicated norms and row-parallel biases counted whole) and, for a mixture of experts, an
+// ep-way expert group (E/ep experts each; router and shared experts on every rank).
+[[nodiscard]] std::int64_t gpt_layer_parameters(const GptSpec& s, int tp, int ep = 1);
+// Of those, the routed experts' (sharded over the expert-data-parallel group, not the data).
+[[nodiscard]] std::int64_t gpt_layer_expert_parameters(const GptSpec& s, int tp, int ep = 1);
 // Whole-model parameters (no tensor parallelism, the tied head counted once).
 [[nodiscard]] std::int64_t gpt_parameters(const GptSpec& s);
 // Model FLOPs per iteration, forward and backward, without recomputation: 3× the forward GEMMs
@@ -165,6 +180,9 @@ struct GptPartition {
   // cp - 1 steps beside the blockwise attention (forward: K and V; backward: K and V again
   // with their gradients dK and dV; Megatron-Core / Transformer Engine p2p context parallel).
   int context = 1;
+  // Expert parallelism (GptSpec::experts > 0): E/expert experts on this rank; the tokens routed
+  // to the others leave and return by all-to-all over the expert group.
+  int expert = 1;
 };
 
 // What one device of a kernel-parallel group holds of the LSTM LM (DeepFlow paper §5;

@@ -110,6 +110,26 @@ GptSpec read_gpt(const ConfigNode& n) {
   s.causal = n.get_or<bool>("causal", true);
   s.tied_embeddings = n.get_or<bool>("tied_embeddings", true);
   s.bias = n.get_or<bool>("bias", true);
+  if (n.has("experts")) {
+    s.experts = size(n, "experts", 1 << 16);
+    s.top_k = optional_size(n, "top_k", 1 << 16).value_or(1);
+    s.expert_ffn = optional_size(n, "expert_ffn", kMaxWidth).value_or(0);
+    s.shared_experts = n.get_non_negative_or<std::int64_t>("shared_experts", 0);
+    s.expert_imbalance = n.get_or<double>("expert_imbalance", 1.0);
+    if (!(s.expert_imbalance >= 1.0 && s.expert_imbalance <= 64.0)) {
+      throw n.error_at("expert_imbalance",
+                       "expected a factor in [1, 64] (the busiest expert rank's tokens over the "
+                       "mean), got " + n.quoted("expert_imbalance"));
+    }
+    if (s.shared_experts > 64) {
+      throw n.error_at("shared_experts", "expected at most 64 shared experts, got " +
+                                             n.quoted("shared_experts"));
+    }
+  } else {
+    for (const char* key : {"top_k", "expert_ffn", "shared_experts", "expert_imbalance"}) {
+      if (n.has(key)) throw n.error_at(key, "applies to a mixture of experts; set experts");
+    }
+  }
   return s;
 }
 
@@ -145,6 +165,11 @@ WorkloadFile read_workload_file(const ConfigNode& root) {
     if (root.has("global_batch")) {
       check_multiple(root, "global_batch", g->global_batch, "micro_batch", g->micro_batch,
                      problems);
+    }
+    if (g->moe() && g->top_k > g->experts) {
+      problems.push_back(Diagnostic{root.loc_of("top_k"),
+                                    "expected at most experts (" + std::to_string(g->experts) +
+                                        "), got " + root.quoted("top_k")});
     }
   }
   if (!problems.empty()) throw ConfigError(std::move(problems));

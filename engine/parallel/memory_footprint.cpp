@@ -83,7 +83,9 @@ int in_flight_micro_batches(const Strategy& s, I64 micro_batches, int stage) {
 //   split by t   s·b·p·(q + 2·kv + h/t + m·f/t): Q, K, V (q = a·d/t query columns, kv = g_t·d
 //                key/value columns, g_t = local_kv_heads: GQA stores fewer) and the projection
 //                input; the MLP's stored tensors, m = 2 for GeLU (its input and output) and 3
-//                for SwiGLU (gate, up and SiLU(gate)·up, the down GEMM's input)
+//                for SwiGLU (gate, up and SiLU(gate)·up, the down GEMM's input); a mixture of
+//                experts: k·imbalance·(h + m·f_e/t) (each chosen row and its expert's
+//                tensors) + m·shared·f_e/t
 //   scores       unfused: a·s²·b·(p + dropout? p + 1)/t: softmax output, dropout mask and output;
 //                FlashAttention: only the fp32 logsumexp, 4·a·s·b/t (Dao 2023: O and the
 //                logsumexp are all its backward needs; O is the projection input above)
@@ -100,7 +102,13 @@ Bytes gpt_layer_activations(const GptSpec& w, const Strategy& s, I64 b) {
   const double replicated = sbh * (4.0 * p + masks) / (s.sequence_parallel ? t : 1.0);
   const double q = d(w.heads / s.tp * w.head_dim());
   const double kv = d(local_kv_heads(w, s.tp) * w.head_dim());
-  const double mlp = (w.mlp == MlpKind::kSwiglu ? 3.0 : 2.0) * d(w.ffn) / t;
+  const double per_width = w.mlp == MlpKind::kSwiglu ? 3.0 : 2.0;
+  // A mixture of experts stores, per token, its top_k permuted rows (the experts' input, h
+  // each, times the busiest rank's imbalance) and their MLP tensors, and the shared experts'.
+  const double mlp =
+      w.moe() ? d(w.top_k) * w.expert_imbalance * (d(w.hidden) + per_width * d(w.expert_width()) / t) +
+                    per_width * d(w.shared_experts * w.expert_width()) / t
+              : per_width * d(w.ffn) / t;
   const double split = sb * p * (q + 2.0 * kv + d(w.hidden) / t + mlp);
   const double heads = d(w.heads) * sb / t;
   const double scores = w.attention == AttentionKind::kFlash
@@ -126,7 +134,7 @@ I64 gpt_stage_parameters(const GptSpec& w, const Strategy& s, int stage) {
   PF_ASSERT(stage >= 0 && stage < s.pp && s.tp >= 1);
   const I64 h = w.hidden;
   const I64 embedding = w.vocabulary * h / s.tp;
-  I64 n = gpt_layer_parameters(w, s.tp) * (w.layers / s.pp);
+  I64 n = gpt_layer_parameters(w, s.tp, s.ep) * (w.layers / s.pp);
   if (stage == 0) n += embedding + (w.position == PositionKind::kLearned ? w.sequence * h : 0);
   if (stage == s.pp - 1) {
     n += (w.norm == NormKind::kLayerNorm ? 2 * h : h) +
@@ -187,7 +195,7 @@ Bytes gpt_workspace(const GptSpec& w, const Strategy& s, I64 b) {
                : gpt_layer_activations(w, stored, b) - gpt_layer_activations(w, kept, b);
   }
   if (s.zero >= 3) {
-    out += bytes(3.0 * d(gpt_layer_parameters(w, s.tp)) * element_bytes(w.precision));
+    out += bytes(3.0 * d(gpt_layer_parameters(w, s.tp, s.ep)) * element_bytes(w.precision));
   }
   return out;
 }
@@ -200,8 +208,19 @@ MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, 
   const auto [b, m] = micro_batching(w.global_batch / s.dp, s);
   // Context parallelism: model states sharded over the data-context group (dp·cp ranks, the
   // distributed optimizer's), every activation for this rank's s/cp tokens of each sequence.
-  MemoryFootprint f = model_state_footprint(d(gpt_stage_parameters(w, s, stage)), w.optimizer,
-                                            w.precision, s.zero, s.dp * s.cp, mm);
+  // A mixture of experts' routed experts shard over the expert-data-parallel group instead:
+  // dp·cp/ep ranks hold the same experts (Megatron-Core's expert data parallelism).
+  const double stage_layers = d(w.layers / s.pp);
+  const double experts = d(gpt_layer_expert_parameters(w, s.tp, s.ep)) * stage_layers;
+  MemoryFootprint f = model_state_footprint(d(gpt_stage_parameters(w, s, stage)) - experts,
+                                            w.optimizer, w.precision, s.zero, s.dp * s.cp, mm);
+  if (experts > 0.0) {
+    const MemoryFootprint e = model_state_footprint(experts, w.optimizer, w.precision, s.zero,
+                                                    s.dp * s.cp / s.ep, mm);
+    f.weights += e.weights;
+    f.gradients += e.gradients;
+    f.optimizer += e.optimizer;
+  }
   GptSpec local = w;
   local.sequence = w.sequence / s.cp;
   f.stage = stage;

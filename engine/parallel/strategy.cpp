@@ -25,10 +25,11 @@ constexpr enum_table::Table<KernelSplit, 3> kSplits{{
 }};
 
 // What each token sets; a slot may be set once.
-enum Slot { kTp, kPp, kDp, kCp, kMb, kV, kZero, kSchedule, kSp, kRecompute, kSlots };
+enum Slot { kTp, kPp, kDp, kCp, kEp, kMb, kV, kZero, kSchedule, kSp, kRecompute, kSlots };
 constexpr std::array<std::string_view, kSlots> kSlotNames{
     "tensor-parallel degree", "pipeline-parallel degree", "data-parallel degree",
-    "context-parallel degree", "micro-batch size",        "virtual-stage count",
+    "context-parallel degree", "expert-parallel degree",  "micro-batch size",
+    "virtual-stage count",
     "ZeRO stage",             "pipeline schedule",        "sequence parallel",
     "recompute mode"};
 // Tokens a number follows: tp8, pp8, dp16, mb1, v2, zero1.
@@ -38,10 +39,11 @@ struct NumberToken {
   int Strategy::*field;
   int min;
 };
-constexpr std::array<NumberToken, 7> kNumberTokens{{{"tp", kTp, &Strategy::tp, 1},
+constexpr std::array<NumberToken, 8> kNumberTokens{{{"tp", kTp, &Strategy::tp, 1},
                                                     {"pp", kPp, &Strategy::pp, 1},
                                                     {"dp", kDp, &Strategy::dp, 1},
                                                     {"cp", kCp, &Strategy::cp, 1},
+                                                    {"ep", kEp, &Strategy::ep, 1},
                                                     {"mb", kMb, &Strategy::micro_batch, 0},
                                                     {"v", kV, &Strategy::virtual_stages, 1},
                                                     {"zero", kZero, &Strategy::zero, 0}}};
@@ -50,7 +52,7 @@ constexpr std::string_view kRecomputePrefix = "recompute=";
 std::string quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 std::string valid_tokens() {
-  return join_alternatives({"tpN", "ppN", "dpN", "cpN", "mbN", "gpipe", "1f1b", "interleaved", "vN", "sp",
+  return join_alternatives({"tpN", "ppN", "dpN", "cpN", "epN", "mbN", "gpipe", "1f1b", "interleaved", "vN", "sp",
                             "zero0..zero3", "recompute=none|selective|full"});
 }
 
@@ -190,7 +192,7 @@ class StrategyParser {
       return claim(kRecompute, t);
     }
     // A number prefix alone ("mb-1" splits into "mb" and "1"): its number is missing.
-    for (const std::string_view prefix : {"tp", "pp", "dp", "cp", "mb", "v", "zero"}) {
+    for (const std::string_view prefix : {"tp", "pp", "dp", "cp", "ep", "mb", "v", "zero"}) {
       if (t == prefix) {
         return quote(t) + ": expected a whole number after \"" + std::string(prefix) + "\" (" +
                std::string(prefix) + "N, e.g. " + std::string(prefix) + (prefix == "zero" ? "1" : "4") +
@@ -236,6 +238,7 @@ class StrategyParser {
 
 void append_options(std::string& out, const Strategy& s, bool paper) {
   if (s.cp != 1) out += "-cp" + std::to_string(s.cp);
+  if (s.ep != 1) out += "-ep" + std::to_string(s.ep);
   if (!paper || s.micro_batch != 0) out += "-mb" + std::to_string(s.micro_batch);
   if (!paper || s.schedule != PipelineSchedule::kOneFOneB) {
     out += "-" + std::string(to_string(s.schedule));
@@ -283,7 +286,7 @@ PartialStrategy read_partial_strategy(const ConfigNode& n) {
   if (!n.is_map()) {
     throw n.error(
         "expected a strategy such as \"tp8-pp8-dp16-mb1-1f1b\" or a map of tp, tp2, "
-        "pp, dp, cp, micro_batch, schedule, virtual_stages, sequence_parallel, zero, "
+        "pp, dp, cp, ep, micro_batch, schedule, virtual_stages, sequence_parallel, zero, "
         "recompute and split");
   }
   Strategy s;
@@ -297,6 +300,7 @@ PartialStrategy read_partial_strategy(const ConfigNode& n) {
   s.pp = n.optional_positive<int>("pp").value_or(1);
   s.dp = n.optional_positive<int>("dp").value_or(1);
   s.cp = n.optional_positive<int>("cp").value_or(1);
+  s.ep = n.optional_positive<int>("ep").value_or(1);
   s.micro_batch =
       n.get_non_negative_or<int>("micro_batch", s.split == KernelSplit::kTensor ? 1 : 0);
   s.schedule = read_enum(n, "schedule", parse_pipeline_schedule, valid_pipeline_schedules,

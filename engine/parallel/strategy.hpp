@@ -7,6 +7,8 @@
 //     dpN    data-parallel replicas
 //     cpN    context parallel (Megatron-Core / Transformer Engine): each sequence's tokens split
 //            over N devices, attention's keys and values passed around their ring
+//     epN    expert parallel (mixture of experts): each layer's experts split over N of the
+//            data-parallel ranks, tokens sent to their experts and back by all-to-all
 //     mbN    sequences per micro-batch (mb0: the whole per-replica batch at once)
 //     gpipe | 1f1b | interleaved   the pipeline schedule (Huang et al. 2019; Narayanan et al.
 //            2021); vN model chunks per device, with interleaved only
@@ -53,6 +55,7 @@ struct Strategy {
   int pp = 1;           // pipeline stages
   int dp = 1;           // data-parallel replicas
   int cp = 1;           // context-parallel degree: each sequence split over cp devices
+  int ep = 1;           // expert-parallel degree, within the data-parallel ranks (not a factor)
   int micro_batch = 1;  // sequences per micro-batch; 0 = the whole per-replica batch at once
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
   int virtual_stages = 1;  // model chunks per device (interleaved only)
@@ -72,7 +75,7 @@ struct Strategy {
 // ZeRO stage above 3, vN without interleaved, a malformed paper notation.
 [[nodiscard]] Strategy parse_strategy(std::string_view text);
 
-// From YAML: a scalar in either notation, or a map with keys tp, tp2, pp, dp, cp, micro_batch,
+// From YAML: a scalar in either notation, or a map with keys tp, tp2, pp, dp, cp, ep, micro_batch,
 // schedule, virtual_stages, sequence_parallel, zero, recompute and split (tensor | rc | cr).
 // Absent keys take the defaults of Strategy, except micro_batch, 0 when split is rc or cr.
 // Strict: unknown keys are errors. Errors carry the file, line and key path.
@@ -92,8 +95,8 @@ struct PartialStrategy {
 [[nodiscard]] PartialStrategy parse_partial_strategy(std::string_view text);
 [[nodiscard]] PartialStrategy read_partial_strategy(const ConfigNode& n);
 
-// The canonical spelling: tp, pp, dp (cp when not 1), mb and the schedule always (v after
-// interleaved), then
+// The canonical spelling: tp, pp, dp (cp and ep when not 1), mb and the schedule always (v
+// after interleaved), then
 // sp, zeroN and recompute=X when they differ from the defaults; the paper notation for RC and
 // CR, followed by the options that differ from its defaults. parse_strategy(to_string(s)) == s
 // for every strategy parse_strategy can return.

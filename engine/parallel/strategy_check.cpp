@@ -59,11 +59,12 @@ std::string degrees_text(const Strategy& s) {
 
 // Ranges and the device count; false when a degree is below 1 (later rules divide by them).
 bool check_degrees(const Strategy& s, int devices, Sink& k) {
-  const bool positive = s.tp >= 1 && s.tp2 >= 1 && s.cp >= 1 && s.pp >= 1 && s.dp >= 1 &&
-                        s.virtual_stages >= 1;
+  const bool positive = s.tp >= 1 && s.tp2 >= 1 && s.cp >= 1 && s.ep >= 1 && s.pp >= 1 &&
+                        s.dp >= 1 && s.virtual_stages >= 1;
   const std::pair<const char*, int> degrees[] = {{"tp", s.tp},
                                                  {"tp2", s.tp2},
                                                  {"cp", s.cp},
+                                                 {"ep", s.ep},
                                                  {"pp", s.pp},
                                                  {"dp", s.dp},
                                                  {"virtual_stages", s.virtual_stages}};
@@ -106,6 +107,7 @@ void no_transformer_options(const Strategy& s, const char* workload, Sink& k) {
             [&] { return "recompute=" + std::string(to_string(s.recompute)) + only; });
   k.require(!interleaved(s), [&] { return "the interleaved schedule" + only; });
   k.require(s.cp == 1, [&] { return "context parallel (cp" + str(s.cp) + ")" + only; });
+  k.require(s.ep == 1, [&] { return "expert parallel (ep" + str(s.ep) + ")" + only; });
 }
 
 void check_gpt(const Strategy& s, const GptSpec& w, Sink& k) {
@@ -129,6 +131,19 @@ void check_gpt(const Strategy& s, const GptSpec& w, Sink& k) {
   multiple(k, "vocabulary", w.vocabulary, "tp", s.tp);
   if (s.sequence_parallel) {
     multiple(k, "sequence", w.sequence, "tp", s.tp, " (sequence parallel splits it)");
+  }
+  if (s.ep > 1) {
+    k.require(w.moe(), [&] {
+      return "expert parallel (ep" + str(s.ep) + ") splits a mixture of experts; the workload "
+             "has no experts";
+    });
+    if (w.moe()) multiple(k, "experts", w.experts, "ep", s.ep);
+    // The expert group is ep of the data-parallel ranks (Megatron-Core: tp-cp-ep-dp-pp).
+    multiple(k, "dp", s.dp, "ep", s.ep, " (the expert group is made of data-parallel ranks)");
+  }
+  if (w.moe()) {
+    multiple(k, "expert_ffn", w.expert_width(), "tp", s.tp);
+    multiple(k, "shared experts' width", w.shared_experts * w.expert_width(), "tp", s.tp);
   }
   if (s.cp > 1) {
     // Causal load balancing (Megatron-Core / TE): the sequence in 2·cp chunks, rank r taking

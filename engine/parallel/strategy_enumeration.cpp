@@ -88,9 +88,15 @@ class Enumerator {
           // Every rule the base breaks (heads, layers, batch, sequence) binds every option too.
           if (!valid(base)) continue;
           const I64 limit = o_.max_micro_batch > 0 ? o_.max_micro_batch : g.global_batch;
-          for (const int mb : divisors(g.global_batch / base.dp, limit, o_.powers_of_two)) {
-            base.micro_batch = mb;
-            gpt_schedules(g, base);
+          // Expert parallel degrees: divisors of the data-parallel degree that divide experts.
+          for (const int ep : divisors(g.moe() && o_.expert_parallel ? base.dp : 1, base.dp,
+                                       o_.powers_of_two)) {
+            if (ep > 1 && g.experts % ep != 0) continue;
+            base.ep = ep;
+            for (const int mb : divisors(g.global_batch / base.dp, limit, o_.powers_of_two)) {
+              base.micro_batch = mb;
+              gpt_schedules(g, base);
+            }
           }
         }
       }

@@ -3,7 +3,8 @@
 // Each listed strategy passes is_valid_strategy, and no two describe the same execution. Where
 // two spellings would, one representative is listed:
 //   GPT    split tensor; every (tp, cp, pp, dp) with tp·cp·pp·dp = devices (cp > 1 only with
-//          flash attention and the sequence in 2·cp chunks); micro-batch sizes dividing
+//          flash attention and the sequence in 2·cp chunks); for a mixture of experts every ep
+//          dividing dp and the experts; micro-batch sizes dividing
 //          global_batch/dp (never mb0: it equals mb = global_batch/dp); with pp = 1 only 1f1b
 //          (one stage has no pipeline to schedule); interleaved with every v ≥ 2 that fits;
 //          sp on and off when tp > 1 (off only when tp = 1); ZeRO stages when dp > 1 (stage 0
@@ -38,6 +39,7 @@ struct EnumerateOptions {
   std::vector<KernelSplit> kernel_splits{KernelSplit::kRowColumn, KernelSplit::kColumnRow};
   bool sequence_parallel = true;  // also try sp when tp > 1
   bool context_parallel = true;   // also try cp > 1 (GPT with flash attention)
+  bool expert_parallel = true;    // also try ep > 1 (mixtures of experts)
   int max_micro_batch = 0;        // GPT micro-batch sizes up to this; 0: no limit
   int max_virtual_stages = 0;     // 0: no limit
   // Degrees and micro-batch sizes powers of two only (DeepFlow's main.py search).

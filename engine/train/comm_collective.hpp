@@ -16,15 +16,17 @@ namespace pathfinder {
     case CommKind::kReduceScatter: return Collective::kReduceScatter;
     case CommKind::kAllGather: return Collective::kAllGather;
     case CommKind::kSendRecv: return Collective::kSendRecv;
+    case CommKind::kAllToAll: return Collective::kAllToAll;
   }
   return Collective::kAllReduce;
 }
 
 // Collectives timed on the placement of their parallel group: one placement per CommGroup
-// (tensor, tensor columns, pipeline, data, context), null for a group the model does not form.
+// (tensor, tensor columns, pipeline, data, context, expert), null for a group the model does
+// not form.
 class PlacedComm final : public CommTimes {
  public:
-  explicit PlacedComm(std::array<const GroupPlacement*, 5> groups) : groups_(groups) {}
+  explicit PlacedComm(std::array<const GroupPlacement*, 6> groups) : groups_(groups) {}
   [[nodiscard]] double time(const Communication& c) const override {
     const GroupPlacement* g = groups_[static_cast<std::size_t>(c.group)];
     PF_ASSERT(g != nullptr);
@@ -32,7 +34,7 @@ class PlacedComm final : public CommTimes {
   }
 
  private:
-  std::array<const GroupPlacement*, 5> groups_;
+  std::array<const GroupPlacement*, 6> groups_;
 };
 
 }  // namespace pathfinder

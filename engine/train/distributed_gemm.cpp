@@ -27,7 +27,7 @@ DistributedGemmResult evaluate_distributed_gemm(const GemmSpec& spec, const Stra
       ParallelDim{"kp2", part.kp2, mn / part.kp1, Collective::kAllGather, rc}};
   const Mapping m = best_mapping(system, dims);
   const StageTimes t =
-      stage_times(g, timer, PlacedComm({&m.groups[0], &m.groups[1], nullptr, nullptr, nullptr}));
+      stage_times(g, timer, PlacedComm({&m.groups[0], &m.groups[1], nullptr, nullptr, nullptr, nullptr}));
   DistributedGemmResult r;
   r.local = *g.kernels().front().gemm;
   r.local_time = timer.time(g.kernels().front());

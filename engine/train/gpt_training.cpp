@@ -27,7 +27,7 @@ GptTraining::GptTraining(GptSpec spec, PerfMachine machine, SystemGraph system,
       options_(options) {}
 
 const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id) {
-  const auto key = std::make_tuple(s.tp, s.dp, s.cp, s.pp, id);
+  const auto key = std::make_tuple(s.tp, s.dp, s.cp, s.ep, s.pp, id);
   auto it = placements_.find(key);
   if (it != placements_.end()) return it->second;
   // Bytes each member moves per iteration in each dimension weigh the orders (paper §5.2):
@@ -50,9 +50,14 @@ const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id
   // traffic: all groups share the ports all iteration, in the order least costly for the
   // traffic (id 1) or in the order of id 0 (id 2).
   const int data = s.dp * s.cp;
+  // Expert parallelism's all-to-alls run inside the data group (its first ep members): four
+  // per MoE layer and micro-batch of the top_k rows of every token; they weigh the data
+  // dimension's placement so that it stays inside the fast tiers when they dominate.
+  const double all_to_all =
+      s.ep > 1 ? 4.0 * act * static_cast<double>(spec_.top_k) * stage_layers * micro : 0.0;
   std::array<ParallelDim, 3> dims{
       ParallelDim{"tp", s.tp, 4.0 * act * stage_layers * micro, Collective::kAllReduce, true},
-      ParallelDim{"dp", data, params * p, Collective::kAllReduce, false},
+      ParallelDim{"dp", data, params * p + all_to_all, Collective::kAllReduce, false},
       ParallelDim{"pp", s.pp, 2.0 * act / s.tp * micro, Collective::kSendRecv, true}};
   Placements pl;
   if (id == 0) {
@@ -74,20 +79,23 @@ const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id
   }
   // The ring's members are the data-context group's innermost cp (Megatron orders tp-cp-dp-pp).
   pl.context = place_group(system_, s.cp, pl.mapping.groups[1].stride);
+  // Experts next (Megatron's tp-cp-ep-dp order): ep members cp data-group positions apart.
+  pl.expert = place_group(system_, s.ep, pl.mapping.groups[1].stride * s.cp);
   return placements_.emplace(key, std::move(pl)).first->second;
 }
 
 const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
   const auto key = std::make_tuple(s.tp, s.sequence_parallel ? 1 : 0,
-                                   static_cast<int>(s.recompute), s.micro_batch, s.dp, s.cp, s.pp,
-                                   id);
+                                   static_cast<int>(s.recompute), s.micro_batch, s.dp, s.cp, s.ep,
+                                   s.pp, id);
   auto it = parts_.find(key);
   if (it != parts_.end()) return it->second;
   const Mapping& m = placements(s, id).mapping;
   GptSpec w = spec_;
   w.micro_batch = s.micro_batch;
   const PlacedComm comm(
-      {&m.groups[0], nullptr, &m.groups[2], &m.groups[1], &placements(s, id).context});
+      {&m.groups[0], nullptr, &m.groups[2], &m.groups[1], &placements(s, id).context,
+       &placements(s, id).expert});
   const auto part = [&](int layers, bool embedding, bool head, double& params) {
     GptPartition p;
     p.tensor = s.tp;
@@ -97,6 +105,7 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
     p.fp8_linear = options_.fp8_linear;
     p.flash2 = options_.flash2;
     p.context = s.cp;
+    p.expert = s.ep;
     p.layers = layers;
     p.embedding = embedding;
     p.head = head;

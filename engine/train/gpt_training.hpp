@@ -97,6 +97,7 @@ class GptTraining {
     Mapping mapping;
     GroupPlacement data_shared;
     GroupPlacement context;
+    GroupPlacement expert;  // the expert group: ep members of the data group, after cp
   };
   const Parts& parts(const Strategy& s, int id);
   const Placements& placements(const Strategy& s, int id);
@@ -112,8 +113,8 @@ class GptTraining {
   SystemGraph system_;
   double peak_;
   TrainingOptions options_;
-  std::map<std::tuple<int, int, int, int, int, int, int, int>, Parts> parts_;
-  std::map<std::tuple<int, int, int, int, int>, Placements> placements_;
+  std::map<std::tuple<int, int, int, int, int, int, int, int, int>, Parts> parts_;
+  std::map<std::tuple<int, int, int, int, int, int>, Placements> placements_;
 };
 
 }  // namespace pathfinder

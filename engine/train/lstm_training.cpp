@@ -81,7 +81,7 @@ TrainingResult LstmTraining::evaluate(const Strategy& s) {
       ParallelDim{"pp", s.pp, 2.0 * S * B * D * p / (kp1 * kp2), Collective::kSendRecv, true}};
   const Mapping m = best_mapping(system_, dims);
   // Mapping dimensions kp1, kp2, dp, pp; CommGroup order tensor, columns, pipeline, data.
-  const PlacedComm comm({&m.groups[0], &m.groups[1], &m.groups[3], &m.groups[2], nullptr});
+  const PlacedComm comm({&m.groups[0], &m.groups[1], &m.groups[3], &m.groups[2], nullptr, nullptr});
   const double launch = timer_.machine().host.launch_latency.si();
 
   IterationInput in;

@@ -243,3 +243,41 @@ TEST_CASE("context parallel: s/cp tokens per rank, a key/value ring before each 
   const auto ring_id = static_cast<KernelId>(&ring - g.kernels().data());
   CHECK(std::find(fa.deps.begin(), fa.deps.end(), ring_id) != fa.deps.end());
 }
+
+TEST_CASE("mixture of experts: router, all-to-all dispatch, grouped expert GEMMs, combine",
+          "[graph][golden]") {
+  GptSpec s = tiny_llama();  // T = 256 tokens, h 256, SwiGLU, bf16
+  s.experts = 4;
+  s.top_k = 2;
+  s.expert_ffn = 128;
+  s.shared_experts = 1;
+  GptPartition ep2;
+  ep2.expert = 2;
+  const ComputeGraph g = build_gpt_graph(s, ep2);
+  // Parameters: per layer the attention (256·(8 + 4)·32 + 256²), two RMSNorms, the router
+  // 256·4, the 4/2 = 2 local experts 2·3·256·128 and one shared expert 3·256·128; with the
+  // token table and untied head 2·1024·256 and the final norm.
+  CHECK(gpt_layer_parameters(s, 1, 2) == 256 * 384 + 65536 + 512 + 1024 + 2 * 98304 + 98304);
+  CHECK(g.parameter_count() == 2 * gpt_layer_parameters(s, 1, 2) + 2 * 1024 * 256 + 256);
+  CHECK(*find(g, "l0.router.fwd").gemm == GemmShape{1, 256, 4, 256});
+  // Each token's 2 rows to the experts' ranks: T·k·h·2 B = 262,144 B, an all-to-all over the
+  // expert group; the same back, and twice more in backward.
+  const Kernel& dispatch = find(g, "l0.moe.dispatch.fwd");
+  REQUIRE(dispatch.comm);
+  CHECK(dispatch.comm->kind == CommKind::kAllToAll);
+  CHECK(dispatch.comm->group == CommGroup::kExpert);
+  CHECK(dispatch.comm->bytes.in(units::bytes) == 262144.0);
+  CHECK(find(g, "l0.moe.combine.bwd").comm->bytes.in(units::bytes) == 262144.0);
+  // 2 local experts, each T·k·ep/E = 256 rows (balanced): (2; 256, 128, 256).
+  CHECK(*find(g, "l0.experts.fc1.fwd").gemm == GemmShape{2, 256, 128, 256});
+  CHECK(*find(g, "l0.experts.fc2.fwd").gemm == GemmShape{2, 256, 256, 128});
+  CHECK(*find(g, "l0.experts.fc1.wgrad").gemm == GemmShape{2, 256, 128, 256});
+  // The shared expert as a dense MLP on all T tokens.
+  CHECK(*find(g, "l0.shared.fc1.fwd").gemm == GemmShape{1, 256, 128, 256});
+  // Without expert parallelism no all-to-all; all 4 experts local with 128 rows each; the
+  // busiest rank's imbalance scales the rows.
+  s.expert_imbalance = 1.5;
+  const ComputeGraph local = build_gpt_graph(s);
+  CHECK(count(local, KernelKind::kCommunication) == 0);
+  CHECK(*find(local, "l0.experts.fc1.fwd").gemm == GemmShape{4, 192, 128, 256});
+}

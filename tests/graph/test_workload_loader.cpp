@@ -297,3 +297,34 @@ TEST_CASE("Llama key errors are exact and located", "[graph][config-error]") {
   CHECK(load_error("llama_bad_bool") == fixture("llama_bad_bool") +
         ":10:18: error: tied_embeddings: expected true or false, got \"maybe\"");
 }
+
+TEST_CASE("mixture of experts: Mixtral 8x7B's sizes, and the MoE keys checked", "[graph][golden]") {
+  const WorkloadFile f = load_workload_file(shipped("mixtral_8x7b"));
+  const GptSpec& s = std::get<GptSpec>(f.spec);
+  CHECK(s.experts == 8);
+  CHECK(s.top_k == 2);
+  CHECK(s.expert_width() == 14336);
+  // l·(h·(a + 2g)·d + h² + h·E + E·3·h·f + 2h) + 2·V·h + h = 46,702,792,704 ("47B total").
+  CHECK(gpt_parameters(s) == 46702792704LL);
+  // Active per token: the router and top_k = 2 experts: 12,879,925,248 ("13B active"); model
+  // FLOPs 6 per active parameter and token plus attention 6·2·s·h·l (the whole s×s, as
+  // Megatron counts it) and nothing for the unused experts.
+  const double tokens = static_cast<double>(s.global_batch * s.sequence);
+  const double attention = 12.0 * 4096.0 * 4096.0 * 32.0;
+  const double embedding = 32000.0 * 4096.0;  // the token table is a lookup, not a GEMM
+  CHECK(gpt_model_flops(s) ==
+        Approx(tokens * (6.0 * (12879925248.0 - embedding - 4096.0 - 64.0 * 4096.0) + attention))
+            .epsilon(1e-9));
+  const auto error = [](const std::string& text) {
+    return error_of([&] { (void)read_workload_file(ConfigNode::load_string(text, "w.yaml")); });
+  };
+  const std::string gpt = "name: g\nkind: gpt\nlayers: 2\nhidden: 256\nheads: 4\nvocabulary: "
+                          "1024\nsequence: 128\nmicro_batch: 1\n";
+  CHECK(error(gpt + "experts: 4\ntop_k: 5\n") ==
+        "w.yaml:10:8: error: top_k: expected at most experts (4), got \"5\"");
+  CHECK(error(gpt + "top_k: 2\n") ==
+        "w.yaml:9:8: error: top_k: applies to a mixture of experts; set experts");
+  CHECK(error(gpt + "experts: 4\nexpert_imbalance: 0.5\n") ==
+        "w.yaml:10:19: error: expert_imbalance: expected a factor in [1, 64] (the busiest expert "
+        "rank's tokens over the mean), got \"0.5\"");
+}

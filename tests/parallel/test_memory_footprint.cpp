@@ -318,3 +318,25 @@ TEST_CASE("context parallel: activations for s/cp tokens, model states over dp x
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("expert parallel: E/ep experts per rank, their optimizer over dp/ep ranks",
+          "[dist][golden]") {
+  // Mixtral 8x7B on 64 devices, tp1 pp4 dp16, ZeRO-1 (distributed optimizer), bf16 Adam.
+  const GptSpec w = shipped_gpt("mixtral_8x7b");
+  const MemoryFootprint one = gpt_memory_footprint(w, parse_strategy("tp1-pp4-dp16-mb1-zero1"));
+  const MemoryFootprint ep8 =
+      gpt_memory_footprint(w, parse_strategy("tp1-pp4-dp16-ep8-mb1-zero1"));
+  // Stage 0 (8 layers and the token table): experts 8·3·4096·14336 = 1,409,286,144 per
+  // layer of the 1,451,278,336; ep8 keeps one expert per layer: weights fall by 7/8 of the
+  // experts' 2 bytes each.
+  const double experts = 8.0 * 1409286144.0;
+  CHECK(b(one.weights) - b(ep8.weights) == Approx(experts * 7.0 / 8.0 * 2.0));
+  // Optimizer (12 B per parameter): dense parameters over 16 ranks; ep8's one expert per layer
+  // over 16/8 = 2 expert-data-parallel ranks, the same bytes as 8 experts over 16.
+  const double dense = b(one.optimizer) - experts * 12.0 / 16.0;
+  CHECK(b(ep8.optimizer) == Approx(dense + experts / 8.0 * 12.0 / 2.0));
+}
+
+}  // namespace pathfinder

@@ -25,7 +25,7 @@ std::string yaml_error(const std::string& yaml) {
 }
 
 const std::string kValid =
-    "expected tpN, ppN, dpN, cpN, mbN, gpipe, 1f1b, interleaved, vN, sp, zero0..zero3 or "
+    "expected tpN, ppN, dpN, cpN, epN, mbN, gpipe, 1f1b, interleaved, vN, sp, zero0..zero3 or "
     "recompute=none|selective|full";
 
 }  // namespace
@@ -209,7 +209,7 @@ TEST_CASE("bad YAML strategies are located errors", "[dist][config-error]") {
         "you mean \"rc\"?");
   CHECK(yaml_error("strategy:\n  - tp8\n") ==
         "s.yaml:2:3: error: strategy: expected a strategy such as \"tp8-pp8-dp16-mb1-1f1b\" or a "
-        "map of tp, tp2, pp, dp, cp, micro_batch, schedule, virtual_stages, sequence_parallel, zero, "
+        "map of tp, tp2, pp, dp, cp, ep, micro_batch, schedule, virtual_stages, sequence_parallel, zero, "
         "recompute and split");
 }
 

@@ -298,3 +298,22 @@ TEST_CASE("context parallel rules: 2 x cp chunks of the sequence, fused attentio
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("expert parallel rules: a mixture of experts, experts and dp divisible by ep",
+          "[dist][config-error]") {
+  const GptSpec mixtral = shipped_gpt("mixtral_8x7b");  // 8 experts
+  CHECK(problems("tp1-pp4-dp16-ep8-mb1", mixtral, 64).empty());
+  CHECK(problems("tp1-pp4-dp16-ep16-mb1", mixtral, 64) ==
+        Lines{"experts = 8 is not a multiple of ep = 16"});
+  CHECK(problems("tp1-pp16-dp4-ep8-mb1", mixtral, 64) ==
+        Lines{"dp = 4 is not a multiple of ep = 8 (the expert group is made of data-parallel "
+              "ranks)"});
+  CHECK(problems("tp1-dp8-ep2-mb1", shipped_gpt("llama3_8b"), 8) ==
+        Lines{"expert parallel (ep2) splits a mixture of experts; the workload has no experts"});
+  // ep is not a factor of the device count: 64 = tp1 x pp4 x dp16.
+  CHECK(parse_strategy("tp1-pp4-dp16-ep8").devices() == 64);
+}
+
+}  // namespace pathfinder

@@ -182,3 +182,25 @@ TEST_CASE("context parallel degrees are enumerated where attention is fused", "[
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("expert parallel degrees are enumerated for mixtures of experts", "[dist]") {
+  EnumerateOptions o;
+  o.recompute = {Recompute::kNone};
+  o.zero_stages = {1};
+  o.context_parallel = false;
+  const GptSpec mixtral = test::shipped_gpt("mixtral_8x7b");  // 8 experts
+  const std::vector<Strategy> all = enumerate_strategies(mixtral, 16, o);
+  std::set<int> eps;
+  for (const Strategy& s : all) {
+    CHECK(is_valid_strategy(s, mixtral, 16));
+    eps.insert(s.ep);
+  }
+  CHECK(eps == std::set<int>{1, 2, 4, 8});  // 16 does not divide 8 experts
+  for (const Strategy& s : enumerate_strategies(test::shipped_gpt("llama3_8b"), 8, o)) {
+    CHECK(s.ep == 1);
+  }
+}
+
+}  // namespace pathfinder

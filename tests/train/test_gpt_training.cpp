@@ -567,3 +567,36 @@ TEST_CASE("context parallelism: long sequences fit, short ones cost about the sa
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("expert parallelism: experts spread over the data group, all-to-alls on its links",
+          "[train]") {
+  // Mixtral 8x7B on 8 DGX H100 nodes (64 GPUs), tp1 pp4 dp16, ZeRO-1, bf16.
+  GptSpec w = std::get<GptSpec>(
+      load_workload_file(test::source_path("studies/workloads/mixtral_8x7b.yaml")).spec);
+  w.global_batch = 256;
+  TrainingOptions o;
+  o.check_memory = false;  // ep1 does not fit; the comparison is of timing
+  GptTraining m = test::training_model("h100", w, 64, o);
+  const TrainingResult ep1 = m.evaluate(parse_strategy("tp1-pp4-dp16-mb1-zero1"));
+  const TrainingResult ep8 = m.evaluate(parse_strategy("tp1-pp4-dp16-ep8-mb1-zero1"));
+  REQUIRE(ep1.feasible);
+  REQUIRE(ep8.feasible);
+  // ep1 holds all 8 experts (98 GB with its states, over 80 GB); ep8 one per layer.
+  CHECK(ep1.memory.total().si() > 80e9);
+  CHECK(ep8.memory.total().si() < 80e9);
+  // The same expert FLOPs per rank (8 experts x T·k/8 rows, or 1 x T·k rows); ep8 adds four
+  // all-to-alls per layer and micro-batch, exposed on the compute stream.
+  CHECK(ep8.breakdown.tensor_comm > ep1.breakdown.tensor_comm);
+  CHECK(ep8.iteration_time > ep1.iteration_time);
+  // Inside one node (NVLink) they cost a few percent, not the iteration.
+  CHECK(ep8.iteration_time < 1.15 * ep1.iteration_time);
+  // Imbalance: the busiest rank's 1.5x tokens slow every expert GEMM.
+  w.expert_imbalance = 1.5;
+  GptTraining skewed = test::training_model("h100", w, 64, o);
+  CHECK(skewed.evaluate(parse_strategy("tp1-pp4-dp16-ep8-mb1-zero1")).iteration_time >
+        1.1 * ep8.iteration_time);
+}
+
+}  // namespace pathfinder
