@@ -1,0 +1,183 @@
+// [calibration] llm-foundry MPT on A100 40/80 GB and H100 (tests/data/calibration/h100/
+// mosaic_llmfoundry_mpt_training_throughput.csv, from mosaicml/llm-foundry's benchmarking
+// README): every row, predicted tokens/s/GPU against the published one, per row and per
+// hardware table. Issue 13's goal is MAPE <= 10% for A100 and for H100, separately; this test
+// reports where the model stands and fails on a regression.
+//
+// How a row becomes an evaluation:
+//   model      MPT (llm-foundry scripts/train/yamls/pretrain/mpt-*.yaml): 125m 12 x 768 (12
+//              heads), 350m 24 x 1024 (16), 760m 24 x 1536 (12), 1b 24 x 2048 (16), 3b 32 x
+//              2560 (20), 7b 32 x 4096 (32), 13b 40 x 5120 (40), 30b 48 x 7168 (56), 70b 80 x
+//              8192 (64); GeLU 4h, LayerNorm, biases, tied embeddings, vocabulary 50,368; the
+//              benchmark's learned position table (NumParams grows by s·h with the sequence);
+//              causal flash attention, no dropout. Each row's NumParams checks the shape.
+//   GPUs       templates/a100.yaml (A100 40 GB rows: the same SXM core, capacity not checked)
+//              and templates/h100.yaml
+//   strategy   dp = GPUs with FSDP FULL_SHARD -> zero3 (SHARD_GRAD_OP -> zero2), micro-batch and
+//              global batch as published, activation checkpointing -> recompute=full
+//   software   templates/software/fsdp.yaml (PyTorch FSDP, FlashAttention-2); amp_fp8 -> the
+//              linear layers in FP8
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/graph/workload.hpp"
+#include "engine/parallel/strategy_check.hpp"
+#include "engine/software/software_profile.hpp"
+#include "engine/train/training_model.hpp"
+#include "tests/train/train_fixtures.hpp"
+
+namespace pathfinder {
+namespace {
+
+struct Row {
+  std::string section, model, gpu, precision, sharding;
+  int seq = 0, gpus = 0, micro = 0, global = 0;
+  bool checkpointing = false;
+  double tokens = 0.0;
+  std::int64_t parameters = 0;
+};
+
+// A CSV line whose first field may be quoted (it holds commas).
+std::vector<std::string> split(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cell;
+  bool quoted = false;
+  for (const char c : line) {
+    if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      out.push_back(cell);
+      cell.clear();
+    } else {
+      cell += c;
+    }
+  }
+  out.push_back(cell);
+  return out;
+}
+
+std::vector<Row> rows() {
+  std::ifstream f(PATHFINDER_TEST_DATA "/calibration/h100/mosaic_llmfoundry_mpt_training_throughput.csv");
+  REQUIRE(f.good());
+  std::string line;
+  std::getline(f, line);  // # source: ...
+  std::getline(f, line);
+  REQUIRE(line.rfind("section,Model,SeqLen (T),# GPUs,GPU,MFU,HFU,Model TFLOP,MicroBatchSize,", 0) ==
+          0);
+  std::vector<Row> out;
+  while (std::getline(f, line)) {
+    const std::vector<std::string> c = split(line);
+    REQUIRE(c.size() == 21);
+    Row r;
+    r.section = c[0];
+    r.model = c[1];
+    r.seq = std::stoi(c[2]);
+    r.gpus = std::stoi(c[3]);
+    r.gpu = c[4];
+    r.micro = std::stoi(c[8]);
+    r.global = std::stoi(c[10]);
+    r.tokens = std::stod(c[13]);
+    r.precision = c[15];
+    r.sharding = c[17];
+    r.checkpointing = c[18] == "True";
+    r.parameters = std::stoll(c[20]);
+    out.push_back(r);
+  }
+  return out;
+}
+
+// MPT's shapes by name: layers, hidden, heads.
+struct Shape {
+  std::int64_t layers, hidden, heads;
+};
+const std::map<std::string, Shape> kShapes{
+    {"125m", {12, 768, 12}},   {"350m", {24, 1024, 16}}, {"760m", {24, 1536, 12}},
+    {"1b", {24, 2048, 16}},    {"3b", {32, 2560, 20}},   {"7b", {32, 4096, 32}},
+    {"13b", {40, 5120, 40}},   {"30b", {48, 7168, 56}},  {"70b", {80, 8192, 64}}};
+
+GptSpec mpt(const Row& r) {
+  const Shape& s = kShapes.at(r.model);
+  GptSpec g;
+  g.layers = s.layers;
+  g.hidden = s.hidden;
+  g.heads = s.heads;
+  g.ffn = 4 * s.hidden;
+  g.sequence = r.seq;
+  g.vocabulary = 50368;
+  g.micro_batch = r.micro;
+  g.global_batch = r.global;
+  g.precision = DataType::kBf16;
+  g.optimizer = Optimizer::kAdam;
+  g.dropout = false;
+  g.attention = AttentionKind::kFlash;
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GPU", "[train]") {
+  const std::vector<Row> all = rows();
+  REQUIRE(all.size() == 216);
+  const TrainingOptions base = [] {
+    TrainingOptions o = TrainingOptions::from(
+        load_software_profile(test::source_path("templates/software/fsdp.yaml")));
+    o.check_memory = false;  // the A100 40 GB rows run on the 80 GB template
+    return o;
+  }();
+  std::printf("\n%-10s %-5s %6s %5s %-34s %9s %9s %7s\n", "llm-foundry", "model", "seq", "gpus",
+              "strategy", "measured", "predicted", "error");
+  std::map<std::string, std::pair<double, int>> by_gpu;
+  std::map<std::string, double> bias_by_gpu;
+  int n = 0;
+  for (const Row& r : all) {
+    const GptSpec w = mpt(r);
+    // The published parameter count fixes the shape (within one hidden row: the 70B's 5h).
+    CHECK(std::abs(static_cast<double>(gpt_parameters(w) - r.parameters)) <= 8.0 * w.hidden);
+    std::string text = "tp1-pp1-dp" + std::to_string(r.gpus) + "-mb" + std::to_string(r.micro) +
+                       (r.sharding == "FULL_SHARD" ? "-zero3" : "-zero2");
+    if (r.checkpointing) text += "-recompute=full";
+    const Strategy s = parse_strategy(text);
+    REQUIRE(check_strategy(s, w, r.gpus).empty());
+    TrainingOptions o = base;
+    o.fp8_linear = r.precision == "amp_fp8";
+    const test::ShippedSystem& sys = test::shipped_system(r.gpu == "h100_80gb" ? "h100" : "a100");
+    const TrainingResult t = evaluate_training(sys.spec, sys.arch, w, s, o);
+    REQUIRE(t.feasible);
+    const double pred = t.tokens_per_second / r.gpus;
+    const double e = (pred - r.tokens) / r.tokens;
+    const std::string gpu = r.gpu.substr(0, 4);  // a100 or h100
+    by_gpu[gpu].first += std::abs(e);
+    ++by_gpu[gpu].second;
+    bias_by_gpu[gpu] += e;
+    ++n;
+    std::printf("%-10s %-5s %6d %5d %-34s %9.0f %9.0f %+6.0f%%\n", r.gpu.c_str(), r.model.c_str(),
+                r.seq, r.gpus, (text + (o.fp8_linear ? " fp8" : "")).c_str(), r.tokens, pred,
+                100 * e);
+  }
+  std::printf("llm-foundry (fsdp profile), %d rows:", n);
+  for (const auto& [gpu, v] : by_gpu) {
+    std::printf("  %s MAPE %.1f%% bias %+.1f%% (%d)", gpu.c_str(), 100 * v.first / v.second,
+                100 * bias_by_gpu[gpu] / v.second, v.second);
+  }
+  std::printf(" (goal MAPE <= 10%% each)\n");
+  CHECK(n == 216);
+  CHECK(by_gpu.size() == 2);
+  // Measured today (bounds just above, so a regression fails): A100 MAPE 35.3%, H100 44.5%,
+  // every row optimistic (+14% to +71%). The A100 timing that Megatron-LM's measurements fit
+  // within 9% (vTrain, Korthikanti) is 35% fast for Composer/PyTorch FSDP: the stack, not the
+  // device. Rows without activation checkpointing are the worst (13B on H100, mb2: +55-63%
+  // where the same model with checkpointing and mb16 is +23-26%, at nearly the same measured
+  // tokens/s): near-full memory and the caching allocator's retries are not modelled.
+  CHECK(by_gpu["a100"].first / by_gpu["a100"].second <= 0.36);
+  CHECK(by_gpu["h100"].first / by_gpu["h100"].second <= 0.45);
+  CHECK(bias_by_gpu["a100"] > 0.0);  // optimistic, as every row today
+}
+
+}  // namespace pathfinder
