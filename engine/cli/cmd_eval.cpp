@@ -281,11 +281,13 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
       } else {
         KernelTimer timer(make_perf_machine(spec, arch));
         // The kernel table shows the graph the iteration was timed on: the software profile's
-        // FP8 linear layers included.
+        // FP8 linear layers, attention kernel and loss included.
         Workload shown = w;
-        if (const auto* gpt = std::get_if<GptSpec>(&w.spec); gpt && training.fp8_linear) {
+        if (const auto* gpt = std::get_if<GptSpec>(&w.spec)) {
           GptPartition p;
-          p.fp8_linear = true;
+          p.fp8_linear = training.fp8_linear;
+          p.flash2 = training.flash2;
+          p.fp32_cross_entropy = training.fp32_cross_entropy;
           shown.graph = build_gpt_graph(*gpt, p);
         }
         out = single_device_report(r, shown, arch, timer, opt->format, opt->all_kernels);

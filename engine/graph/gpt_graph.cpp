@@ -674,9 +674,11 @@ Deps GptBuilder::head_fwd(const Deps& x, ParamId logits_weight) {
   // Reads the logits and T target ids; keeps the softmax for the backward pass, writes T fp32
   // losses. Vocabulary-parallel: the row max, the exp sum and the target logit are all-reduced
   // over the tensor group (3 fp32 per token).
+  const bool fp32 = part_.fp32_cross_entropy;
   const KernelId ce = stream(-1, "cross_entropy.fwd", KernelKind::kCrossEntropy, Phase::kForward,
-                             4.0 * t_ * vd + 2.0 * t_, t_ * vd * p_ + t_ * bytes(4),
-                             t_ * vd * p_ + t_ * bytes(4), {lg});
+                             4.0 * t_ * vd + 2.0 * t_,
+                             (fp32 ? t_ * vd * bytes(22) : t_ * vd * p_) + t_ * bytes(4),
+                             (fp32 ? t_ * vd * bytes(16) : t_ * vd * p_) + t_ * bytes(4), {lg});
   return tp_comm(-1, "cross_entropy.reduce", CommKind::kAllReduce, Phase::kForward, {ce}, false,
                  t_ * bytes(12));
 }
@@ -685,9 +687,11 @@ Deps GptBuilder::head_bwd(const Deps& ce, ParamId logits_weight,
                           std::vector<KernelId>& head_grads) {
   const double vd = static_cast<double>(s_.vocabulary / tp_);
   const std::int64_t h = s_.hidden, Vt = s_.vocabulary / tp_;
+  const bool fp32 = part_.fp32_cross_entropy;
   const KernelId ce_b = stream(-1, "cross_entropy.bwd", KernelKind::kCrossEntropy,
-                               Phase::kBackwardData, t_ * vd + t_, t_ * vd * p_ + t_ * bytes(4),
-                               t_ * vd * p_, ce);
+                               Phase::kBackwardData, t_ * vd + t_,
+                               (fp32 ? t_ * vd * bytes(8) : t_ * vd * p_) + t_ * bytes(4),
+                               fp32 ? t_ * vd * bytes(6) : t_ * vd * p_, ce);
   Kernel ldg = gemm_kernel("logits.dgrad", KernelKind::kGemm, Phase::kBackwardData, dt_,
                            GemmShape{1, T_, h, Vt}, {ce_b});
   ldg.weight = logits_weight;

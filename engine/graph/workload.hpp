@@ -180,6 +180,13 @@ struct GptPartition {
   // cp - 1 steps beside the blockwise attention (forward: K and V; backward: K and V again
   // with their gradients dK and dV; Megatron-Core / Transformer Engine p2p context parallel).
   int context = 1;
+  // The loss as the frameworks compute it by default: the logits cast to fp32 and the
+  // vocabulary-parallel cross-entropy in separate fp32 passes (Megatron-LM/Core
+  // vocab_parallel_cross_entropy(output.float()), torchtitan's and nanotron's .float()):
+  // forward cast (2 B read, 4 written), max (4), subtract (4 + 4), exp (4 + 4), sum (4),
+  // normalise (4 + 4) = 38 B per logit; backward scale by the loss gradient (4 + 4) and cast
+  // back (4 + 2) = 14 B. Off: one fused kernel each way in the activations' precision.
+  bool fp32_cross_entropy = false;
   // Expert parallelism (GptSpec::experts > 0): E/expert experts on this rank; the tokens routed
   // to the others leave and return by all-to-all over the expert group.
   int expert = 1;

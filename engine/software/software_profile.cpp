@@ -49,6 +49,11 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
       throw k->error_at("attention", "expected flash2 or fused, got " + k->quoted("attention"));
     }
     s.flash2 = attention == "flash2";
+    const std::string ce = k->get_or<std::string>("cross_entropy", "fused");
+    if (ce != "fp32" && ce != "fused") {
+      throw k->error_at("cross_entropy", "expected fp32 or fused, got " + k->quoted("cross_entropy"));
+    }
+    s.fp32_cross_entropy = ce == "fp32";
     k->finish();
   }
   if (auto m = root.optional_child("memory_model")) {

@@ -48,6 +48,9 @@ struct SoftwareProfile {
   // (flash-attn 2, PyTorch SDPA's flash backend); `fused` (default): a kernel on the device's
   // native matrix instructions (Transformer Engine's cuDNN fused attention, FlashAttention-3).
   bool flash2 = false;
+  // `kernels: {cross_entropy: fp32}`: the logits cast to fp32 and the loss in separate fp32
+  // passes, as the frameworks do by default; `fused` (default): one kernel each way.
+  bool fp32_cross_entropy = false;
   // What the stack keeps in device memory beyond the ZeRO/Korthikanti counts (memory_model:
   // block; GPT workloads).
   MemoryModel memory;

@@ -104,6 +104,7 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
     p.overlap_sp_regather = options_.overlap_sp_regather;
     p.fp8_linear = options_.fp8_linear;
     p.flash2 = options_.flash2;
+    p.fp32_cross_entropy = options_.fp32_cross_entropy;
     p.context = s.cp;
     p.expert = s.ep;
     p.layers = layers;

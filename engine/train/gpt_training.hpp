@@ -48,6 +48,8 @@ struct TrainingOptions {
   bool fp8_linear = false;
   // Fused attention as FlashAttention-2 (GptPartition::flash2; the software profile's choice).
   bool flash2 = false;
+  // The loss in unfused fp32 passes (GptPartition::fp32_cross_entropy; the profile's choice).
+  bool fp32_cross_entropy = false;
   // Report a strategy that does not fit in main memory as infeasible (default). Off: time it
   // anyway, as the DeepFlow reference does (it only prints the overflow) -- for reproducing
   // the paper's comparisons, never for recommendations.
@@ -64,6 +66,7 @@ struct TrainingOptions {
     o.overlap_sp_regather = s.overlap_sp_regather;
     o.fp8_linear = s.fp8_linear;
     o.flash2 = s.flash2;
+    o.fp32_cross_entropy = s.fp32_cross_entropy;
     return o;
   }
 };

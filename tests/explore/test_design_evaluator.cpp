@@ -48,7 +48,7 @@ TEST_CASE("the objective at the template split is the training model's time", "[
   const TrainingResult& r = d.training;
   REQUIRE(r.feasible);
   const GptSpec w = std::get<GptSpec>(e.workload());
-  GptTraining direct = test::training_model("a100", w, 8);
+  GptTraining direct = test::training_model("a100", w, 8, e.options());
   CHECK(r.iteration_time == Approx(direct.evaluate(s).iteration_time));
   CHECK(e.time(template_point(e.spec()), s) == Approx(r.iteration_time));
 }

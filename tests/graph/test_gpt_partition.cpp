@@ -33,7 +33,8 @@ Census census(const ComputeGraph& g) {
         case CommKind::kAllReduce: ++c.all_reduce; break;
         case CommKind::kReduceScatter: ++c.reduce_scatter; break;
         case CommKind::kAllGather: ++c.all_gather; break;
-        case CommKind::kSendRecv: break;
+        case CommKind::kSendRecv:
+        case CommKind::kAllToAll: break;
       }
     }
   }

@@ -32,7 +32,8 @@ TEST_CASE("shipped software profiles load with their sourced values", "[software
   // 12 us dispatch + the A100's 5 us launch + 11 us synchronize = the 28 us GEMM call floor.
   CHECK(m.dispatch.in(units::microseconds) == Approx(12.0));
   CHECK(m.training_dispatch.in(units::microseconds) == Approx(80.0));  // [fit] vTrain
-  CHECK(m.iteration.in(units::milliseconds) == Approx(10.0));         // [fit] vTrain
+  CHECK(m.iteration.si() == 0.0);  // [fit] vTrain, refitted once the loss was modelled
+  CHECK(m.fp32_cross_entropy);    // Megatron's vocab_parallel_cross_entropy(output.float())
   CHECK_FALSE(m.overlap_data_parallel);  // local DDP: reduction after the backward pass
   CHECK_FALSE(m.overlap_sp_regather);    // Korthikanti Table 4
   CHECK(m.tensor_comm_overlap == 0.0);
@@ -131,6 +132,10 @@ TEST_CASE("kernels: attention names the flash-attention implementation", "[softw
   CHECK(TrainingOptions::from(load_software_profile(resolve_software_profile("fsdp", {dir}))).flash2);
   CHECK(profile_error(std::string(kMinimal) + "kernels:\n  attention: flash4\n") ==
         "p.yaml:5:14: error: kernels.attention: expected flash2 or fused, got \"flash4\"");
+  CHECK(profile_error(std::string(kMinimal) + "kernels:\n  cross_entropy: fp16\n") ==
+        "p.yaml:5:18: error: kernels.cross_entropy: expected fp32 or fused, got \"fp16\"");
+  CHECK_FALSE(load_software_profile(resolve_software_profile("deepflow-reference", {dir}))
+                  .fp32_cross_entropy);
 }
 
 }  // namespace pathfinder

@@ -139,7 +139,7 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
   for (const Row& r : all) {
     const GptSpec w = mpt(r);
     // The published parameter count fixes the shape (within one hidden row: the 70B's 5h).
-    CHECK(std::abs(static_cast<double>(gpt_parameters(w) - r.parameters)) <= 8.0 * w.hidden);
+    CHECK(std::abs(static_cast<double>(gpt_parameters(w) - r.parameters)) <= 8.0 * static_cast<double>(w.hidden));
     std::string text = "tp1-pp1-dp" + std::to_string(r.gpus) + "-mb" + std::to_string(r.micro) +
                        (r.sharding == "FULL_SHARD" ? "-zero3" : "-zero2");
     if (r.checkpointing) text += "-recompute=full";
@@ -169,14 +169,14 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
   std::printf(" (goal MAPE <= 10%% each)\n");
   CHECK(n == 216);
   CHECK(by_gpu.size() == 2);
-  // Measured today (bounds just above, so a regression fails): A100 MAPE 35.3%, H100 44.5%,
+  // Measured today (bounds just above, so a regression fails): A100 MAPE 27.9%, H100 41.3%,
   // every row optimistic (+14% to +71%). The A100 timing that Megatron-LM's measurements fit
-  // within 9% (vTrain, Korthikanti) is 35% fast for Composer/PyTorch FSDP: the stack, not the
+  // within 8% (vTrain, Korthikanti) is 28% fast for Composer/PyTorch FSDP: the stack, not the
   // device. Rows without activation checkpointing are the worst (13B on H100, mb2: +55-63%
   // where the same model with checkpointing and mb16 is +23-26%, at nearly the same measured
   // tokens/s): near-full memory and the caching allocator's retries are not modelled.
-  CHECK(by_gpu["a100"].first / by_gpu["a100"].second <= 0.36);
-  CHECK(by_gpu["h100"].first / by_gpu["h100"].second <= 0.45);
+  CHECK(by_gpu["a100"].first / by_gpu["a100"].second <= 0.285);
+  CHECK(by_gpu["h100"].first / by_gpu["h100"].second <= 0.42);
   CHECK(bias_by_gpu["a100"] > 0.0);  // optimistic, as every row today
 }
 

@@ -301,12 +301,11 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
   //     16 Success runs predicted OOM
   //   allocated memory MAPE 4.6%, bias -2.2%, 88% of runs within 10% (goal: within 10%);
   //     tp runs 7-8% under (a constant 0.1-0.4 GiB not modelled)
-  //   tokens/s/GPU MAPE 967%, median |error| 206% (goal <= 10%): the model runs H100 ~1.7x
-  //     faster than nanotron even on dp-only runs (68.5k vs 40.1k tokens/s/GPU on 1.34G dp8,
-  //     with the H100's sustained matmul rate from the MAMF measurements, templates/h100.yaml),
+  //   tokens/s/GPU MAPE 865%, median |error| 176% (goal <= 10%): the model still runs nanotron
+  //     ~1.7-1.8x fast on dp-only runs (after FlashAttention-2's own rate and the fp32 loss),
   //     and some measured runs crawl (12 tokens/s/GPU with tp 8-16 across nodes and pp 16-32)
   CHECK(accuracy >= 0.97);
   CHECK(alloc.mape() <= 0.05);
-  CHECK(tokens.mape() <= 10.5);
-  CHECK(tokens.median_abs() <= 2.25);
+  CHECK(tokens.mape() <= 8.8);
+  CHECK(tokens.median_abs() <= 1.8);
 }
