@@ -9,6 +9,7 @@
 
 #include "engine/config/enum_read.hpp"
 #include "engine/config/node.hpp"
+#include "engine/core/format.hpp"
 #include "engine/core/text.hpp"
 
 namespace pathfinder {
@@ -111,7 +112,7 @@ GptSpec read_gpt(const ConfigNode& n) {
   s.tied_embeddings = n.get_or<bool>("tied_embeddings", true);
   s.bias = n.get_or<bool>("bias", true);
   if (n.has("experts")) {
-    s.experts = size(n, "experts", 1 << 16);
+    s.experts = size(n, "experts", 4096);  // Switch Transformer's 2,048 the largest published
     s.top_k = optional_size(n, "top_k", 1 << 16).value_or(1);
     s.expert_ffn = optional_size(n, "expert_ffn", kMaxWidth).value_or(0);
     s.shared_experts = n.get_non_negative_or<std::int64_t>("shared_experts", 0);
@@ -170,6 +171,18 @@ WorkloadFile read_workload_file(const ConfigNode& root) {
       problems.push_back(Diagnostic{root.loc_of("top_k"),
                                     "expected at most experts (" + std::to_string(g->experts) +
                                         "), got " + root.quoted("top_k")});
+    }
+    // Every count must stay exact in 64 bits: layers x experts x 3 x hidden x expert_ffn.
+    if (g->moe()) {
+      const double experts_total = static_cast<double>(g->layers) * static_cast<double>(g->experts) *
+                                   3.0 * static_cast<double>(g->hidden) *
+                                   static_cast<double>(g->expert_width());
+      if (experts_total > 1e17) {
+        problems.push_back(Diagnostic{root.loc_of("experts"),
+                                      "expected at most 1e17 expert parameters (layers x experts "
+                                      "x 3 x hidden x expert_ffn), got " +
+                                          fmt::format("{:.3g}", experts_total)});
+      }
     }
   }
   if (!problems.empty()) throw ConfigError(std::move(problems));

@@ -106,8 +106,10 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r) {
     b.gradient_sync = synced;
     b.optimizer = update;
     // Idle inside the pipeline: waiting on neighbours' transfers, or in the fill and drain
-    // (rounding can leave -1e-16 when the stage never waits).
-    const double idle = std::max(0.0, end - pipe.busy[du]);
+    // (rounding can leave +-1e-16 when the stage never waits: below 1e-12 of the stage's time
+    // it is none).
+    const double gap = end - pipe.busy[du];
+    const double idle = gap > 1e-12 * end ? gap : 0.0;
     b.pipeline_comm = P > 1 ? std::min(idle, 2.0 * in.send * micro) : 0.0;
     b.pipeline_bubble = idle - b.pipeline_comm;
     // The device's own end of the step; the host part follows below.

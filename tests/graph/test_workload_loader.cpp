@@ -327,4 +327,11 @@ TEST_CASE("mixture of experts: Mixtral 8x7B's sizes, and the MoE keys checked", 
   CHECK(error(gpt + "experts: 4\nexpert_imbalance: 0.5\n") ==
         "w.yaml:10:19: error: expert_imbalance: expected a factor in [1, 64] (the busiest expert "
         "rank's tokens over the mean), got \"0.5\"");
+  CHECK(error(gpt + "experts: 5000\n") ==
+        "w.yaml:9:10: error: experts: expected a whole number in [1, 4096], got \"5000\"");
+  // Counts stay exact in 64 bits: 100,000 layers of 4,096 experts of 2^20 x 2^20 are refused.
+  CHECK(error("name: g\nkind: gpt\nlayers: 100000\nhidden: 1048576\nheads: 4\nvocabulary: "
+              "1024\nsequence: 128\nmicro_batch: 1\nexperts: 4096\nexpert_ffn: 1048576\n") ==
+        "w.yaml:9:10: error: experts: expected at most 1e17 expert parameters (layers x experts x "
+        "3 x hidden x expert_ffn), got 1.35e+21");
 }
