@@ -345,8 +345,9 @@ class GptBuilder {
   // Mixture-of-experts MLP: forward from the (gathered) norm output, returns the combined
   // output's producers (row-parallel partial sums reduced); backward from the output gradient,
   // returns the producers of the norm-input gradient, and the weight-gradient kernels in wg.
-  Deps moe_fwd(int i, LayerFwd& r, const Deps& in);
-  Deps moe_bwd(int i, const LayerFwd& f, const Deps& g, const Deps& ln2_in, Deps& wg);
+  Deps moe_fwd(int i, LayerFwd& r, const Deps& local, const Deps& gathered);
+  Deps moe_bwd(int i, const LayerFwd& f, const Deps& g_local, const Deps& g, const Deps& ln2_in,
+               Deps& wg);
   // An expert GEMM of the E/ep local experts: (E/ep; m, n, k), FP8 when the linears are.
   KernelId expert_gemm(int layer, const std::string& n, Phase ph, const GemmShape& s, Deps deps,
                        ParamId weight) {
@@ -393,10 +394,10 @@ void GptBuilder::attention_fwd(int i, LayerFwd& r, const Deps& qkv) {
     r.scores = r.softmax = r.context;
     return;
   }
-  const std::int64_t h = s_.hidden, s = s_.sequence;
+  const std::int64_t s = s_.sequence;
   const std::int64_t ba = s_.micro_batch * (s_.heads / tp_);
   const double probs = static_cast<double>(ba) * static_cast<double>(s * s);
-  const std::int64_t head = h / s_.heads;
+  const std::int64_t head = s_.head_dim();
   r.scores = add(gemm_kernel(name(i, "attn.scores" + suffix_), KernelKind::kAttentionScores,
                              phase_, dt_, GemmShape{ba, s, s, head}, qkv),
                  i);
@@ -438,7 +439,7 @@ GptBuilder::LayerFwd GptBuilder::layer_fwd(int i, const Deps& x, Pass pass) {
   const Deps ln2_out = gather_in(i, "ln2.gather" + suffix_, phase_, {r.ln2});
   Deps res2;
   if (s_.moe()) {
-    res2 = moe_fwd(i, r, ln2_out);
+    res2 = moe_fwd(i, r, {r.ln2}, ln2_out);
   } else {
     res2 = dense_mlp_fwd(i, r, w, fd, "", ln2_out);
   }
@@ -451,11 +452,11 @@ GptBuilder::LayerFwd GptBuilder::layer_fwd(int i, const Deps& x, Pass pass) {
 }
 
 Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
-  const std::int64_t h = s_.hidden, s = s_.sequence;
+  const std::int64_t s = s_.sequence;
   const double fd = static_cast<double>(s_.ffn / tp_);
   const std::int64_t ba = s_.micro_batch * (s_.heads / tp_);
   const double probs = static_cast<double>(ba) * static_cast<double>(s * s);
-  const std::int64_t head = h / s_.heads;
+  const std::int64_t head = s_.head_dim();
   const LayerParams& w = params_[static_cast<std::size_t>(i)];
   auto& grads = grads_[static_cast<std::size_t>(i)];
 
@@ -474,7 +475,7 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
   const Deps ln2_in = gather_in(i, "ln2.regather.bwd", Phase::kBackwardData, {fw.ln2},
                                   part_.overlap_sp_regather);
   Deps mlp_w;
-  const Deps fc1_r = s_.moe() ? moe_bwd(i, fw, g_rows, ln2_in, mlp_w)
+  const Deps fc1_r = s_.moe() ? moe_bwd(i, fw, g, g_rows, ln2_in, mlp_w)
                               : dense_mlp_bwd(i, fw, w, fd, "", g_rows, ln2_in, mlp_w);
   const KernelId ln2_b = layernorm_bwd(i, "ln2", fc1_r);
   Deps m1 = g_in;
@@ -521,7 +522,7 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
   return {merge(i, "residual0.grad", {g1, ln1_b})};
 }
 
-Deps GptBuilder::moe_fwd(int i, LayerFwd& r, const Deps& in) {
+Deps GptBuilder::moe_fwd(int i, LayerFwd& r, const Deps& local, const Deps& gathered) {
   const LayerParams& w = params_[static_cast<std::size_t>(i)];
   const double h = static_cast<double>(s_.hidden), E = static_cast<double>(s_.experts);
   const double k = static_cast<double>(s_.top_k);
@@ -529,19 +530,29 @@ Deps GptBuilder::moe_fwd(int i, LayerFwd& r, const Deps& in) {
   const std::int64_t El = local_experts();
   const double m = expert_rows();
   const double rows = m * static_cast<double>(El);  // this rank's expert rows
+  // The tokens this rank routes: its T/t rows under sequence parallelism (Megatron-Core runs
+  // MoE with tp > 1 only with SP: the all-to-all carries T/t·k rows and the tensor group
+  // all-gathers them before the experts), all T otherwise.
+  const double tok = rows_;
+  const Deps in = part_.sequence_parallel ? local : gathered;
   // Router: logits (T, E, h), then softmax and top-k per token.
   Kernel router = gemm_kernel(name(i, "router" + suffix_), KernelKind::kGemm, phase_, dt_,
-                              GemmShape{1, T_, s_.experts, s_.hidden}, in);
+                              GemmShape{1, static_cast<std::int64_t>(tok), s_.experts, s_.hidden},
+                              in);
   router.weight = w.router;
   r.router = add(std::move(router), i);
-  r.topk = stream(i, "router.topk" + suffix_, KernelKind::kSoftmax, phase_, 5.0 * t_ * E,
-                  t_ * E * p_, t_ * k * bytes(8), {r.router});
+  r.topk = stream(i, "router.topk" + suffix_, KernelKind::kSoftmax, phase_, 5.0 * tok * E,
+                  tok * E * p_, tok * k * bytes(8), {r.router});
   // Each token's row copied once per chosen expert, grouped by expert.
   Deps in_topk = in;
   in_topk.push_back(r.topk);
   r.permuted = stream(i, "moe.permute" + suffix_, KernelKind::kElementwise, phase_, 0.0,
-                      t_ * h * p_ + t_ * k * bytes(8), t_ * k * h * p_, std::move(in_topk));
-  Deps x = ep_comm(i, "moe.dispatch" + suffix_, phase_, {r.permuted}, t_ * k * h * p_);
+                      tok * h * p_ + tok * k * bytes(8), tok * k * h * p_, std::move(in_topk));
+  Deps x = ep_comm(i, "moe.dispatch" + suffix_, phase_, {r.permuted}, tok * k * h * p_);
+  if (part_.sequence_parallel) {  // every tensor rank's experts see all the rows
+    x = tp_comm(i, "experts.gather" + suffix_, CommKind::kAllGather, phase_, std::move(x), false,
+                bytes(rows * h * p_.si()));
+  }
   if (part_.fp8_linear) {
     x = {fp8_cast(i, "experts.fc1.cast" + suffix_, phase_, rows * h, std::move(x))};
   }
@@ -568,16 +579,17 @@ Deps GptBuilder::moe_fwd(int i, LayerFwd& r, const Deps& in) {
                                              s_.expert_width() / tp_},
                                    std::move(a), w.e_fc2);
   // Expert partial sums over the tensor group, then the rows back to their tokens' ranks.
-  Deps y = tp_comm(i, "experts.reduce" + suffix_, CommKind::kAllReduce, phase_, {fc2}, false,
-                   bytes(rows * h * p_.si()));
-  y = ep_comm(i, "moe.combine" + suffix_, phase_, std::move(y), t_ * k * h * p_);
+  Deps y = tp_comm(i, "experts.reduce" + suffix_,
+                   part_.sequence_parallel ? CommKind::kReduceScatter : CommKind::kAllReduce,
+                   phase_, {fc2}, false, bytes(rows * h * p_.si()));
+  y = ep_comm(i, "moe.combine" + suffix_, phase_, std::move(y), tok * k * h * p_);
   r.experts_out = y.front();
   y.push_back(r.topk);
   if (s_.shared_experts > 0) {
     LayerFwd shared{};
     r.shared = dense_mlp_fwd(i, shared, w,
                              static_cast<double>(s_.shared_experts * s_.expert_width() / tp_),
-                             "shared.", in);
+                             "shared.", gathered);
     r.fc1 = shared.fc1;
     r.up = shared.up;
     r.gelu = shared.gelu;
@@ -585,11 +597,12 @@ Deps GptBuilder::moe_fwd(int i, LayerFwd& r, const Deps& in) {
   }
   // Un-permute: each token's k rows weighted by their probabilities and summed (with the
   // shared experts' output).
-  return {stream(i, "moe.unpermute" + suffix_, KernelKind::kElementwise, phase_, 2.0 * t_ * k * h,
-                 t_ * k * h * p_ + t_ * k * bytes(8), t_ * h * p_, std::move(y))};
+  return {stream(i, "moe.unpermute" + suffix_, KernelKind::kElementwise, phase_, 2.0 * tok * k * h,
+                 tok * k * h * p_ + tok * k * bytes(8), tok * h * p_, std::move(y))};
 }
 
-Deps GptBuilder::moe_bwd(int i, const LayerFwd& f, const Deps& g, const Deps& ln2_in, Deps& wg) {
+Deps GptBuilder::moe_bwd(int i, const LayerFwd& f, const Deps& g_local, const Deps& g,
+                         const Deps& ln2_in, Deps& wg) {
   const LayerParams& w = params_[static_cast<std::size_t>(i)];
   const double h = static_cast<double>(s_.hidden), E = static_cast<double>(s_.experts);
   const double k = static_cast<double>(s_.top_k);
@@ -598,14 +611,20 @@ Deps GptBuilder::moe_bwd(int i, const LayerFwd& f, const Deps& g, const Deps& ln
   const auto m = static_cast<std::int64_t>(expert_rows());
   const double rows = static_cast<double>(m) * static_cast<double>(El);
   const Phase bd = Phase::kBackwardData, bw = Phase::kBackwardWeight;
+  const double tok = rows_;  // as moe_fwd: T/t rows with sequence parallelism
+  const Deps& g_in = part_.sequence_parallel ? g_local : g;
   // Un-permute backward: the output gradient to each chosen row (scaled by its probability),
   // and the probabilities' gradients (a dot product per row, with the expert outputs).
-  Deps gi = g;
+  Deps gi = g_in;
   gi.push_back(f.experts_out);
   const KernelId up_b = stream(i, "moe.unpermute.bwd", KernelKind::kElementwise, bd,
-                               3.0 * t_ * k * h, t_ * h * p_ + t_ * k * h * p_,
-                               t_ * k * h * p_ + t_ * k * bytes(4), std::move(gi));
-  Deps x = ep_comm(i, "moe.combine.bwd", bd, {up_b}, t_ * k * h * p_);
+                               3.0 * tok * k * h, tok * h * p_ + tok * k * h * p_,
+                               tok * k * h * p_ + tok * k * bytes(4), std::move(gi));
+  Deps x = ep_comm(i, "moe.combine.bwd", bd, {up_b}, tok * k * h * p_);
+  if (part_.sequence_parallel) {
+    x = tp_comm(i, "experts.gather.bwd", CommKind::kAllGather, bd, std::move(x), false,
+                bytes(rows * h * p_.si()));
+  }
   if (part_.fp8_linear) x = {fp8_cast(i, "experts.fc2.grad.cast", bd, rows * h, std::move(x))};
   const KernelId fc2_d = expert_gemm(i, "experts.fc2.dgrad", bd, GemmShape{El, m, fe_i, s_.hidden},
                                      x, w.e_fc2);
@@ -634,20 +653,22 @@ Deps GptBuilder::moe_bwd(int i, const LayerFwd& f, const Deps& g, const Deps& ln
     wg.push_back(expert_gemm(i, "experts.up.wgrad", bw, GemmShape{El, s_.hidden, fe_i, m}, wdeps,
                              w.e_up));
   }
-  Deps back = tp_comm(i, "experts.reduce.bwd", CommKind::kAllReduce, bd, std::move(in_d), false,
-                      bytes(rows * h * p_.si()));
-  back = ep_comm(i, "moe.dispatch.bwd", bd, std::move(back), t_ * k * h * p_);
+  Deps back = tp_comm(i, "experts.reduce.bwd",
+                      part_.sequence_parallel ? CommKind::kReduceScatter : CommKind::kAllReduce,
+                      bd, std::move(in_d), false, bytes(rows * h * p_.si()));
+  back = ep_comm(i, "moe.dispatch.bwd", bd, std::move(back), tok * k * h * p_);
   // Permute backward: each token's k row gradients summed into its row.
   const KernelId perm_b = stream(i, "moe.permute.bwd", KernelKind::kElementwise, bd,
-                                 t_ * k * h, t_ * k * h * p_, t_ * h * p_, std::move(back));
+                                 tok * k * h, tok * k * h * p_, tok * h * p_, std::move(back));
   // Router: top-k/softmax backward, then its data and weight gradients.
-  const KernelId topk_b = stream(i, "router.topk.bwd", KernelKind::kSoftmax, bd, 4.0 * t_ * E,
-                                 t_ * E * p_ + t_ * k * bytes(4), t_ * E * p_, {up_b, f.topk});
+  const KernelId topk_b = stream(i, "router.topk.bwd", KernelKind::kSoftmax, bd, 4.0 * tok * E,
+                                 tok * E * p_ + tok * k * bytes(4), tok * E * p_, {up_b, f.topk});
+  const auto tokens = static_cast<std::int64_t>(tok);
   Kernel rd = gemm_kernel(name(i, "router.dgrad"), KernelKind::kGemm, bd, dt_,
-                          GemmShape{1, T_, s_.hidden, s_.experts}, {topk_b});
+                          GemmShape{1, tokens, s_.hidden, s_.experts}, {topk_b});
   rd.weight = w.router;
   Kernel rw = gemm_kernel(name(i, "router.wgrad"), KernelKind::kGemm, bw, dt_,
-                          GemmShape{1, s_.hidden, s_.experts, T_}, {topk_b});
+                          GemmShape{1, s_.hidden, s_.experts, tokens}, {topk_b});
   rw.weight = w.router;
   Deps out = {perm_b, add(std::move(rd), i)};
   wg.push_back(add(std::move(rw), i));
@@ -659,8 +680,8 @@ Deps GptBuilder::moe_bwd(int i, const LayerFwd& f, const Deps& g, const Deps& ln
   }
   // The input gradients (permutation, router, shared experts) summed into the norm's.
   const double terms = static_cast<double>(out.size());
-  return {stream(i, "moe.input.grad", KernelKind::kElementwise, bd, (terms - 1.0) * t_ * h,
-                 terms * t_ * h * p_, t_ * h * p_, std::move(out))};
+  return {stream(i, "moe.input.grad", KernelKind::kElementwise, bd, (terms - 1.0) * tok * h,
+                 terms * tok * h * p_, tok * h * p_, std::move(out))};
 }
 
 Deps GptBuilder::head_fwd(const Deps& x, ParamId logits_weight) {
@@ -723,7 +744,7 @@ ComputeGraph GptBuilder::build() {
     LayerParams w{};
     norm_params(i, "ln1", h);
     w.qkv = linear(i, "qkv", h, qkv_out);
-    w.proj = linear(i, "proj", h / tp_, h);
+    w.proj = linear(i, "proj", s_.attention_width() / tp_, h);
     norm_params(i, "ln2", h);
     if (s_.moe()) {
       const int global = i + part_.first_layer;
@@ -847,7 +868,7 @@ ComputeGraph GptBuilder::build() {
 ComputeGraph build_gpt_graph(const GptSpec& spec, const GptPartition& part) {
   PF_ASSERT(spec.layers > 0 && spec.hidden > 0 && spec.heads > 0 && spec.ffn > 0 &&
             spec.sequence > 0 && spec.vocabulary > 0 && spec.micro_batch > 0);
-  PF_ASSERT(spec.hidden % spec.heads == 0);
+  PF_ASSERT(spec.head_size > 0 || spec.hidden % spec.heads == 0);
   PF_ASSERT(spec.kv() >= 1 && spec.heads % spec.kv() == 0);
   PF_ASSERT(part.tensor > 0 && spec.heads % part.tensor == 0 && spec.ffn % part.tensor == 0 &&
             (spec.kv() % part.tensor == 0 || part.tensor % spec.kv() == 0) &&

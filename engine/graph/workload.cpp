@@ -95,7 +95,7 @@ std::int64_t gpt_layer_expert_parameters(const GptSpec& s, int tp, int ep) {
 std::int64_t gpt_layer_parameters(const GptSpec& s, int tp, int ep) {
   const std::int64_t h = s.hidden, d = s.head_dim(), beta = s.bias ? 1 : 0;
   const std::int64_t qkv_out = (s.heads / tp + 2 * local_kv_heads(s, tp)) * d;
-  std::int64_t n = h * qkv_out + beta * qkv_out + (h / tp) * h + beta * h;
+  std::int64_t n = h * qkv_out + beta * qkv_out + (s.attention_width() / tp) * h + beta * h;
   if (s.moe()) {  // router (replicated), routed experts, shared experts
     n += h * s.experts + gpt_layer_expert_parameters(s, tp, ep);
     if (s.shared_experts > 0) n += mlp_parameters(s, s.shared_experts * s.expert_width() / tp);
@@ -131,7 +131,8 @@ double gpt_model_flops(const GptSpec& s) {
       s.moe() ? 2.0 * h * static_cast<double>(s.experts) +
                     per_width * static_cast<double>((s.top_k + s.shared_experts) * s.expert_width())
               : per_width * f;
-  const double layer = 2.0 * h * (h + 2.0 * kvd) + 2.0 * h * h + mlp + 4.0 * sq * h;
+  const double ad = static_cast<double>(s.attention_width());  // a·d, h unless head_size
+  const double layer = 2.0 * h * (ad + 2.0 * kvd) + 2.0 * h * ad + mlp + 4.0 * sq * ad;
   const double tokens = static_cast<double>(s.global_batch) * sq;
   return 3.0 * tokens * (l * layer + 2.0 * h * V);
 }

@@ -105,6 +105,9 @@ struct GptSpec {
   bool tied_embeddings = true;   // logits share the token embedding's weight
   bool bias = true;              // biases on the linear layers (layernorm keeps its own β)
   std::int64_t kv_heads = 0;     // g, key/value heads (GQA; 1 = MQA); 0 means a (multi-head)
+  // d, each head's width, when a·d is not h (Qwen3, Gemma: the projection maps a·d back to h);
+  // 0: h/a.
+  std::int64_t head_size = 0;
   // Mixture of experts (Shazeer et al. 2017; Fedus et al. 2022; Mixtral, DeepSeek-V3): every
   // layer's MLP becomes a router (a linear h -> E and a softmax/top-k), E routed experts of
   // width expert_ffn of which each token uses top_k, and shared_experts always-on experts of
@@ -118,7 +121,9 @@ struct GptSpec {
 
   [[nodiscard]] bool moe() const { return experts > 0; }
   [[nodiscard]] std::int64_t expert_width() const { return expert_ffn > 0 ? expert_ffn : ffn; }
-  [[nodiscard]] std::int64_t head_dim() const { return hidden / heads; }
+  [[nodiscard]] std::int64_t head_dim() const { return head_size > 0 ? head_size : hidden / heads; }
+  // a·d: the query (and attention output) width, h unless head_size says otherwise.
+  [[nodiscard]] std::int64_t attention_width() const { return heads * head_dim(); }
   [[nodiscard]] std::int64_t kv() const { return kv_heads > 0 ? kv_heads : heads; }
 };
 

@@ -102,6 +102,7 @@ GptSpec read_gpt(const ConfigNode& n) {
   s.optimizer = read_enum(n, "optimizer", parse_optimizer, valid_optimizers, Optimizer::kAdam);
   s.dropout = n.get_or<bool>("dropout", true);
   s.kv_heads = optional_size(n, "kv_heads", kMaxWidth).value_or(s.heads);
+  s.head_size = optional_size(n, "head_dim", 1 << 14).value_or(0);
   s.mlp = read_enum(n, "mlp", parse_mlp_kind, valid_mlp_kinds, MlpKind::kGelu);
   s.norm = read_enum(n, "norm", parse_norm_kind, valid_norm_kinds, NormKind::kLayerNorm);
   s.position =
@@ -157,7 +158,7 @@ WorkloadFile read_workload_file(const ConfigNode& root) {
   // Semantic pass: every problem at once.
   std::vector<Diagnostic> problems;
   if (const auto* g = std::get_if<GptSpec>(&w.spec)) {
-    check_multiple(root, "hidden", g->hidden, "heads", g->heads, problems);
+    if (g->head_size == 0) check_multiple(root, "hidden", g->hidden, "heads", g->heads, problems);
     if (root.has("kv_heads") && g->heads % g->kv_heads != 0) {
       problems.push_back(Diagnostic{root.loc_of("kv_heads"),
                                     "expected a divisor of heads (" + std::to_string(g->heads) +

@@ -109,7 +109,7 @@ Bytes gpt_layer_activations(const GptSpec& w, const Strategy& s, I64 b) {
       w.moe() ? d(w.top_k) * w.expert_imbalance * (d(w.hidden) + per_width * d(w.expert_width()) / t) +
                     per_width * d(w.shared_experts * w.expert_width()) / t
               : per_width * d(w.ffn) / t;
-  const double split = sb * p * (q + 2.0 * kv + d(w.hidden) / t + mlp);
+  const double split = sb * p * (q + 2.0 * kv + d(w.attention_width()) / t + mlp);
   const double heads = d(w.heads) * sb / t;
   const double scores = w.attention == AttentionKind::kFlash
                             ? heads * 4.0

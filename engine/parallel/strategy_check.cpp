@@ -142,6 +142,12 @@ void check_gpt(const Strategy& s, const GptSpec& w, Sink& k) {
     multiple(k, "dp", s.dp, "ep", s.ep, " (the expert group is made of data-parallel ranks)");
   }
   if (w.moe()) {
+    // Megatron-Core routes the tensor group's tokens sharded (its MoE layer asserts sequence
+    // parallelism when tp > 1); the model's dispatch follows it.
+    k.require(s.tp == 1 || s.sequence_parallel, [&] {
+      return "a mixture of experts with tp" + str(s.tp) +
+             " needs sequence parallelism (sp), as Megatron-Core's MoE layers do";
+    });
     multiple(k, "expert_ffn", w.expert_width(), "tp", s.tp);
     multiple(k, "shared experts' width", w.shared_experts * w.expert_width(), "tp", s.tp);
   }

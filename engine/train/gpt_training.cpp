@@ -50,13 +50,15 @@ const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id
   // traffic: all groups share the ports all iteration, in the order least costly for the
   // traffic (id 1) or in the order of id 0 (id 2).
   const int data = s.dp * s.cp;
-  // Expert parallelism's all-to-alls run inside the data group (its first ep members): four
-  // per MoE layer and micro-batch of the top_k rows of every token; they weigh the data
-  // dimension's placement so that it stays inside the fast tiers when they dominate.
-  const double all_to_all =
-      s.ep > 1 ? 4.0 * act * static_cast<double>(spec_.top_k) * stage_layers * micro : 0.0;
+  // A mixture of experts adds, per MoE layer and micro-batch, four all-to-alls of each rank's
+  // T/t·k routed rows inside the data group (its first ep members) and, with tp > 1, four
+  // gathers or reduce-scatters of all T·k rows in the tensor group; both weigh the orders.
+  const double k = spec_.moe() ? static_cast<double>(spec_.top_k) : 0.0;
+  const double all_to_all = s.ep > 1 ? 4.0 * act / s.tp * k * stage_layers * micro : 0.0;
+  const double expert_rows = s.tp > 1 ? 4.0 * act * k * stage_layers * micro : 0.0;
   std::array<ParallelDim, 3> dims{
-      ParallelDim{"tp", s.tp, 4.0 * act * stage_layers * micro, Collective::kAllReduce, true},
+      ParallelDim{"tp", s.tp, 4.0 * act * stage_layers * micro + expert_rows,
+                  Collective::kAllReduce, true},
       ParallelDim{"dp", data, params * p + all_to_all, Collective::kAllReduce, false},
       ParallelDim{"pp", s.pp, 2.0 * act / s.tp * micro, Collective::kSendRecv, true}};
   Placements pl;

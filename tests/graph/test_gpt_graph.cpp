@@ -274,6 +274,20 @@ TEST_CASE("mixture of experts: router, all-to-all dispatch, grouped expert GEMMs
   CHECK(*find(g, "l0.experts.fc1.wgrad").gemm == GemmShape{2, 256, 128, 256});
   // The shared expert as a dense MLP on all T tokens.
   CHECK(*find(g, "l0.shared.fc1.fwd").gemm == GemmShape{1, 256, 128, 256});
+  // tp2 with sequence parallelism (as Megatron-Core requires): each rank routes its T/2 = 128
+  // tokens, the all-to-all carries 128·2·256·2 = 131,072 B, and the tensor group all-gathers
+  // the 2 x 256 expert rows (262,144 B) before its half-width experts and reduce-scatters after.
+  GptPartition sp;
+  sp.tensor = 2;
+  sp.sequence_parallel = true;
+  sp.expert = 2;
+  const ComputeGraph gs = build_gpt_graph(s, sp);
+  CHECK(*find(gs, "l0.router.fwd").gemm == GemmShape{1, 128, 4, 256});
+  CHECK(find(gs, "l0.moe.dispatch.fwd").comm->bytes.in(units::bytes) == 131072.0);
+  CHECK(find(gs, "l0.experts.gather.fwd").comm->kind == CommKind::kAllGather);
+  CHECK(find(gs, "l0.experts.gather.fwd").comm->bytes.in(units::bytes) == 262144.0);
+  CHECK(find(gs, "l0.experts.reduce.fwd").comm->kind == CommKind::kReduceScatter);
+  CHECK(*find(gs, "l0.experts.fc1.fwd").gemm == GemmShape{2, 256, 64, 256});
   // Without expert parallelism no all-to-all; all 4 experts local with 128 rows each; the
   // busiest rank's imbalance scales the rows.
   s.expert_imbalance = 1.5;

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 #include <variant>
 #include <vector>
@@ -334,4 +335,23 @@ TEST_CASE("mixture of experts: Mixtral 8x7B's sizes, and the MoE keys checked", 
               "1024\nsequence: 128\nmicro_batch: 1\nexperts: 4096\nexpert_ffn: 1048576\n") ==
         "w.yaml:9:10: error: experts: expected at most 1e17 expert parameters (layers x experts x "
         "3 x hidden x expert_ffn), got 1.35e+21");
+}
+
+TEST_CASE("Qwen3 MoE workloads: a·d twice the hidden size, 128 experts, 8 per token",
+          "[graph][golden]") {
+  // l·(h·(a + 2g)·d + a·d·h + h·E + E·3·h·f_e + 2h) + 2·V·h + h with d = 128 (head_dim), no
+  // shared experts: 235,093,610,496 ("235B") and 30,532,110,336 ("30.5B").
+  const GptSpec big = std::get<GptSpec>(load_workload_file(shipped("qwen3_235b_a22b")).spec);
+  CHECK(big.head_dim() == 128);
+  CHECK(big.attention_width() == 8192);
+  CHECK(gpt_parameters(big) == 235093610496LL);
+  const GptSpec small = std::get<GptSpec>(load_workload_file(shipped("qwen3_30b_a3b")).spec);
+  CHECK(gpt_parameters(small) == 30532110336LL);
+  // The projection maps a·d = 4096 back to h = 2048 (a 4096 x 2048 weight per layer).
+  const ComputeGraph g = build_gpt_graph(small);
+  const auto& ks = g.kernels();
+  const auto proj = std::find_if(ks.begin(), ks.end(),
+                                 [](const Kernel& k) { return k.name == "l0.proj.fwd"; });
+  REQUIRE(proj != ks.end());
+  CHECK(*proj->gemm == GemmShape{1, 4096, 2048, 4096});  // (T = 4096 tokens, h, a·d)
 }

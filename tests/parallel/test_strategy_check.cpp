@@ -312,6 +312,10 @@ TEST_CASE("expert parallel rules: a mixture of experts, experts and dp divisible
               "ranks)"});
   CHECK(problems("tp1-dp8-ep2-mb1", shipped_gpt("llama3_8b"), 8) ==
         Lines{"expert parallel (ep2) splits a mixture of experts; the workload has no experts"});
+  CHECK(problems("tp2-pp4-dp8-ep8-mb1", mixtral, 64) ==
+        Lines{"a mixture of experts with tp2 needs sequence parallelism (sp), as Megatron-Core's "
+              "MoE layers do"});
+  CHECK(problems("tp2-pp4-dp8-ep8-mb1-sp", mixtral, 64).empty());
   // ep is not a factor of the device count: 64 = tp1 x pp4 x dp16.
   CHECK(parse_strategy("tp1-pp4-dp16-ep8").devices() == 64);
 }
