@@ -51,6 +51,7 @@ TEST_CASE("the shipped case studies load, with their technologies, and have the 
       {"fig10_cooptimization", 16},  // 4 rungs (naive, + parallelism, + arch, + model) x 4 nodes
       {"fig11_nodes_per_package", 7},  // 1, 2, 4, ... 64
       {"gpt3_175b_strategy_selection", 6},  // A100, H100 x 256, 512, 1024 devices
+      {"llama3_405b_strategy", 2},          // 8K and 128K context on 16,384 H100
   };
   for (const auto& [name, points] : studies) {
     INFO(name);
@@ -198,6 +199,36 @@ TEST_CASE("paper §9.3: multi-node packages with 2 TB/s links", "[study][paper]"
   // embeds with dilation 2 (half the per-node bandwidth), so 64 is slower than 32.
   CHECK(t[2] / best_beyond_4 <= 1.15);
   CHECK(t[2] / best_beyond_4 < t[0] / t[2]);
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("Llama 3 405B on 16,384 H100: tensor parallel in the node, context parallel at 128K",
+          "[study][paper]") {
+  // studies/llama3_405b_strategy.yaml, every strategy ranked with memory enforced. Meta's
+  // choices (Dubey et al. 2024 Table 4): TP8 at both lengths, CP16 at 128K. With 126 layers
+  // only pp 1 or 2 divide evenly into a power-of-two device count, so Meta's PP16 is not in
+  // the space (an uneven pipeline split is not modelled).
+  const StudySpec s = load_study(test::source_path("studies/llama3_405b_strategy.yaml"));
+  const StudyRun run = run_study(s, test::run_options(test::fresh_dir("llama3-405b")));
+  REQUIRE(run.complete());
+  REQUIRE(run.table.rows.size() == 2);
+  const auto strategy = [&](std::size_t r) {
+    return parse_strategy(run.table.cell(r, *run.table.column("chosen_strategy")));
+  };
+  const Strategy at8k = strategy(0), at128k = strategy(1);
+  std::printf("\nLlama 3 405B on 16,384 H100: 8K %s (%.2f s), 128K %s (%.2f s)\n",
+              to_string(at8k).c_str(), iteration_s(run.table, 0), to_string(at128k).c_str(),
+              iteration_s(run.table, 1));
+  // Tensor parallelism fills the 8-GPU NVLink node, as Meta's TP8.
+  CHECK(at8k.tp == 8);
+  CHECK(at128k.tp == 8);
+  // 128K tokens a sequence do not fit 8 GPUs' memory without splitting the sequence: the
+  // answer takes context parallelism of 8 or more (Meta: 16).
+  CHECK(at128k.cp >= 8);
+  CHECK(at8k.cp < at128k.cp);
 }
 
 }  // namespace pathfinder
