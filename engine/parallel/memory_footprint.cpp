@@ -134,7 +134,7 @@ I64 gpt_stage_parameters(const GptSpec& w, const Strategy& s, int stage) {
   PF_ASSERT(stage >= 0 && stage < s.pp && s.tp >= 1);
   const I64 h = w.hidden;
   const I64 embedding = w.vocabulary * h / s.tp;
-  I64 n = gpt_layer_parameters(w, s.tp, s.ep) * (w.layers / s.pp);
+  I64 n = gpt_layer_parameters(w, s.tp, s.ep) * stage_layers(w.layers, s.pp, stage);
   if (stage == 0) n += embedding + (w.position == PositionKind::kLearned ? w.sequence * h : 0);
   if (stage == s.pp - 1) {
     n += (w.norm == NormKind::kLayerNorm ? 2 * h : h) +
@@ -210,8 +210,8 @@ MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, 
   // distributed optimizer's), every activation for this rank's s/cp tokens of each sequence.
   // A mixture of experts' routed experts shard over the expert-data-parallel group instead:
   // dp·cp/ep ranks hold the same experts (Megatron-Core's expert data parallelism).
-  const double stage_layers = d(w.layers / s.pp);
-  const double experts = d(gpt_layer_expert_parameters(w, s.tp, s.ep)) * stage_layers;
+  const double layers_here = d(stage_layers(w.layers, s.pp, stage));
+  const double experts = d(gpt_layer_expert_parameters(w, s.tp, s.ep)) * layers_here;
   MemoryFootprint f = model_state_footprint(d(gpt_stage_parameters(w, s, stage)) - experts,
                                             w.optimizer, w.precision, s.zero, s.dp * s.cp, mm);
   if (experts > 0.0) {
@@ -225,7 +225,9 @@ MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, 
   local.sequence = w.sequence / s.cp;
   f.stage = stage;
   f.in_flight_micro_batches = in_flight_micro_batches(s, m, stage);
-  const I64 chunk_layers = w.layers / (I64{s.pp} * (is_interleaved(s) ? s.virtual_stages : 1));
+  const I64 chunk_layers = is_interleaved(s)
+                               ? w.layers / (I64{s.pp} * s.virtual_stages)
+                               : stage_layers(w.layers, s.pp, stage);
   f.activations =
       d(f.in_flight_micro_batches * chunk_layers) * gpt_layer_activations(local, s, b);
   if (stage == 0) f.activations += first_stage_activations(local, s, b, m);
@@ -244,8 +246,14 @@ MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, 
 }
 
 MemoryFootprint gpt_memory_footprint(const GptSpec& w, const Strategy& s, const MemoryModel& mm) {
-  return larger(gpt_stage_memory_footprint(w, s, 0, mm),
-                gpt_stage_memory_footprint(w, s, s.pp - 1, mm));
+  MemoryFootprint f = larger(gpt_stage_memory_footprint(w, s, 0, mm),
+                             gpt_stage_memory_footprint(w, s, s.pp - 1, mm));
+  // With uneven stages the second holds one layer more than the first and keeps more
+  // micro-batches in flight than the last: it can be the fullest.
+  if (s.pp > 2 && !is_interleaved(s) && w.layers % s.pp != 0) {
+    f = larger(f, gpt_stage_memory_footprint(w, s, 1, mm));
+  }
+  return f;
 }
 
 MemoryFootprint lstm_memory_footprint(const LstmSpec& w, const Strategy& s) {

@@ -319,6 +319,12 @@ PartialStrategy read_partial_strategy(const ConfigNode& n) {
   return {s, n.has("dp"), n.has("micro_batch") || s.split != KernelSplit::kTensor};
 }
 
+std::int64_t stage_layers(std::int64_t layers, int stages, int stage) {
+  PF_ASSERT(stages >= 1 && stage >= 0 && stage < stages && layers >= stages);
+  const std::int64_t extra = layers % stages;
+  return layers / stages + (stage >= 1 && stage <= extra ? 1 : 0);
+}
+
 std::string to_string(const Strategy& s) {
   std::string out;
   switch (s.split) {

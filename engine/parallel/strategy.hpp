@@ -102,4 +102,10 @@ struct PartialStrategy {
 // for every strategy parse_strategy can return.
 [[nodiscard]] std::string to_string(const Strategy& s);
 
+// Layers of pipeline stage (or model chunk) `stage` of `stages`: layers/stages each, and when
+// they do not divide, one more on each of the stages after the first (the first also holds the
+// embedding; Megatron's --decoder-first-pipeline-num-layers and torchtitan's split points give
+// the first stages fewer, e.g. Llama 3 405B's 126 layers over 8 stages as 15, 16 x 6, 15).
+[[nodiscard]] std::int64_t stage_layers(std::int64_t layers, int stages, int stage);
+
 }  // namespace pathfinder

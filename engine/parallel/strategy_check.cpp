@@ -174,7 +174,11 @@ void check_gpt(const Strategy& s, const GptSpec& w, Sink& k) {
              str(s.virtual_stages) + " = " + str(chunks);
     });
   } else {
-    multiple(k, "layers", w.layers, "pp", s.pp);
+    // Stages need not hold equal layer counts (stage_layers), only at least one each.
+    k.require(w.layers >= s.pp, [&] {
+      return "layers = " + str(w.layers) + " is fewer than pp = " + str(s.pp) +
+             ": every stage holds at least one layer";
+    });
   }
   // Megatron-LM splits every replica's batch into micro-batches of at least one sequence;
   // mb0 (no micro-batching) is the paper notation's, for LSTM and GEMM workloads.

@@ -199,7 +199,7 @@ void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
   // Chunks: pp·v, each layers/(pp·v) layers; the embedding on the first, the head on the last.
   const int v = s.schedule == PipelineSchedule::kInterleaved ? s.virtual_stages : 1;
   const int chunks = s.pp * v;
-  const auto layers = static_cast<int>(spec_.layers / chunks);  // check_strategy: divides
+  // Layers per chunk: equal with interleaving (check_strategy), else stage_layers' split.
   const double p = bytes_per_element(spec_.precision).si();
   IterationInput in;
   in.schedule = s.schedule;
@@ -233,6 +233,7 @@ void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
   };
   for (int c = 0; c < chunks; ++c) {
     ChunkCosts cc;
+    const auto layers = static_cast<int>(stage_layers(spec_.layers, chunks, c));
     add(cc, pt.layer, layers, pt.layer_parameters);
     if (c == 0) {
       add(cc, pt.embedding, 1.0, pt.embedding_parameters);

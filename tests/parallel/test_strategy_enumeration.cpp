@@ -136,9 +136,9 @@ TEST_CASE("options narrow the enumeration", "[dist]") {
   CHECK_FALSE(enumerate_strategies(g6, 6, o).empty());
   o.powers_of_two = true;
   CHECK(enumerate_strategies(g6, 6, o).empty());
-  // On 8: tp | 4 heads, pp | 6 layers and dp | 12, powers of two: (tp, pp, dp) = (1,2,4)
-  // (2,1,4) (2,2,2) (4,1,2) (4,2,1), mb 1 each.
-  CHECK(enumerate_strategies(g6, 8, o).size() == 5);
+  // On 8: tp | 4 heads, pp <= 6 layers (uneven stages allowed) and dp | 12, powers of two:
+  // (tp, pp, dp) = (1,2,4) (1,4,2) (2,1,4) (2,2,2) (2,4,1) (4,1,2) (4,2,1), mb 1 each.
+  CHECK(enumerate_strategies(g6, 8, o).size() == 7);
   CHECK(enumerate_strategies(g, 0).empty());
 }
 

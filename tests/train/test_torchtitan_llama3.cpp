@@ -15,8 +15,8 @@
 //   software   fsdp; float8 / fp8-tensorwise / fp8-rowwise -> the linear layers in FP8
 //   context   cp -> cpN (each sequence over cp ranks, keys and values around the ring; torchtitan's
 //             experimental context_parallel, timed as Megatron-Core's ring)
-//   not modelled (row skipped): FP8 with row-wise scaling; 405B's
-//              126 layers over 8 pipeline stages (torchtitan splits unevenly)
+//   not modelled (row skipped): FP8 with row-wise scaling; 405B's 126 layers over 8 x 2
+//              interleaved chunks (uneven stages are modelled for 1F1B, not interleaved)
 //   ignored: torch.compile's fusion, async TP (no overlap beyond the profile's)
 //   attention  SDPA runs FlashAttention-2 (templates/software/fsdp.yaml kernels.attention)
 #include <catch2/catch.hpp>
@@ -166,9 +166,9 @@ TEST_CASE("[calibration] torchtitan Llama 3.1 on H100 and H200: tokens/s/GPU", "
               "MAPE %.1f%%, bias %+.1f%% (goal MAPE <= 10%%)\n",
               n, uneven, 100 * mape, 100 * signed_sum / n);
   CHECK(n + uneven == 32);
-  CHECK(uneven == 10);  // 405B's 126 layers over 8 stages (6, three with cp), row-wise FP8 (4)
+  CHECK(uneven == 5);  // row-wise FP8 scaling (4); interleaved 126 layers over 8 x 2 chunks (1)
   // Measured today (bounds just above, so a regression fails; the goal is the issue's 10%):
-  //   MAPE 25.8%, bias +20.8% over 22 rows, with SDPA's FlashAttention-2 (fsdp.yaml
+  //   MAPE 25.1%, bias +18.5% over 27 rows, with SDPA's FlashAttention-2 (fsdp.yaml
   //   kernels.attention). TP-8 runs of 70B -20..+4% (the faster of each pair is the compiled
   //   or async-TP run, which the model does not separate), 8B with TP 8 +11..+27%, FSDP-only
   //   8B runs +35..+67% (H100 500 W and H200 alike): the model recomputes nothing under
@@ -176,9 +176,10 @@ TEST_CASE("[calibration] torchtitan Llama 3.1 on H100 and H200: tokens/s/GPU", "
   //   recomputes part of every layer, and the 96 GB HBM2e parts' 2.4 TB/s is not modelled
   //   (issue 13, open). Context parallel 8B (T2, 64k-256k tokens): cp2 +8%, cp4 +42%, cp8
   //   +47%: attention-bound, and PyTorch's ring merges each step's partial output in eager ops
-  //   the model does not count.
-  CHECK(mape <= 0.265);
-  CHECK(signed_sum / n <= 0.215);
+  //   the model does not count. 405B on 512 GPUs (tp8 pp8, 126 layers as 15, 16 x 6, 15):
+  //   T5 -27%, T6 -5% (8K) and +16..+40% with cp 2-8.
+  CHECK(mape <= 0.26);
+  CHECK(signed_sum / n <= 0.19);
 }
 
 }  // namespace pathfinder
