@@ -112,11 +112,25 @@ namespace {
 // experts with expert parallelism <= 50 us, warm (the per-shape memo filled, as in a search).
 // 405B's 126 layers allow pp 2 among powers of two: tp8-pp2-dp1024, and with context
 // parallelism tp8-pp2-dp512-cp2 at 8,192 tokens.
-void BM_Llama405bOn16k(benchmark::State& state) {
+// The H100 template with Megatron-Core's profile and its datasheet micro-architecture.
+struct H100System {
+  SoftwareProfile software;
+  ArchSpec spec;
+  MicroArch arch;
+};
+H100System h100_megatron_core() {
   static const TechLibrary lib = load_tech_library_dir(kRoot + "/techlib");
-  const SoftwareProfile sw = load_software_profile(kRoot + "/templates/software/megatron-core.yaml");
-  const ArchSpec spec = bind_template(lib, with_software(load_template(kRoot + "/templates/h100.yaml"), sw));
-  const MicroArch arch = generate_micro_arch(spec, ResourceSplit::from_template(spec.tmpl));
+  H100System h{load_software_profile(kRoot + "/templates/software/megatron-core.yaml"), {}, {}};
+  h.spec = bind_template(lib, with_software(load_template(kRoot + "/templates/h100.yaml"), h.software));
+  h.arch = generate_micro_arch(h.spec, ResourceSplit::from_template(h.spec.tmpl));
+  return h;
+}
+
+void BM_Llama405bOn16k(benchmark::State& state) {
+  const H100System h = h100_megatron_core();
+  const ArchSpec& spec = h.spec;
+  const MicroArch& arch = h.arch;
+  const SoftwareProfile& sw = h.software;
   const GptSpec w =
       std::get<GptSpec>(load_workload(kRoot + "/studies/workloads/llama3_405b.yaml").spec);
   const Strategy s = parse_strategy(state.range(0) == 1 ? "tp8-pp2-dp1024-mb1-zero1-recompute=full"
@@ -132,10 +146,10 @@ void BM_Llama405bOn16k(benchmark::State& state) {
 BENCHMARK(BM_Llama405bOn16k)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 
 void BM_MixtralExpertParallel(benchmark::State& state) {
-  static const TechLibrary lib = load_tech_library_dir(kRoot + "/techlib");
-  const SoftwareProfile sw = load_software_profile(kRoot + "/templates/software/megatron-core.yaml");
-  const ArchSpec spec = bind_template(lib, with_software(load_template(kRoot + "/templates/h100.yaml"), sw));
-  const MicroArch arch = generate_micro_arch(spec, ResourceSplit::from_template(spec.tmpl));
+  const H100System h = h100_megatron_core();
+  const ArchSpec& spec = h.spec;
+  const MicroArch& arch = h.arch;
+  const SoftwareProfile& sw = h.software;
   const GptSpec w =
       std::get<GptSpec>(load_workload(kRoot + "/studies/workloads/mixtral_8x7b.yaml").spec);
   const Strategy s = parse_strategy("tp1-pp4-dp256-ep8-mb1-zero1");

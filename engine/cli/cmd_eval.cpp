@@ -283,7 +283,9 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
         // The kernel table shows the graph the iteration was timed on: the software profile's
         // FP8 linear layers, attention kernel and loss included.
         Workload shown = w;
-        if (const auto* gpt = std::get_if<GptSpec>(&w.spec)) {
+        const bool profiled =
+            training.fp8_linear || training.flash2 || training.fp32_cross_entropy;
+        if (const auto* gpt = std::get_if<GptSpec>(&w.spec); gpt && profiled) {
           GptPartition p;
           p.fp8_linear = training.fp8_linear;
           p.flash2 = training.flash2;

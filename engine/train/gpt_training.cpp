@@ -92,12 +92,12 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
                                    s.pp, id);
   auto it = parts_.find(key);
   if (it != parts_.end()) return it->second;
-  const Mapping& m = placements(s, id).mapping;
+  const Placements& pl = placements(s, id);
+  const Mapping& m = pl.mapping;
   GptSpec w = spec_;
   w.micro_batch = s.micro_batch;
   const PlacedComm comm(
-      {&m.groups[0], nullptr, &m.groups[2], &m.groups[1], &placements(s, id).context,
-       &placements(s, id).expert});
+      {&m.groups[0], nullptr, &m.groups[2], &m.groups[1], &pl.context, &pl.expert});
   const auto part = [&](int layers, bool embedding, bool head, double& params) {
     GptPartition p;
     p.tensor = s.tp;
@@ -196,10 +196,10 @@ void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
   const HostSpec& host = timer_.machine().host;
   const double launch = host.launch_latency.si();
 
-  // Chunks: pp·v, each layers/(pp·v) layers; the embedding on the first, the head on the last.
+  // Chunks: pp·v of stage_layers(layers, pp·v, c) layers each (equal with interleaving,
+  // check_strategy); the embedding on the first, the head on the last.
   const int v = s.schedule == PipelineSchedule::kInterleaved ? s.virtual_stages : 1;
   const int chunks = s.pp * v;
-  // Layers per chunk: equal with interleaving (check_strategy), else stage_layers' split.
   const double p = bytes_per_element(spec_.precision).si();
   IterationInput in;
   in.schedule = s.schedule;

@@ -207,6 +207,9 @@ TEST_CASE("host, vector ratio and memory utilization errors are exact", "[arch][
   CHECK(patched_error(mcus, mcus + "  sustained_fraction: 0\n") ==
         "patched.yaml:10:23: error: core.sustained_fraction: expected a fraction in [0.01, 1], "
         "got \"0\"");
+  CHECK(patched_error(mcus, mcus + "  warp_mma_fraction: 0\n") ==
+        "patched.yaml:10:22: error: core.warp_mma_fraction: expected a fraction in [0.01, 1], "
+        "got \"0\"");
   CHECK(patched_error(mcus, mcus + "  fp8_sustained_fraction: 2\n") ==
         "patched.yaml:10:27: error: core.fp8_sustained_fraction: expected a fraction in [0.01, 1], "
         "got \"2\"");

@@ -328,6 +328,12 @@ TEST_CASE("mixture of experts: Mixtral 8x7B's sizes, and the MoE keys checked", 
   CHECK(error(gpt + "experts: 4\nexpert_imbalance: 0.5\n") ==
         "w.yaml:10:19: error: expert_imbalance: expected a factor in [1, 64] (the busiest expert "
         "rank's tokens over the mean), got \"0.5\"");
+  CHECK(error(gpt + "experts: 4\nshared_experts: 65\n") ==
+        "w.yaml:10:17: error: shared_experts: expected at most 64 shared experts, got \"65\"");
+  CHECK(error(gpt + "head_dim: 0\n") ==
+        "w.yaml:9:11: error: head_dim: expected a positive number, got \"0\"");
+  CHECK(error(gpt + "head_dim: 20000\n") ==
+        "w.yaml:9:11: error: head_dim: expected a whole number in [1, 16384], got \"20000\"");
   CHECK(error(gpt + "experts: 5000\n") ==
         "w.yaml:9:10: error: experts: expected a whole number in [1, 4096], got \"5000\"");
   // Counts stay exact in 64 bits: 100,000 layers of 4,096 experts of 2^20 x 2^20 are refused.

@@ -271,6 +271,8 @@ TEST_CASE("context parallel: cpN in the grammar, cp in YAML, counted in the devi
     return std::string("no error");
   };
   CHECK(error("cp0") == "\"cp0\": the context-parallel degree must be at least 1");
+  CHECK(error("ep0") == "\"ep0\": the expert-parallel degree must be at least 1");
+  CHECK(to_string(parse_strategy("ep4-dp8")) == "tp1-pp1-dp8-ep4-mb1-1f1b");
   CHECK(error("cp2-cp4") == "\"cp4\": context-parallel degree given twice (cp2 and cp4)");
   CHECK(error("tp2-cp") ==
         "\"cp\": expected a whole number after \"cp\" (cpN, e.g. cp4; '-' separates tokens)");

@@ -44,25 +44,6 @@ struct Row {
   std::int64_t parameters = 0;
 };
 
-// A CSV line whose first field may be quoted (it holds commas).
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cell;
-  bool quoted = false;
-  for (const char c : line) {
-    if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      out.push_back(cell);
-      cell.clear();
-    } else {
-      cell += c;
-    }
-  }
-  out.push_back(cell);
-  return out;
-}
-
 std::vector<Row> rows() {
   std::ifstream f(PATHFINDER_TEST_DATA "/calibration/h100/mosaic_llmfoundry_mpt_training_throughput.csv");
   REQUIRE(f.good());
@@ -73,7 +54,7 @@ std::vector<Row> rows() {
           0);
   std::vector<Row> out;
   while (std::getline(f, line)) {
-    const std::vector<std::string> c = split(line);
+    const std::vector<std::string> c = test::csv_cells(line);
     REQUIRE(c.size() == 21);
     Row r;
     r.section = c[0];

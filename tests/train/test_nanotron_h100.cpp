@@ -32,14 +32,6 @@ struct Run {
   double tokens_per_gpu = 0.0, alloc_gib = 0.0, reserved_gib = 0.0;
 };
 
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> out;
-  std::string field;
-  std::istringstream is(line);
-  while (std::getline(is, field, ',')) out.push_back(field);
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
 double num(const std::string& s) { return s.empty() ? 0.0 : std::stod(s); }
 
 // Columns (README): name, nodes, seq_len, mbs, batch_accum, gbs, tok/s/gpu, Mem Alloc (GB),
@@ -53,7 +45,7 @@ std::vector<Run> runs() {
   REQUIRE(line.rfind("name,nodes,seq_len,mbs,batch_accum,gbs,tok/s/gpu,Mem Alloc (GB)", 0) == 0);
   std::vector<Run> out;
   while (std::getline(f, line)) {
-    const auto c = split(line);
+    const auto c = test::csv_cells(line);
     REQUIRE(c.size() == 22);
     Run r;
     r.name = c[0];

@@ -54,14 +54,6 @@ struct Row {
   double tokens = 0.0;
 };
 
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cell;
-  std::istringstream is(line);
-  while (std::getline(is, cell, ',')) out.push_back(cell);
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
 
 // The newest row of each pre-training configuration, in the file's order of first appearance.
 std::vector<Row> pretraining_rows() {
@@ -76,7 +68,7 @@ std::vector<Row> pretraining_rows() {
   std::vector<std::string> order;
   std::map<std::string, Row> newest;
   while (std::getline(f, line)) {
-    const std::vector<std::string> c = split(line);
+    const std::vector<std::string> c = test::csv_cells(line);
     REQUIRE(c.size() >= 20);
     if (c[2] != "Pretraining") continue;
     const auto num = [&](std::size_t i) { return c[i].empty() ? 1 : std::stoi(c[i]); };

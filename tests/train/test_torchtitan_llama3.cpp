@@ -45,14 +45,6 @@ struct Row {
   double tokens = 0.0;
 };
 
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cell;
-  std::istringstream is(line);
-  while (std::getline(is, cell, ',')) out.push_back(cell);
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
 
 std::vector<Row> rows() {
   std::ifstream f(PATHFINDER_TEST_DATA "/calibration/h100/torchtitan_llama3_training_throughput.csv");
@@ -63,7 +55,7 @@ std::vector<Row> rows() {
   REQUIRE(line.rfind("source_file,table,model,gpu,num_gpus,fsdp,tp,pp,cp,seq_len,local_batch,", 0) == 0);
   std::vector<Row> out;
   while (std::getline(f, line)) {
-    const std::vector<std::string> c = split(line);
+    const std::vector<std::string> c = test::csv_cells(line);
     REQUIRE(c.size() >= 16);
     const auto num = [&](std::size_t i) { return c[i].empty() ? 0 : std::stoi(c[i]); };
     Row r;

@@ -4,12 +4,33 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/system/system_graph.hpp"
 #include "engine/train/gpt_training.hpp"
 #include "tests/perf/perf_fixtures.hpp"
 
 namespace pathfinder::test {
+
+// The cells of one line of a calibration CSV: split at commas outside double quotes (a quoted
+// cell may hold commas), the quotes dropped; a trailing comma ends in an empty cell.
+inline std::vector<std::string> csv_cells(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cell;
+  bool quoted = false;
+  for (const char c : line) {
+    if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      out.push_back(cell);
+      cell.clear();
+    } else {
+      cell += c;
+    }
+  }
+  out.push_back(cell);
+  return out;
+}
 
 struct ShippedSystem {
   ArchSpec spec;
