@@ -41,6 +41,16 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
                                              p->quoted("linear_layers"));
     }
     s.fp8_linear = linear == "fp8";
+    const std::string reduction = p->get_or<std::string>("gradient_reduction", "workload");
+    if (reduction == "fp32") {
+      s.gradient_reduction = GradientReduction::kFp32;
+    } else if (reduction == "fp32_if_bf16") {
+      s.gradient_reduction = GradientReduction::kFp32IfBf16;
+    } else if (reduction != "workload") {
+      throw p->error_at("gradient_reduction",
+                        "expected workload, fp32 or fp32_if_bf16, got " +
+                            p->quoted("gradient_reduction"));
+    }
     p->finish();
   }
   if (auto k = root.optional_child("kernels")) {

@@ -18,6 +18,27 @@ namespace pathfinder {
 
 class ConfigNode;
 
+// The element type of the data-parallel gradient reduction:
+//   workload      the workload's precision (2 bytes in fp16/bf16)
+//   fp32          always fp32 (nanotron's accumulate_grad_in_fp32 hook, torchtitan's
+//                 mixed_precision_reduce = "float32" default)
+//   fp32_if_bf16  fp32 for bf16 workloads, else the workload's (Megatron-LM arguments.py: "bfloat16
+//                 requires gradient accumulation and all-reduce to be done in fp32" unless
+//                 --grad-reduce-in-bf16; fp16 keeps fp16 gradients)
+enum class GradientReduction { kWorkload, kFp32, kFp32IfBf16 };
+
+// Bytes per gradient element reduced for a workload whose elements are `precision_bytes` wide
+// (bf16: `bf16` true).
+[[nodiscard]] constexpr double gradient_reduction_bytes(GradientReduction g, double precision_bytes,
+                                                        bool bf16) {
+  switch (g) {
+    case GradientReduction::kFp32: return 4.0;
+    case GradientReduction::kFp32IfBf16: return bf16 ? 4.0 : precision_bytes;
+    case GradientReduction::kWorkload: break;
+  }
+  return precision_bytes;
+}
+
 struct SoftwareProfile {
   std::string name;
   std::string file;
@@ -44,6 +65,9 @@ struct SoftwareProfile {
   bool overlap_sp_regather = false;
   // `precision: {linear_layers: fp8}`: the layers' linear GEMMs in FP8 (GptPartition::fp8_linear).
   bool fp8_linear = false;
+  // `precision: {gradient_reduction: ...}`: the element type the data-parallel gradients are
+  // accumulated and reduced in (all-reduce, ZeRO's reduce-scatter, FSDP's per-layer one).
+  GradientReduction gradient_reduction = GradientReduction::kWorkload;
   // `kernels: {attention: flash2}`: the workload's flash attention runs as FlashAttention-2
   // (flash-attn 2, PyTorch SDPA's flash backend); `fused` (default): a kernel on the device's
   // native matrix instructions (Transformer Engine's cuDNN fused attention, FlashAttention-3).

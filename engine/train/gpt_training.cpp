@@ -136,8 +136,10 @@ void GptTraining::add_sharded_passes(const Parts& pt, const GroupPlacement& data
   const auto gather = [&](double params) {
     return collective_time(data, Collective::kAllGather, params * p);
   };
+  const double g = gradient_reduction_bytes(options_.gradient_reduction, p,
+                                            spec_.precision == DataType::kBf16);
   const auto scatter = [&](double params) {
-    return collective_time(data, Collective::kReduceScatter, params * p);
+    return collective_time(data, Collective::kReduceScatter, params * g);
   };
   const double gl = gather(pt.layer_parameters), rl = scatter(pt.layer_parameters);
   ShardedPass f, b;
@@ -257,7 +259,8 @@ void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
   in.zero = s.zero;
   in.sharded = sharded;
   in.overlap_data_parallel = options_.overlap_data_parallel;
-  in.gradient_bytes = p;
+  in.gradient_bytes =
+      gradient_reduction_bytes(options_.gradient_reduction, p, spec_.precision == DataType::kBf16);
   in.parameter_bytes = p;
   in.input_bytes = 8.0 * static_cast<double>(s.micro_batch * spec_.sequence / s.cp);  // ids + labels
   // Gradient clipping all-reduces the squared norm (one fp32) over the model-parallel group,

@@ -50,6 +50,8 @@ struct TrainingOptions {
   bool flash2 = false;
   // The loss in unfused fp32 passes (GptPartition::fp32_cross_entropy; the profile's choice).
   bool fp32_cross_entropy = false;
+  // The element type the data-parallel gradients are reduced in (SoftwareProfile).
+  GradientReduction gradient_reduction = GradientReduction::kWorkload;
   // Report a strategy that does not fit in main memory as infeasible (default). Off: time it
   // anyway, as the DeepFlow reference does (it only prints the overflow) -- for reproducing
   // the paper's comparisons, never for recommendations.
@@ -67,6 +69,7 @@ struct TrainingOptions {
     o.fp8_linear = s.fp8_linear;
     o.flash2 = s.flash2;
     o.fp32_cross_entropy = s.fp32_cross_entropy;
+    o.gradient_reduction = s.gradient_reduction;
     return o;
   }
 };

@@ -10,6 +10,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -258,6 +259,7 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
     const double pred = static_cast<double>(w.global_batch * w.sequence) / t.iteration_time /
                         static_cast<double>(s.devices());
     tokens.add(pred, r.tokens_per_gpu);
+    if (std::getenv("NT_ROWS")) std::printf("ROW %s %.1f %.1f %.3f\n", r.name.c_str(), r.tokens_per_gpu, pred, pred / r.tokens_per_gpu);
     tokens_by_family[family(r)].add(pred, r.tokens_per_gpu);
   }
   const int total = tp_fit + fn_oom + fp_fit + tn_oom;
