@@ -1216,3 +1216,25 @@ TEST_CASE("issue 14 item 9: search and strategy messages are located and say wha
 }
 
 }  // namespace pathfinder
+
+TEST_CASE("workload import writes a workload eval runs; a refused config exits 2", "[cli]") {
+  const std::string out = (scratch() / "mixtral.yaml").string();
+  const Run w = run("workload import tests/data/hf_configs/mixtral_8x7b.json --sequence 4096 --out '" +
+                    out + "'");
+  CHECK(w.code == 0);
+  CHECK(w.out.empty());
+  // Mixtral 8x7B: 46.7B parameters (Jiang et al. 2024), as studies/workloads/mixtral_8x7b.yaml.
+  CHECK(first_line(slurp(out)) == "# Parameters (pathfinder's count): 46702792704");
+  const Run e = run("eval templates/h100.yaml --workload '" + out + "' --strategy tp2-sp-dp4-ep4 --format json");
+  REQUIRE(e.code == 0);
+  CHECK(nlohmann::json::parse(e.out).at("devices") == 8);
+  const Run d = run("workload import tests/data/hf_configs/deepseek_v3.json");
+  CHECK(d.code == 2);
+  CHECK(d.out.empty());
+  CHECK(first_line(d.err) ==
+        "tests/data/hf_configs/deepseek_v3.json:7:3: error: kv_lora_rank: multi-head latent "
+        "attention (DeepSeek-V2/V3 low-rank keys and values) is not modelled yet; expected a "
+        "config without kv_lora_rank");
+  CHECK(run("workload import tests/data/hf_configs/llama3_8b.json --sequence 0").err ==
+        "command line: error: --sequence: expected a whole number in [1, 16777216], got 0\n");
+}

@@ -10,6 +10,7 @@
 #include "engine/config/node.hpp"
 #include "engine/parallel/strategy_check.hpp"
 #include "engine/explore/search_study.hpp"
+#include "engine/graph/hf_config.hpp"
 #include "engine/graph/workload_loader.hpp"
 #include "engine/software/software_profile.hpp"
 #include "engine/study/study_runner.hpp"
@@ -97,6 +98,11 @@ void workload(std::string_view in) {
     s.micro_batch = static_cast<int>(g->micro_batch);
   }
   if (is_valid_strategy(s, f.spec, 8)) check_training(evaluate(a100(), f.spec, s));
+}
+
+// A config.json imported, then evaluated as the workload target does.
+void hf_config(std::string_view in) {
+  workload(import_hf_config(std::string(in), "config.json", ImportChoices{}));
 }
 
 void arch_template(std::string_view in) {
@@ -231,6 +237,7 @@ const std::vector<TargetInfo>& targets() {
       {Target::kStudy, "study", "studies;tests/data/studies"},
       {Target::kSearch, "search", "studies"},
       {Target::kCsv, "csv", ""},
+      {Target::kHfConfig, "hf_config", "tests/data/hf_configs"},
   };
   return t;
 }
@@ -247,6 +254,7 @@ void run_one(Target t, std::string_view input) {
       case Target::kStudy: study(input); break;
       case Target::kSearch: search(input); break;
       case Target::kCsv: csv(input); break;
+      case Target::kHfConfig: hf_config(input); break;
     }
   } catch (const ConfigError& e) {
     check_error(e);

@@ -15,7 +15,8 @@
 
 namespace pathfinder::fuzz {
 
-enum class Target { kTemplate, kTechlib, kWorkload, kStrategy, kOverride, kSoftware, kStudy, kSearch, kCsv };
+enum class Target { kTemplate, kTechlib, kWorkload, kStrategy, kOverride, kSoftware, kStudy, kSearch, kCsv,
+                    kHfConfig };
 
 struct TargetInfo {
   Target target;

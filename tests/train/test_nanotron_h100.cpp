@@ -10,7 +10,6 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -259,7 +258,6 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
     const double pred = static_cast<double>(w.global_batch * w.sequence) / t.iteration_time /
                         static_cast<double>(s.devices());
     tokens.add(pred, r.tokens_per_gpu);
-    if (std::getenv("NT_ROWS")) std::printf("ROW %s %.1f %.1f %.3f\n", r.name.c_str(), r.tokens_per_gpu, pred, pred / r.tokens_per_gpu);
     tokens_by_family[family(r)].add(pred, r.tokens_per_gpu);
   }
   const int total = tp_fit + fn_oom + fp_fit + tn_oom;
@@ -295,11 +293,14 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
   //     16 Success runs predicted OOM
   //   allocated memory MAPE 4.6%, bias -2.2%, 88% of runs within 10% (goal: within 10%);
   //     tp runs 7-8% under (a constant 0.1-0.4 GiB not modelled)
-  //   tokens/s/GPU MAPE 865%, median |error| 176% (goal <= 10%): the model still runs nanotron
-  //     ~1.7-1.8x fast on dp-only runs (after FlashAttention-2's own rate and the fp32 loss),
-  //     and some measured runs crawl (12 tokens/s/GPU with tp 8-16 across nodes and pp 16-32)
+  //   tokens/s/GPU MAPE 858%, median |error| 173% (goal <= 10%), with the fp32 gradient
+  //     reduction of accumulate_grad_in_fp32: single-node dp-only runs 28-35% fast, dp 128-256
+  //     runs 1.6-4x (the measured step grows by 0.1-0.5 s beyond the modelled reduction), and
+  //     runs through the pipeline engine with many micro-batches crawl: e.g. 1.34G tp8-pp4-dp1
+  //     from 18,287 tokens/s/GPU at acc 8 x mbs 32 to 1,032 at acc 256 x mbs 1, the same tokens
+  //     per step; 10-180x below any modelled mechanism
   CHECK(accuracy >= 0.97);
   CHECK(alloc.mape() <= 0.05);
-  CHECK(tokens.mape() <= 8.8);
-  CHECK(tokens.median_abs() <= 1.8);
+  CHECK(tokens.mape() <= 8.7);
+  CHECK(tokens.median_abs() <= 1.76);
 }

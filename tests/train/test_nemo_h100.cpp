@@ -184,13 +184,14 @@ TEST_CASE("[calibration] NeMo 24.07 FP8 pre-training on DGX H100: tokens/s/GPU",
               n, 100 * mape, 100 * signed_sum / n);
   CHECK(n == 12);
   // Measured today (bounds just above, so a regression fails; the goal is the 8%):
-  //   MAPE 19.8%, bias +19.8%: every row optimistic, alike across GPT-3, Llama 2,
+  //   MAPE 19.2%, bias +19.2% (19.8% before the fp32 gradient reduction of Megatron's bf16
+  //   rule): every row optimistic, alike across GPT-3, Llama 2,
   //   Llama 3 (context parallel 2) and Nemotron, 8 to 512 GPUs, tp 1 to 8: a device-level
   //   shortfall, not a parallelism one.
   //   (Before FP8's own sustained rate, the A100's training residual and the fp32 loss:
   //   +28.6%, +34%, +22.9%.)
-  CHECK(mape <= 0.205);
-  CHECK(signed_sum / n <= 0.205);
+  CHECK(mape <= 0.197);
+  CHECK(signed_sum / n <= 0.197);
   CHECK(signed_sum / n >= 0.0);  // a change that makes rows pessimistic must say why here
 }
 
