@@ -72,6 +72,7 @@
 //                      all-to-all back; un-permutation with the probability-weighted sum
 //                      (2·T·k·h). Shared experts run beside them as one MLP of shared·f_e.
 //                      Backward mirrors it (the router's dgrad/wgrad and softmax backward).
+//                      The first dense_layers layers keep the dense MLP (DeepSeek-V3).
 //   untied             the logits weight is its own V·h/t parameter on the last stage
 #include <cmath>
 #include <optional>
@@ -123,6 +124,8 @@ class GptBuilder {
     ParamId router = 0, e_fc1 = 0, e_up = 0, e_fc2 = 0;
   };
   [[nodiscard]] std::int64_t local_experts() const { return s_.experts / part_.expert; }
+  // Whether this partition's layer i (global i + first_layer) is a mixture of experts.
+  [[nodiscard]] bool moe_at(int i) const { return s_.moe_layer(i + part_.first_layer); }
   [[nodiscard]] double expert_rows() const {  // rows of each local expert's GEMMs
     return std::ceil(t_ * static_cast<double>(s_.top_k) * static_cast<double>(part_.expert) /
                      static_cast<double>(s_.experts) * s_.expert_imbalance);
@@ -438,7 +441,7 @@ GptBuilder::LayerFwd GptBuilder::layer_fwd(int i, const Deps& x, Pass pass) {
   r.ln2 = layernorm_fwd(i, "ln2", {r.res1});
   const Deps ln2_out = gather_in(i, "ln2.gather" + suffix_, phase_, {r.ln2});
   Deps res2;
-  if (s_.moe()) {
+  if (moe_at(i)) {
     res2 = moe_fwd(i, r, {r.ln2}, ln2_out);
   } else {
     res2 = dense_mlp_fwd(i, r, w, fd, "", ln2_out);
@@ -475,7 +478,7 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
   const Deps ln2_in = gather_in(i, "ln2.regather.bwd", Phase::kBackwardData, {fw.ln2},
                                   part_.overlap_sp_regather);
   Deps mlp_w;
-  const Deps fc1_r = s_.moe() ? moe_bwd(i, fw, g, g_rows, ln2_in, mlp_w)
+  const Deps fc1_r = moe_at(i) ? moe_bwd(i, fw, g, g_rows, ln2_in, mlp_w)
                               : dense_mlp_bwd(i, fw, w, fd, "", g_rows, ln2_in, mlp_w);
   const KernelId ln2_b = layernorm_bwd(i, "ln2", fc1_r);
   Deps m1 = g_in;
@@ -746,7 +749,7 @@ ComputeGraph GptBuilder::build() {
     w.qkv = linear(i, "qkv", h, qkv_out);
     w.proj = linear(i, "proj", s_.attention_width() / tp_, h);
     norm_params(i, "ln2", h);
-    if (s_.moe()) {
+    if (moe_at(i)) {
       const int global = i + part_.first_layer;
       const std::int64_t fe = s_.expert_width() / tp_, El = local_experts();
       const std::int64_t beta = s_.bias ? 1 : 0;
@@ -848,7 +851,7 @@ ComputeGraph GptBuilder::build() {
       double e = 0.0;
       for (const Linear* l : {&w.qkv, &w.proj, &w.fc1, &w.fc2}) e += static_cast<double>(l->in * l->out);
       if (swiglu_) e += static_cast<double>(w.up.in * w.up.out);
-      if (s_.moe()) {
+      if (moe_at(i)) {
         e += static_cast<double>(b_.parameter(w.e_fc1).elements + b_.parameter(w.e_fc2).elements +
                                  (swiglu_ ? b_.parameter(w.e_up).elements : 0));
       }

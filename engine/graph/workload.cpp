@@ -109,8 +109,9 @@ std::int64_t gpt_layer_parameters(const GptSpec& s, int tp, int ep) {
 // Layers, the token table V·h, learned positions s·h, an untied output head V·h and the final
 // norm (layernorm 2h, rmsnorm h).
 std::int64_t gpt_parameters(const GptSpec& s) {
-  const std::int64_t h = s.hidden;
-  std::int64_t n = s.layers * gpt_layer_parameters(s, 1) + s.vocabulary * h;
+  const std::int64_t h = s.hidden, dense = s.dense_layers_in(0, s.layers);
+  std::int64_t n = (s.layers - dense) * gpt_layer_parameters(s, 1) +
+                   dense * gpt_layer_parameters(s.dense_layer_spec(), 1) + s.vocabulary * h;
   if (s.position == PositionKind::kLearned) n += s.sequence * h;
   if (!s.tied_embeddings) n += s.vocabulary * h;
   return n + (s.norm == NormKind::kLayerNorm ? 2 * h : h);
@@ -120,21 +121,22 @@ std::int64_t gpt_parameters(const GptSpec& s) {
 // 2h², MLP 2·2h·f (gelu) or 2·3h·f (swiglu), scores and context 2·2·s·h (the whole s×s, as
 // Megatron and PaLM's MFU count it, causal or not), logits 2·h·V; forward + backward = 3×.
 // A mixture of experts counts what a token activates: the router 2·h·E, top_k routed and the
-// shared experts' MLPs of width expert_ffn.
+// shared experts' MLPs of width expert_ffn; its leading dense layers their MLP of width f.
 double gpt_model_flops(const GptSpec& s) {
   const double h = static_cast<double>(s.hidden), f = static_cast<double>(s.ffn),
                sq = static_cast<double>(s.sequence), V = static_cast<double>(s.vocabulary),
-               l = static_cast<double>(s.layers),
                kvd = static_cast<double>(s.kv() * s.head_dim());
   const double per_width = (s.mlp == MlpKind::kGelu ? 4.0 : 6.0) * h;
-  const double mlp =
-      s.moe() ? 2.0 * h * static_cast<double>(s.experts) +
-                    per_width * static_cast<double>((s.top_k + s.shared_experts) * s.expert_width())
-              : per_width * f;
+  const double sparse =
+      2.0 * h * static_cast<double>(s.experts) +
+      per_width * static_cast<double>((s.top_k + s.shared_experts) * s.expert_width());
   const double ad = static_cast<double>(s.attention_width());  // a·d, h unless head_size
-  const double layer = 2.0 * h * (ad + 2.0 * kvd) + 2.0 * h * ad + mlp + 4.0 * sq * ad;
+  const double attention = 2.0 * h * (ad + 2.0 * kvd) + 2.0 * h * ad + 4.0 * sq * ad;
+  const auto dense = static_cast<double>(s.dense_layers_in(0, s.layers));
+  const double mlps = s.moe() ? dense * per_width * f + (static_cast<double>(s.layers) - dense) * sparse
+                              : static_cast<double>(s.layers) * per_width * f;
   const double tokens = static_cast<double>(s.global_batch) * sq;
-  return 3.0 * tokens * (l * layer + 2.0 * h * V);
+  return 3.0 * tokens * (static_cast<double>(s.layers) * attention + mlps + 2.0 * h * V);
 }
 
 std::string_view to_string(Recompute r) { return enum_table::name(kRecomputes, r); }

@@ -118,8 +118,29 @@ struct GptSpec {
   std::int64_t expert_ffn = 0;  // 0: ffn
   std::int64_t shared_experts = 0;
   double expert_imbalance = 1.0;
+  // The first dense_layers layers keep a dense MLP of width ffn (DeepSeek-V3's
+  // first_k_dense_replace 3, GLM-4.5's 3: Liu et al. 2024 §4.2), the rest are sparse.
+  std::int64_t dense_layers = 0;
 
   [[nodiscard]] bool moe() const { return experts > 0; }
+  // Whether layer `layer` (0-based, whole model) is a mixture of experts.
+  [[nodiscard]] bool moe_layer(std::int64_t layer) const { return moe() && layer >= dense_layers; }
+  // Of the `count` layers from `first`, those with a dense MLP.
+  [[nodiscard]] std::int64_t dense_layers_in(std::int64_t first, std::int64_t count) const {
+    if (!moe()) return count;
+    const std::int64_t end = first + count < dense_layers ? first + count : dense_layers;
+    return end > first ? end - first : 0;
+  }
+  // The spec of one of the leading dense layers (experts removed).
+  [[nodiscard]] GptSpec dense_layer_spec() const {
+    GptSpec d = *this;
+    d.experts = 0;
+    d.top_k = 1;
+    d.expert_ffn = 0;
+    d.shared_experts = 0;
+    d.dense_layers = 0;
+    return d;
+  }
   [[nodiscard]] std::int64_t expert_width() const { return expert_ffn > 0 ? expert_ffn : ffn; }
   [[nodiscard]] std::int64_t head_dim() const { return head_size > 0 ? head_size : hidden / heads; }
   // a·d: the query (and attention output) width, h unless head_size says otherwise.

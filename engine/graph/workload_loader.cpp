@@ -118,6 +118,7 @@ GptSpec read_gpt(const ConfigNode& n) {
     s.expert_ffn = optional_size(n, "expert_ffn", kMaxWidth).value_or(0);
     s.shared_experts = n.get_non_negative_or<std::int64_t>("shared_experts", 0);
     s.expert_imbalance = n.get_or<double>("expert_imbalance", 1.0);
+    s.dense_layers = n.get_non_negative_or<std::int64_t>("dense_layers", 0);
     if (!(s.expert_imbalance >= 1.0 && s.expert_imbalance <= 64.0)) {
       throw n.error_at("expert_imbalance",
                        "expected a factor in [1, 64] (the busiest expert rank's tokens over the "
@@ -128,7 +129,8 @@ GptSpec read_gpt(const ConfigNode& n) {
                                              n.quoted("shared_experts"));
     }
   } else {
-    for (const char* key : {"top_k", "expert_ffn", "shared_experts", "expert_imbalance"}) {
+    for (const char* key :
+         {"top_k", "expert_ffn", "shared_experts", "expert_imbalance", "dense_layers"}) {
       if (n.has(key)) throw n.error_at(key, "applies to a mixture of experts; set experts");
     }
   }
@@ -167,6 +169,12 @@ WorkloadFile read_workload_file(const ConfigNode& root) {
     if (root.has("global_batch")) {
       check_multiple(root, "global_batch", g->global_batch, "micro_batch", g->micro_batch,
                      problems);
+    }
+    if (g->moe() && g->dense_layers >= g->layers) {
+      problems.push_back(Diagnostic{root.loc_of("dense_layers"),
+                                    "expected fewer than layers (" + std::to_string(g->layers) +
+                                        ": at least one sparse layer), got " +
+                                        root.quoted("dense_layers")});
     }
     if (g->moe() && g->top_k > g->experts) {
       problems.push_back(Diagnostic{root.loc_of("top_k"),

@@ -134,7 +134,10 @@ I64 gpt_stage_parameters(const GptSpec& w, const Strategy& s, int stage) {
   PF_ASSERT(stage >= 0 && stage < s.pp && s.tp >= 1);
   const I64 h = w.hidden;
   const I64 embedding = w.vocabulary * h / s.tp;
-  I64 n = gpt_layer_parameters(w, s.tp, s.ep) * stage_layers(w.layers, s.pp, stage);
+  const I64 layers = stage_layers(w.layers, s.pp, stage);
+  const I64 dense = w.dense_layers_in(stage_first_layer(w.layers, s.pp, stage), layers);
+  I64 n = gpt_layer_parameters(w, s.tp, s.ep) * (layers - dense) +
+          gpt_layer_parameters(w.dense_layer_spec(), s.tp, 1) * dense;
   if (stage == 0) n += embedding + (w.position == PositionKind::kLearned ? w.sequence * h : 0);
   if (stage == s.pp - 1) {
     n += (w.norm == NormKind::kLayerNorm ? 2 * h : h) +
@@ -194,8 +197,10 @@ Bytes gpt_workspace(const GptSpec& w, const Strategy& s, I64 b) {
                ? gpt_layer_activations(w, stored, b)
                : gpt_layer_activations(w, stored, b) - gpt_layer_activations(w, kept, b);
   }
-  if (s.zero >= 3) {
-    out += bytes(3.0 * d(gpt_layer_parameters(w, s.tp, s.ep)) * element_bytes(w.precision));
+  if (s.zero >= 3) {  // the larger of a sparse and a dense layer
+    const I64 layer = std::max(gpt_layer_parameters(w, s.tp, s.ep),
+                               gpt_layer_parameters(w.dense_layer_spec(), s.tp, 1));
+    out += bytes(3.0 * d(layer) * element_bytes(w.precision));
   }
   return out;
 }
@@ -210,8 +215,10 @@ MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, 
   // distributed optimizer's), every activation for this rank's s/cp tokens of each sequence.
   // A mixture of experts' routed experts shard over the expert-data-parallel group instead:
   // dp·cp/ep ranks hold the same experts (Megatron-Core's expert data parallelism).
-  const double layers_here = d(stage_layers(w.layers, s.pp, stage));
-  const double experts = d(gpt_layer_expert_parameters(w, s.tp, s.ep)) * layers_here;
+  const I64 layers_here = stage_layers(w.layers, s.pp, stage);
+  const I64 first_here = stage_first_layer(w.layers, s.pp, stage);
+  const double experts = d(gpt_layer_expert_parameters(w, s.tp, s.ep)) *
+                         d(layers_here - w.dense_layers_in(first_here, layers_here));
   MemoryFootprint f = model_state_footprint(d(gpt_stage_parameters(w, s, stage)) - experts,
                                             w.optimizer, w.precision, s.zero, s.dp * s.cp, mm);
   if (experts > 0.0) {
@@ -228,8 +235,13 @@ MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, 
   const I64 chunk_layers = is_interleaved(s)
                                ? w.layers / (I64{s.pp} * s.virtual_stages)
                                : stage_layers(w.layers, s.pp, stage);
-  f.activations =
-      d(f.in_flight_micro_batches * chunk_layers) * gpt_layer_activations(local, s, b);
+  // Interleaved chunks hold the same layers' counts: their dense layers as the stage's share.
+  const I64 dense_chunk =
+      is_interleaved(s) ? w.dense_layers_in(first_here, layers_here) * chunk_layers / layers_here
+                        : w.dense_layers_in(first_here, layers_here);
+  f.activations = d(f.in_flight_micro_batches) *
+                  (d(chunk_layers - dense_chunk) * gpt_layer_activations(local, s, b) +
+                   d(dense_chunk) * gpt_layer_activations(local.dense_layer_spec(), s, b));
   if (stage == 0) f.activations += first_stage_activations(local, s, b, m);
   if (stage == s.pp - 1) f.activations += last_stage_activations(local, s, b, m);
   f.activations = mm.activation_factor * f.activations;

@@ -1,5 +1,6 @@
 #include "engine/parallel/strategy.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <utility>
@@ -323,6 +324,12 @@ std::int64_t stage_layers(std::int64_t layers, int stages, int stage) {
   PF_ASSERT(stages >= 1 && stage >= 0 && stage < stages && layers >= stages);
   const std::int64_t extra = layers % stages;
   return layers / stages + (stage >= 1 && stage <= extra ? 1 : 0);
+}
+
+std::int64_t stage_first_layer(std::int64_t layers, int stages, int stage) {
+  PF_ASSERT(stages >= 1 && stage >= 0 && stage < stages && layers >= stages);
+  const std::int64_t extra = layers % stages;
+  return stage * (layers / stages) + std::min<std::int64_t>(stage > 0 ? stage - 1 : 0, extra);
 }
 
 std::string to_string(const Strategy& s) {

@@ -107,5 +107,7 @@ struct PartialStrategy {
 // embedding; Megatron's --decoder-first-pipeline-num-layers and torchtitan's split points give
 // the first stages fewer, e.g. Llama 3 405B's 126 layers over 8 stages as 15, 16 x 6, 15).
 [[nodiscard]] std::int64_t stage_layers(std::int64_t layers, int stages, int stage);
+// The first (0-based) of stage `stage`'s layers under stage_layers.
+[[nodiscard]] std::int64_t stage_first_layer(std::int64_t layers, int stages, int stage);
 
 }  // namespace pathfinder

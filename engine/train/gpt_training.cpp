@@ -98,8 +98,9 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
   w.micro_batch = s.micro_batch;
   const PlacedComm comm(
       {&m.groups[0], nullptr, &m.groups[2], &m.groups[1], &pl.context, &pl.expert});
-  const auto part = [&](int layers, bool embedding, bool head, double& params) {
+  const auto part = [&](int layers, int first_layer, bool embedding, bool head, double& params) {
     GptPartition p;
+    p.first_layer = first_layer;
     p.tensor = s.tp;
     p.sequence_parallel = s.sequence_parallel;
     p.recompute = s.recompute;
@@ -119,14 +120,22 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
     return stage_times(g, timer_, comm, tp_overlap);
   };
   Parts parts;
-  parts.layer = part(1, false, false, parts.layer_parameters);
-  parts.embedding = part(0, true, false, parts.embedding_parameters);
-  parts.head = part(0, false, true, parts.head_parameters);
+  // A mixture of experts' layer is one after its leading dense layers.
+  const auto dense = static_cast<int>(spec_.dense_layers_in(0, spec_.layers));
+  parts.layer = part(1, spec_.moe() ? dense : 0, false, false, parts.layer_parameters);
+  if (spec_.moe() && dense > 0) {
+    parts.dense_layer = part(1, 0, false, false, parts.dense_layer_parameters);
+  } else {
+    parts.dense_layer = parts.layer;
+    parts.dense_layer_parameters = parts.layer_parameters;
+  }
+  parts.embedding = part(0, 0, true, false, parts.embedding_parameters);
+  parts.head = part(0, 0, false, true, parts.head_parameters);
   return parts_.emplace(key, std::move(parts)).first->second;
 }
 
 void GptTraining::add_sharded_passes(const Parts& pt, const GroupPlacement& data, int layers,
-                                     bool embedding, bool head, ChunkCosts& c) const {
+                                     int dense, bool embedding, bool head, ChunkCosts& c) const {
   // Each part (embedding, layer, head) is one FSDP unit: its parameters gathered and its
   // gradients reduce-scattered as one collective over the data group (sharded_pass.hpp). Every
   // unit, the head included, is gathered again for its backward (FSDP keeps only the root
@@ -142,15 +151,18 @@ void GptTraining::add_sharded_passes(const Parts& pt, const GroupPlacement& data
     return collective_time(data, Collective::kReduceScatter, params * g);
   };
   const double gl = gather(pt.layer_parameters), rl = scatter(pt.layer_parameters);
+  const double gd = gather(pt.dense_layer_parameters), rd = scatter(pt.dense_layer_parameters);
   ShardedPass f, b;
   if (embedding) f.layer(gather(pt.embedding_parameters), chained(pt.embedding.forward, launch));
-  for (int i = 0; i < layers; ++i) f.layer(gl, chained(pt.layer.forward, launch));
+  for (int i = 0; i < dense; ++i) f.layer(gd, chained(pt.dense_layer.forward, launch));
+  for (int i = dense; i < layers; ++i) f.layer(gl, chained(pt.layer.forward, launch));
   if (head) {
     f.layer(gather(pt.head_parameters), chained(pt.head.forward, launch));
     b.layer(gather(pt.head_parameters), chained(pt.head.backward, launch),
             scatter(pt.head_parameters));
   }
-  for (int i = 0; i < layers; ++i) b.layer(gl, chained(pt.layer.backward, launch), rl);
+  for (int i = dense; i < layers; ++i) b.layer(gl, chained(pt.layer.backward, launch), rl);
+  for (int i = 0; i < dense; ++i) b.layer(gd, chained(pt.dense_layer.backward, launch), rd);
   if (embedding) {
     b.layer(gather(pt.embedding_parameters), chained(pt.embedding.backward, launch),
             scatter(pt.embedding_parameters));
@@ -236,7 +248,10 @@ void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
   for (int c = 0; c < chunks; ++c) {
     ChunkCosts cc;
     const auto layers = static_cast<int>(stage_layers(spec_.layers, chunks, c));
-    add(cc, pt.layer, layers, pt.layer_parameters);
+    const auto dense = static_cast<int>(
+        spec_.dense_layers_in(stage_first_layer(spec_.layers, chunks, c), layers));
+    add(cc, pt.layer, layers - dense, pt.layer_parameters);
+    if (dense > 0) add(cc, pt.dense_layer, dense, pt.dense_layer_parameters);
     if (c == 0) {
       add(cc, pt.embedding, 1.0, pt.embedding_parameters);
       outside(cc, pt.embedding);
@@ -247,7 +262,7 @@ void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
       outside(cc, pt.head);
       cc.sync += tied_sync;
     }
-    if (sharded) add_sharded_passes(pt, m.groups[1], layers, c == 0, c == chunks - 1, cc);
+    if (sharded) add_sharded_passes(pt, m.groups[1], layers, dense, c == 0, c == chunks - 1, cc);
     cc.forward += launch;
     cc.backward += launch;
     cc.buckets = std::max(1, layers);

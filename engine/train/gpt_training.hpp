@@ -90,9 +90,12 @@ class GptTraining {
   [[nodiscard]] const SystemGraph& system() const { return system_; }
 
  private:
+  // One layer of each kind (a mixture of experts' leading dense layers apart: dense_layer),
+  // the embedding and the head, each timed alone.
   struct Parts {
-    StageTimes layer, embedding, head;
-    double layer_parameters = 0.0, embedding_parameters = 0.0, head_parameters = 0.0;
+    StageTimes layer, dense_layer, embedding, head;
+    double layer_parameters = 0.0, dense_layer_parameters = 0.0, embedding_parameters = 0.0,
+           head_parameters = 0.0;
   };
   // The tensor, data and pipeline groups' placements, and the data group's while it shares
   // the ports with the tensor and pipeline groups (see placements() in the source). `id`:
@@ -111,7 +114,8 @@ class GptTraining {
   void time_iteration(const Strategy& s, int id, TrainingResult& r);
   // ZeRO-3: the chunk's forward and backward with each part's parameter gathers and gradient
   // reduce-scatters on the data group (sharded_pass.hpp), launch latency excluded.
-  void add_sharded_passes(const Parts& pt, const GroupPlacement& data, int layers,
+  // `dense` of the chunk's `layers` are leading dense layers (a mixture of experts').
+  void add_sharded_passes(const Parts& pt, const GroupPlacement& data, int layers, int dense,
                           bool embedding, bool head, ChunkCosts& c) const;
 
   GptSpec spec_;

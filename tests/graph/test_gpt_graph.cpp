@@ -295,3 +295,37 @@ TEST_CASE("mixture of experts: router, all-to-all dispatch, grouped expert GEMMs
   CHECK(count(local, KernelKind::kCommunication) == 0);
   CHECK(*find(local, "l0.experts.fc1.fwd").gemm == GemmShape{4, 192, 128, 256});
 }
+
+TEST_CASE("leading dense layers: the first dense_layers keep the MLP of width ffn", "[graph]") {
+  GptSpec s = tiny_llama();  // 2 layers, h 256, ffn 768 (SwiGLU), untied, bf16
+  s.experts = 4;
+  s.top_k = 2;
+  s.expert_ffn = 128;
+  s.dense_layers = 1;
+  const ComputeGraph g = build_gpt_graph(s);
+  // Layer 0 dense: gate, up and down of width 768 and no router; layer 1 sparse.
+  CHECK(*find(g, "l0.fc1.fwd").gemm == GemmShape{1, 256, 768, 256});
+  CHECK(*find(g, "l1.router.fwd").gemm == GemmShape{1, 256, 4, 256});
+  // Parameters: one dense layer (attention 256·384 + 256², norms 512, 3·256·512) and one
+  // sparse (attention, norms, router 256·4, 4 experts 3·256·128 each), as gpt_parameters;
+  // the dense one's MLP 3·256·768.
+  const std::int64_t attention = 256 * 384 + 65536 + 512;
+  const std::int64_t dense = attention + 3 * 256 * 768, sparse = attention + 1024 + 4 * 98304;
+  CHECK(gpt_layer_parameters(s.dense_layer_spec(), 1) == dense);
+  CHECK(gpt_layer_parameters(s, 1) == sparse);
+  CHECK(gpt_parameters(s) == dense + sparse + 2 * 1024 * 256 + 256);
+  CHECK(g.parameter_count() == gpt_parameters(s));
+  // A partition of the second layer alone is sparse.
+  GptPartition second;
+  second.first_layer = 1;
+  second.layers = 1;
+  second.embedding = false;
+  second.head = false;
+  CHECK(build_gpt_graph(s, second).parameter_count() == sparse);
+  // Model FLOPs: the dense layer's MLP 6·h·f per token, the sparse one's router 2·h·E and
+  // top_k experts 6·h·f_e; 4 sequences of 128 tokens, forward + backward 3x.
+  GptSpec all_sparse = s;
+  all_sparse.dense_layers = 0;
+  CHECK(gpt_model_flops(s) - gpt_model_flops(all_sparse) ==
+        Approx(3.0 * 512.0 * (6.0 * 256 * 768 - (2.0 * 256 * 4 + 2 * 6.0 * 256 * 128))));
+}

@@ -325,6 +325,11 @@ TEST_CASE("mixture of experts: Mixtral 8x7B's sizes, and the MoE keys checked", 
         "w.yaml:10:8: error: top_k: expected at most experts (4), got \"5\"");
   CHECK(error(gpt + "top_k: 2\n") ==
         "w.yaml:9:8: error: top_k: applies to a mixture of experts; set experts");
+  CHECK(error(gpt + "dense_layers: 1\n") ==
+        "w.yaml:9:15: error: dense_layers: applies to a mixture of experts; set experts");
+  CHECK(error(gpt + "experts: 4\ndense_layers: 2\n") ==
+        "w.yaml:10:15: error: dense_layers: expected fewer than layers (2: at least one sparse "
+        "layer), got \"2\"");
   CHECK(error(gpt + "experts: 4\nexpert_imbalance: 0.5\n") ==
         "w.yaml:10:19: error: expert_imbalance: expected a factor in [1, 64] (the busiest expert "
         "rank's tokens over the mean), got \"0.5\"");

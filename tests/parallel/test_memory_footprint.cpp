@@ -339,4 +339,27 @@ TEST_CASE("expert parallel: E/ep experts per rank, their optimizer over dp/ep ra
   CHECK(b(ep8.optimizer) == Approx(dense + experts / 8.0 * 12.0 / 2.0));
 }
 
+TEST_CASE("leading dense layers: their parameters and activations on the stages that hold them",
+          "[dist]") {
+  // Mixtral 8x7B with its first 3 layers dense (a DeepSeek-style variant), pp4: stage 0 holds
+  // layers 0-7, 3 of them dense; stage 1 layers 8-15, all sparse.
+  GptSpec w = shipped_gpt("mixtral_8x7b");
+  w.dense_layers = 3;
+  const Strategy s = parse_strategy("tp1-pp4-dp16-ep8-mb1-zero1");
+  const std::int64_t sparse = gpt_layer_parameters(w, 1, 8);
+  const std::int64_t dense = gpt_layer_parameters(w.dense_layer_spec(), 1);
+  CHECK(gpt_stage_parameters(w, s, 0) == 5 * sparse + 3 * dense + 32000 * 4096);
+  CHECK(gpt_stage_parameters(w, s, 1) == 8 * sparse);
+  // Activations of stage 0 (4 micro-batches in flight under 1F1B): 5 sparse layers and 3
+  // dense ones, each as gpt_layer_activations counts it.
+  const MemoryFootprint f = gpt_stage_memory_footprint(w, s, 0);
+  const double per = 4.0 * (5.0 * b(gpt_layer_activations(w, s, 1)) +
+                            3.0 * b(gpt_layer_activations(w.dense_layer_spec(), s, 1)));
+  CHECK(b(f.activations) == Approx(per));
+  // Stage_first_layer agrees with stage_layers (126 layers over 8 stages: 15, 16 x 6, 15).
+  CHECK(stage_first_layer(126, 8, 0) == 0);
+  CHECK(stage_first_layer(126, 8, 1) == 15);
+  CHECK(stage_first_layer(126, 8, 7) == 111);
+}
+
 }  // namespace pathfinder

@@ -572,6 +572,31 @@ TEST_CASE("context parallelism: long sequences fit, short ones cost about the sa
 
 namespace pathfinder {
 
+TEST_CASE("leading dense layers: each stage timed with the layers it holds", "[train]") {
+  // Mixtral 8x7B shapes cut to 8 layers, the first 4 dense, on 2 H100s as pp2: stage 0 holds
+  // the 4 dense layers and is timed exactly as a dense model's stage 0; stage 1 the 4 sparse
+  // ones, as an all-sparse model's stage 1.
+  GptSpec w = std::get<GptSpec>(
+      load_workload_file(test::source_path("studies/workloads/mixtral_8x7b.yaml")).spec);
+  w.layers = 8;
+  w.global_batch = 8;
+  TrainingOptions o;
+  o.check_memory = false;
+  const Strategy s = parse_strategy("tp1-pp2-dp1-mb1");
+  GptSpec mixed = w;
+  mixed.dense_layers = 4;
+  const TrainingResult r = test::training_model("h100", mixed, 2, o).evaluate(s);
+  const TrainingResult dense = test::training_model("h100", w.dense_layer_spec(), 2, o).evaluate(s);
+  const TrainingResult sparse = test::training_model("h100", w, 2, o).evaluate(s);
+  REQUIRE(r.feasible);
+  CHECK(r.stage_forward == Approx(dense.stage_forward).epsilon(1e-12));
+  CHECK(r.stage_backward == Approx(dense.stage_backward).epsilon(1e-12));
+  CHECK(r.device_busy[1] == Approx(sparse.device_busy[1]).epsilon(1e-12));
+  CHECK(r.stage_forward < sparse.stage_forward);  // f = 14336 dense vs top-2 of 8 experts
+  // Model FLOPs between the two (4 of 8 layers each way; attention and logits alike).
+  CHECK(r.model_flops == Approx((dense.model_flops + sparse.model_flops) / 2.0));
+}
+
 TEST_CASE("expert parallelism: experts spread over the data group, all-to-alls on its links",
           "[train]") {
   // Mixtral 8x7B on 8 DGX H100 nodes (64 GPUs), tp1 pp4 dp16, ZeRO-1, bf16.
