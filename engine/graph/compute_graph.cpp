@@ -88,8 +88,9 @@ bool is_gemm(KernelKind k) {
 }
 
 Flops AttentionShape::forward_flops() const {
-  return pathfinder::flops(4.0 * d(batch) * d(query_count()) * d(sequence) * d(head_dim) *
-                           (causal ? 0.5 : 1.0));
+  // Q·Kᵀ over the key width and P·V over the value width: 2·q·s·(d + d_v) per problem.
+  return pathfinder::flops(2.0 * d(batch) * d(query_count()) * d(sequence) *
+                           d(head_dim + value_width()) * (causal ? 0.5 : 1.0));
 }
 
 Flops GemmShape::flops() const { return pathfinder::flops(2.0 * d(batch) * d(m) * d(n) * d(k)); }

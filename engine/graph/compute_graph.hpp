@@ -101,7 +101,10 @@ struct AttentionShape {
   // s/cp queries against all s keys, causal work balanced (Megatron-Core's 2·cp chunks).
   // 0: as many as the keys.
   std::int64_t queries = 0;
+  // Each value head's width when it differs from the query/key width (MLA); 0: head_dim.
+  std::int64_t value_dim = 0;
   [[nodiscard]] Flops forward_flops() const;
+  [[nodiscard]] std::int64_t value_width() const { return value_dim > 0 ? value_dim : head_dim; }
   [[nodiscard]] std::int64_t query_count() const { return queries > 0 ? queries : sequence; }
   friend bool operator==(const AttentionShape&, const AttentionShape&) = default;
 };

@@ -112,12 +112,14 @@ class GptBuilder {
   };
   struct LayerFwd {
     KernelId ln1, qkv, scores, softmax, context, proj, res1, ln2, fc1, gelu, fc2, res2;
+    KernelId q_norm, kv_down, kv_norm, kv_up;  // MLA: the latents' norms, the key/value path
     KernelId up;  // swiglu's up GEMM (fc1 is its gate)
     KernelId router, topk, permuted, experts_out;  // mixture of experts
     Deps shared;  // the shared experts' output producers
   };
   struct LayerParams {
     Linear qkv, proj, fc1, fc2;
+    Linear q_down, q_up, kv_down, kv_up;  // multi-head latent attention in place of qkv
     Linear up;  // swiglu only (fc1 is the gate, fc2 the down projection)
     // Mixture of experts: router; the local experts' stacked fc1/up/fc2 weights; shared experts
     // as one MLP in fc1/up/fc2 (when any).
@@ -224,26 +226,31 @@ class GptBuilder {
                    part_.sequence_parallel ? CommKind::kReduceScatter : CommKind::kAllReduce, ph,
                    std::move(x));
   }
+  // A norm over `width` elements on `rows` rows (the hidden states: rows_ and h).
   KernelId layernorm_fwd(int layer, const std::string& n, Deps in) {
-    const double h = static_cast<double>(s_.hidden);
-    if (rms_) {
-      return stream(layer, n + suffix_, KernelKind::kLayerNorm, phase_, 4.0 * rows_ * h,
-                    rows_ * h * p_ + h * p_, rows_ * h * p_ + rows_ * bytes(4), std::move(in));
-    }
-    return stream(layer, n + suffix_, KernelKind::kLayerNorm, phase_, 8.0 * rows_ * h,
-                  rows_ * h * p_ + 2.0 * h * p_, rows_ * h * p_ + rows_ * bytes(8),
-                  std::move(in));
+    return norm_fwd(layer, n, rows_, static_cast<double>(s_.hidden), std::move(in));
   }
   KernelId layernorm_bwd(int layer, const std::string& n, Deps grad) {
-    const double h = static_cast<double>(s_.hidden);
+    return norm_bwd(layer, n, rows_, static_cast<double>(s_.hidden), std::move(grad));
+  }
+  KernelId norm_fwd(int layer, const std::string& n, double rows, double h, Deps in) {
+    if (rms_) {
+      return stream(layer, n + suffix_, KernelKind::kLayerNorm, phase_, 4.0 * rows * h,
+                    rows * h * p_ + h * p_, rows * h * p_ + rows * bytes(4), std::move(in));
+    }
+    return stream(layer, n + suffix_, KernelKind::kLayerNorm, phase_, 8.0 * rows * h,
+                  rows * h * p_ + 2.0 * h * p_, rows * h * p_ + rows * bytes(8),
+                  std::move(in));
+  }
+  KernelId norm_bwd(int layer, const std::string& n, double rows, double h, Deps grad) {
     if (rms_) {
       return stream(layer, n + ".bwd", KernelKind::kLayerNorm, Phase::kBackwardData,
-                    9.0 * rows_ * h, 2.0 * rows_ * h * p_ + h * p_ + rows_ * bytes(4),
-                    rows_ * h * p_ + h * p_, std::move(grad));
+                    9.0 * rows * h, 2.0 * rows * h * p_ + h * p_ + rows * bytes(4),
+                    rows * h * p_ + h * p_, std::move(grad));
     }
     return stream(layer, n + ".bwd", KernelKind::kLayerNorm, Phase::kBackwardData,
-                  13.0 * rows_ * h, 2.0 * rows_ * h * p_ + h * p_ + rows_ * bytes(8),
-                  rows_ * h * p_ + 2.0 * h * p_, std::move(grad));
+                  13.0 * rows * h, 2.0 * rows * h * p_ + h * p_ + rows * bytes(8),
+                  rows * h * p_ + 2.0 * h * p_, std::move(grad));
   }
   // The norm's parameters: γ, and β for layernorm.
   void norm_params(int layer, const std::string& n, std::int64_t h) {
@@ -252,9 +259,11 @@ class GptBuilder {
     if (!rms_) (void)b_.add_parameter({name(layer, n + ".bias"), global, h});
   }
   // Rotary embedding of q and k (the first a/t + g_t heads of the QKV output), in place.
+  // MLA: the rope_head_dim part of each local query head and of the one shared key part.
   KernelId rotary(int layer, const std::string& n, Phase ph, Deps in) {
-    const double e = t_ * static_cast<double>((s_.heads / tp_ + kv_local_) * s_.head_dim());
-    const double tables = 2.0 * static_cast<double>(s_.sequence * s_.head_dim());
+    const std::int64_t d = s_.mla() ? s_.rope_head_dim : s_.head_dim();
+    const double e = t_ * static_cast<double>((s_.heads / tp_ + (s_.mla() ? 1 : kv_local_)) * d);
+    const double tables = 2.0 * static_cast<double>(s_.sequence * d);
     return stream(layer, n, KernelKind::kElementwise, ph, 3.0 * e, e * p_ + tables * p_, e * p_,
                   std::move(in));
   }
@@ -262,10 +271,12 @@ class GptBuilder {
   // parallelism first the ring that brings the other ranks' keys and values (and, backward,
   // carries their gradients on).
   KernelId flash(int layer, const std::string& n, Phase ph, bool fwd, Deps in) {
-    const double d = static_cast<double>(s_.head_dim());
-    const double q = t_ * static_cast<double>(s_.heads / tp_) * d * p_.si();  // Q, O, dQ, dO
+    const double d = static_cast<double>(s_.head_dim()), dv = static_cast<double>(s_.value_dim());
+    const double heads = static_cast<double>(s_.heads / tp_);
+    const double q = t_ * heads * d * p_.si();   // Q, dQ
+    const double o = t_ * heads * dv * p_.si();  // O, dO
     const double cp = static_cast<double>(part_.context);
-    const double kv_local = 2.0 * t_ * static_cast<double>(kv_local_) * d * p_.si();
+    const double kv_local = t_ * static_cast<double>(kv_local_) * (d + dv) * p_.si();
     const double kv = cp * kv_local;  // K and V of the whole sequence, read once
     if (part_.context > 1) {
       const Communication c{CommKind::kSendRecv, CommGroup::kContext,
@@ -281,11 +292,12 @@ class GptBuilder {
     k.dtype = dt_;
     k.attention = AttentionShape{s_.micro_batch * (s_.heads / tp_), s_.sequence,
                                  s_.head_dim(), s_.causal, !fwd, part_.flash2,
-                                 part_.context > 1 ? s_.sequence / part_.context : 0};
+                                 part_.context > 1 ? s_.sequence / part_.context : 0,
+                                 s_.mla() ? s_.value_dim() : 0};
     const Flops f = k.attention->forward_flops();
     k.flops = fwd ? f : 2.5 * f;
-    k.bytes_read = bytes(fwd ? q + kv : 3.0 * q + kv + lse);  // bwd: Q, O, dO, K, V, lse
-    k.bytes_written = bytes(fwd ? q + lse : q + kv);          // bwd: dQ, dK, dV (accumulated)
+    k.bytes_read = bytes(fwd ? q + kv : q + 2.0 * o + kv + lse);  // bwd: Q, O, dO, K, V, lse
+    k.bytes_written = bytes(fwd ? o + lse : q + kv);  // bwd: dQ, dK, dV (accumulated)
     k.deps = std::move(in);
     return add(std::move(k), layer);
   }
@@ -300,6 +312,13 @@ class GptBuilder {
     suffix_ = pass == Pass::kForward ? ".fwd" : ".recompute";
   }
   void attention_fwd(int i, LayerFwd& r, const Deps& qkv);
+  // Multi-head latent attention's projections before the attention kernel (r.qkv: the rotated
+  // queries, r.kv_up: keys and values) and their backward, which returns the input gradient
+  // (complete on every rank: the down projections are replicated) and adds the weight
+  // gradients to `grads`.
+  void mla_fwd(int i, LayerFwd& r, const LayerParams& w, const Deps& x);
+  Deps mla_bwd(int i, const LayerFwd& fw, const LayerParams& w, const Deps& dqkv,
+               const Deps& ln1_in, std::vector<KernelId>& grads);
   // A dense MLP of width fd per rank (the layer's, or the shared experts' with prefix
   // "shared."): fc1 (and up), the activation, fc2 and its reduction.
   Deps dense_mlp_fwd(int i, LayerFwd& r, const LayerParams& w, double fd, const std::string& pre,
@@ -417,6 +436,61 @@ void GptBuilder::attention_fwd(int i, LayerFwd& r, const Deps& qkv) {
                   i);
 }
 
+// MLA forward (DeepSeek-V2 §2.1, Megatron-Core MultiLatentAttention): on every rank of the
+// tensor group the T gathered rows' down projections h -> q_r and h -> c + d_r (replicated
+// weights) and the latents' norms, then the local heads' up projections q_r -> (a/t)·d and
+// c -> (a/t)·(d − d_r + d_v), and the rotary part of the queries and the shared key.
+void GptBuilder::mla_fwd(int i, LayerFwd& r, const LayerParams& w, const Deps& x) {
+  const double qr = static_cast<double>(s_.q_lora_rank), c = static_cast<double>(s_.kv_lora_rank);
+  Deps q_in = x;
+  if (s_.q_lora_rank > 0) {
+    r.q_norm = norm_fwd(i, "q_norm", t_, qr, {linear_fwd(i, "q_down", w.q_down, false, x)});
+    q_in = {r.q_norm};
+  }
+  const KernelId q = linear_fwd(i, "q_up", w.q_up, false, q_in);
+  r.kv_down = linear_fwd(i, "kv_down", w.kv_down, false, x);
+  r.kv_norm = norm_fwd(i, "kv_norm", t_, c, {r.kv_down});
+  r.kv_up = linear_fwd(i, "kv_up", w.kv_up, false, {r.kv_norm});
+  r.qkv = rotary_ ? rotary(i, "rotary" + suffix_, phase_, {q, r.kv_down}) : q;
+}
+
+// MLA backward: the up projections' data gradients are partial sums over the local heads, so
+// the tensor group all-reduces the latents' gradients (T·(q_r + c + d_r) elements) before the
+// latent norms and the replicated down projections run on every rank; their two input
+// gradients add into the complete gradient of the attention input (no reduction after).
+Deps GptBuilder::mla_bwd(int i, const LayerFwd& fw, const LayerParams& w, const Deps& dqkv,
+                         const Deps& ln1_in, std::vector<KernelId>& grads) {
+  const double qr = static_cast<double>(s_.q_lora_rank), c = static_cast<double>(s_.kv_lora_rank);
+  const double h = static_cast<double>(s_.hidden);
+  const Phase bd = Phase::kBackwardData;
+  const auto [kv_d, kv_w] = linear_bwd(i, "kv_up", w.kv_up, dqkv, {fw.kv_norm});
+  const Deps q_in = s_.q_lora_rank > 0 ? Deps{fw.q_norm} : ln1_in;
+  const auto [q_d, q_w] = linear_bwd(i, "q_up", w.q_up, dqkv, q_in);
+  grads.insert(grads.end(), {kv_w, q_w});
+  // Without a query latent q_up reads the attention input itself: its h-wide gradient joins.
+  const double q_width = s_.q_lora_rank > 0 ? qr : h;
+  const Deps latents =
+      tp_comm(i, "latent.reduce.bwd", CommKind::kAllReduce, bd, {q_d, kv_d}, false,
+              t_ * (q_width + c + static_cast<double>(s_.rope_head_dim)) * p_);
+  const KernelId kv_n = norm_bwd(i, "kv_norm", t_, c, latents);
+  const auto [kvd_d, kvd_w] = linear_bwd(i, "kv_down", w.kv_down, {kv_n}, ln1_in);
+  grads.insert(grads.end(), {kv_n, kvd_w});
+  Deps sum{kvd_d};
+  if (s_.q_lora_rank > 0) {
+    const KernelId q_n = norm_bwd(i, "q_norm", t_, qr, latents);
+    const auto [qd_d, qd_w] = linear_bwd(i, "q_down", w.q_down, {q_n}, ln1_in);
+    grads.insert(grads.end(), {q_n, qd_w});
+    sum.push_back(qd_d);
+  } else {
+    sum = latents;  // q_up's input gradient is the attention input's, reduced with the latent
+    sum.push_back(kvd_d);
+  }
+  // The two branches' input gradients added; with sequence parallelism each rank keeps its
+  // T/t rows of the sum.
+  return {stream(i, "mla.input.grad", KernelKind::kElementwise, bd, rows_ * h,
+                 2.0 * rows_ * h * p_, rows_ * h * p_, std::move(sum))};
+}
+
 GptBuilder::LayerFwd GptBuilder::layer_fwd(int i, const Deps& x, Pass pass) {
   const double hd = static_cast<double>(s_.hidden);
   const double fd = static_cast<double>(s_.ffn / tp_);
@@ -424,10 +498,15 @@ GptBuilder::LayerFwd GptBuilder::layer_fwd(int i, const Deps& x, Pass pass) {
   set_pass(pass);
   LayerFwd r{};
   r.ln1 = layernorm_fwd(i, "ln1", x);
-  r.qkv = linear_fwd(i, "qkv", w.qkv, /*bias_epilogue=*/true,
-                     gather_in(i, "ln1.gather" + suffix_, phase_, {r.ln1}));
-  if (rotary_) r.qkv = rotary(i, "rotary" + suffix_, phase_, {r.qkv});
-  attention_fwd(i, r, {r.qkv});
+  if (s_.mla()) {
+    mla_fwd(i, r, w, gather_in(i, "ln1.gather" + suffix_, phase_, {r.ln1}));
+    attention_fwd(i, r, {r.qkv, r.kv_up});
+  } else {
+    r.qkv = linear_fwd(i, "qkv", w.qkv, /*bias_epilogue=*/true,
+                       gather_in(i, "ln1.gather" + suffix_, phase_, {r.ln1}));
+    if (rotary_) r.qkv = rotary(i, "rotary" + suffix_, phase_, {r.qkv});
+    attention_fwd(i, r, {r.qkv});
+  }
   Deps res1 = reduce_out(i, "proj.reduce" + suffix_, phase_,
                          {linear_fwd(i, "proj", w.proj, false, {r.context})});
   res1.insert(res1.end(), x.begin(), x.end());
@@ -517,11 +596,17 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
   if (rotary_) dqkv = {rotary(i, "rotary.bwd", Phase::kBackwardData, dqkv)};
   const Deps ln1_in = gather_in(i, "ln1.regather.bwd", Phase::kBackwardData, {fw.ln1},
                                   part_.overlap_sp_regather);
-  const auto [qkv_d, qkv_w] = linear_bwd(i, "qkv", w.qkv, dqkv, ln1_in);
-  const Deps qkv_r = reduce_out(i, "qkv.reduce.bwd", Phase::kBackwardData, {qkv_d});
+  Deps qkv_r;
+  if (s_.mla()) {
+    qkv_r = mla_bwd(i, fw, w, dqkv, ln1_in, grads);
+  } else {
+    const auto [qkv_d, qkv_w] = linear_bwd(i, "qkv", w.qkv, dqkv, ln1_in);
+    qkv_r = reduce_out(i, "qkv.reduce.bwd", Phase::kBackwardData, {qkv_d});
+    grads.push_back(qkv_w);
+  }
   const KernelId ln1_b = layernorm_bwd(i, "ln1", qkv_r);
   grads.insert(grads.end(), mlp_w.begin(), mlp_w.end());
-  grads.insert(grads.end(), {ln2_b, proj_w, qkv_w, ln1_b});
+  grads.insert(grads.end(), {ln2_b, proj_w, ln1_b});
   return {merge(i, "residual0.grad", {g1, ln1_b})};
 }
 
@@ -746,8 +831,21 @@ ComputeGraph GptBuilder::build() {
   for (int i = 0; i < L; ++i) {
     LayerParams w{};
     norm_params(i, "ln1", h);
-    w.qkv = linear(i, "qkv", h, qkv_out);
-    w.proj = linear(i, "proj", s_.attention_width() / tp_, h);
+    if (s_.mla()) {
+      const std::int64_t a = s_.heads / tp_, d = s_.head_dim(), c = s_.kv_lora_rank;
+      const std::int64_t qr = s_.q_lora_rank, r = s_.rope_head_dim;
+      if (qr > 0) {
+        w.q_down = linear(i, "q_down", h, qr);
+        norm_params(i, "q_norm", qr);
+      }
+      w.q_up = linear(i, "q_up", qr > 0 ? qr : h, a * d);
+      w.kv_down = linear(i, "kv_down", h, c + r);
+      norm_params(i, "kv_norm", c);
+      w.kv_up = linear(i, "kv_up", c, a * (d - r + s_.value_dim()));
+    } else {
+      w.qkv = linear(i, "qkv", h, qkv_out);
+    }
+    w.proj = linear(i, "proj", s_.value_width() / tp_, h);
     norm_params(i, "ln2", h);
     if (moe_at(i)) {
       const int global = i + part_.first_layer;
@@ -849,7 +947,10 @@ ComputeGraph GptBuilder::build() {
     if (part_.fp8_linear) {  // the updated linear weights cast once for the next iteration
       const LayerParams& w = params_[iu];
       double e = 0.0;
-      for (const Linear* l : {&w.qkv, &w.proj, &w.fc1, &w.fc2}) e += static_cast<double>(l->in * l->out);
+      for (const Linear* l : {&w.qkv, &w.proj, &w.fc1, &w.fc2, &w.q_down, &w.q_up, &w.kv_down,
+                              &w.kv_up}) {
+        e += static_cast<double>(l->in * l->out);
+      }
       if (swiglu_) e += static_cast<double>(w.up.in * w.up.out);
       if (moe_at(i)) {
         e += static_cast<double>(b_.parameter(w.e_fc1).elements + b_.parameter(w.e_fc2).elements +

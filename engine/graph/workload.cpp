@@ -86,6 +86,16 @@ std::int64_t mlp_parameters(const GptSpec& s, std::int64_t f) {
   const std::int64_t h = s.hidden, beta = s.bias ? 1 : 0;
   return s.mlp == MlpKind::kGelu ? 2 * h * f + beta * (f + h) : 3 * h * f + beta * (2 * f + h);
 }
+// Multi-head latent attention on one of t ranks (no biases): the replicated down projections
+// and latent norms h·q_r + q_r and h·(c + d_r) + c, the column-parallel up projections
+// q_r·(a/t)·d (h·(a/t)·d without a query latent) and c·(a/t)·(d − d_r + d_v).
+std::int64_t mla_parameters(const GptSpec& s, int tp) {
+  const std::int64_t h = s.hidden, a = s.heads / tp, d = s.head_dim(), c = s.kv_lora_rank,
+                     qr = s.q_lora_rank, r = s.rope_head_dim;
+  const std::int64_t q = qr > 0 ? h * qr + qr + qr * a * d : h * a * d;
+  return q + h * (c + r) + c + c * a * (d - r + s.value_dim());
+}
+
 }  // namespace
 
 std::int64_t gpt_layer_expert_parameters(const GptSpec& s, int tp, int ep) {
@@ -95,7 +105,8 @@ std::int64_t gpt_layer_expert_parameters(const GptSpec& s, int tp, int ep) {
 std::int64_t gpt_layer_parameters(const GptSpec& s, int tp, int ep) {
   const std::int64_t h = s.hidden, d = s.head_dim(), beta = s.bias ? 1 : 0;
   const std::int64_t qkv_out = (s.heads / tp + 2 * local_kv_heads(s, tp)) * d;
-  std::int64_t n = h * qkv_out + beta * qkv_out + (s.attention_width() / tp) * h + beta * h;
+  std::int64_t n = (s.mla() ? mla_parameters(s, tp) : h * qkv_out + beta * qkv_out) +
+                   (s.value_width() / tp) * h + beta * h;
   if (s.moe()) {  // router (replicated), routed experts, shared experts
     n += h * s.experts + gpt_layer_expert_parameters(s, tp, ep);
     if (s.shared_experts > 0) n += mlp_parameters(s, s.shared_experts * s.expert_width() / tp);
@@ -117,9 +128,10 @@ std::int64_t gpt_parameters(const GptSpec& s) {
   return n + (s.norm == NormKind::kLayerNorm ? 2 * h : h);
 }
 
-// Per token of the forward pass, 2 FLOPs per multiply-add: QKV 2·h·(h + 2·g·d), projection
-// 2h², MLP 2·2h·f (gelu) or 2·3h·f (swiglu), scores and context 2·2·s·h (the whole s×s, as
-// Megatron and PaLM's MFU count it, causal or not), logits 2·h·V; forward + backward = 3×.
+// Per token of the forward pass, 2 FLOPs per multiply-add: QKV 2·h·(h + 2·g·d) (MLA: its down
+// and up projections), projection 2·h·a·d_v, MLP 2·2h·f (gelu) or 2·3h·f (swiglu), scores and
+// context 2·s·a·(d + d_v) (the whole s×s, as Megatron and PaLM's MFU count it, causal or not),
+// logits 2·h·V; forward + backward = 3×.
 // A mixture of experts counts what a token activates: the router 2·h·E, top_k routed and the
 // shared experts' MLPs of width expert_ffn; its leading dense layers their MLP of width f.
 double gpt_model_flops(const GptSpec& s) {
@@ -131,7 +143,12 @@ double gpt_model_flops(const GptSpec& s) {
       2.0 * h * static_cast<double>(s.experts) +
       per_width * static_cast<double>((s.top_k + s.shared_experts) * s.expert_width());
   const double ad = static_cast<double>(s.attention_width());  // a·d, h unless head_size
-  const double attention = 2.0 * h * (ad + 2.0 * kvd) + 2.0 * h * ad + 4.0 * sq * ad;
+  const double av = static_cast<double>(s.value_width());      // a·d_v, a·d unless MLA
+  // MLA: the down and up projections (mla_parameters' weights at t = 1, 2 FLOPs each).
+  const double qkv = s.mla() ? 2.0 * static_cast<double>(mla_parameters(s, 1) - s.q_lora_rank -
+                                                           s.kv_lora_rank)
+                             : 2.0 * h * (ad + 2.0 * kvd);
+  const double attention = qkv + 2.0 * h * av + 2.0 * sq * (ad + av);
   const auto dense = static_cast<double>(s.dense_layers_in(0, s.layers));
   const double mlps = s.moe() ? dense * per_width * f + (static_cast<double>(s.layers) - dense) * sparse
                               : static_cast<double>(s.layers) * per_width * f;

@@ -106,8 +106,19 @@ struct GptSpec {
   bool bias = true;              // biases on the linear layers (layernorm keeps its own β)
   std::int64_t kv_heads = 0;     // g, key/value heads (GQA; 1 = MQA); 0 means a (multi-head)
   // d, each head's width, when a·d is not h (Qwen3, Gemma: the projection maps a·d back to h);
-  // 0: h/a.
+  // 0: h/a. With multi-head latent attention: the query/key width, nope + rope parts.
   std::int64_t head_size = 0;
+  // Multi-head latent attention (DeepSeek-V2/V3; Liu et al. 2024 §2.1.1), on when kv_lora_rank
+  // > 0: keys and values up-projected per head from a kv_lora_rank latent (the down projection
+  // h -> kv_lora_rank + rope_head_dim, an RMSNorm on the latent), queries likewise from a
+  // q_lora_rank latent (0: projected from h directly); rope_head_dim of each query head and
+  // one shared key part carry the rotary positions; values of v_head_dim (0: head_dim). The
+  // down projections are replicated over the tensor group, the up projections column-parallel
+  // (Megatron-Core's MultiLatentAttention).
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t q_lora_rank = 0;
+  std::int64_t rope_head_dim = 0;
+  std::int64_t v_head_size = 0;
   // Mixture of experts (Shazeer et al. 2017; Fedus et al. 2022; Mixtral, DeepSeek-V3): every
   // layer's MLP becomes a router (a linear h -> E and a softmax/top-k), E routed experts of
   // width expert_ffn of which each token uses top_k, and shared_experts always-on experts of
@@ -143,8 +154,12 @@ struct GptSpec {
   }
   [[nodiscard]] std::int64_t expert_width() const { return expert_ffn > 0 ? expert_ffn : ffn; }
   [[nodiscard]] std::int64_t head_dim() const { return head_size > 0 ? head_size : hidden / heads; }
-  // a·d: the query (and attention output) width, h unless head_size says otherwise.
+  // a·d: the query width, h unless head_size says otherwise.
   [[nodiscard]] std::int64_t attention_width() const { return heads * head_dim(); }
+  [[nodiscard]] bool mla() const { return kv_lora_rank > 0; }
+  // Each value head's width (MLA's v_head_dim), and a·d_v, the projection's input.
+  [[nodiscard]] std::int64_t value_dim() const { return v_head_size > 0 ? v_head_size : head_dim(); }
+  [[nodiscard]] std::int64_t value_width() const { return heads * value_dim(); }
   [[nodiscard]] std::int64_t kv() const { return kv_heads > 0 ? kv_heads : heads; }
 };
 

@@ -112,6 +112,38 @@ GptSpec read_gpt(const ConfigNode& n) {
   s.causal = n.get_or<bool>("causal", true);
   s.tied_embeddings = n.get_or<bool>("tied_embeddings", true);
   s.bias = n.get_or<bool>("bias", true);
+  if (n.has("kv_lora_rank")) {  // multi-head latent attention (GptSpec)
+    s.kv_lora_rank = size(n, "kv_lora_rank", kMaxWidth);
+    s.q_lora_rank = optional_size(n, "q_lora_rank", kMaxWidth).value_or(0);
+    s.rope_head_dim = size(n, "rope_head_dim", 1 << 14);
+    s.v_head_size = optional_size(n, "v_head_dim", 1 << 14).value_or(0);
+    if (s.head_size == 0) {
+      throw n.error_at("kv_lora_rank", "needs head_dim, each query and key head's width (its "
+                                       "rotary and non-rotary parts together)");
+    }
+    if (s.rope_head_dim >= s.head_size) {
+      throw n.error_at("rope_head_dim", "expected less than head_dim (" +
+                                            std::to_string(s.head_size) + "), got " +
+                                            n.quoted("rope_head_dim"));
+    }
+    if (n.has("kv_heads") && s.kv_heads != s.heads) {
+      throw n.error_at("kv_heads", "expected heads (" + std::to_string(s.heads) +
+                                       "): latent attention up-projects keys and values for "
+                                       "every head, got " + n.quoted("kv_heads"));
+    }
+    if (s.attention != AttentionKind::kFlash) {
+      throw n.error_at("kv_lora_rank", "latent attention is timed with attention: flash");
+    }
+    if (s.bias) {
+      throw n.error_at("kv_lora_rank", "latent attention is modelled without biases; set bias: false");
+    }
+  } else {
+    for (const char* key : {"q_lora_rank", "rope_head_dim", "v_head_dim"}) {
+      if (n.has(key)) {
+        throw n.error_at(key, "applies to multi-head latent attention; set kv_lora_rank");
+      }
+    }
+  }
   if (n.has("experts")) {
     s.experts = size(n, "experts", 4096);  // Switch Transformer's 2,048 the largest published
     s.top_k = optional_size(n, "top_k", 1 << 16).value_or(1);

@@ -85,7 +85,9 @@ int in_flight_micro_batches(const Strategy& s, I64 micro_batches, int stage) {
 //                input; the MLP's stored tensors, m = 2 for GeLU (its input and output) and 3
 //                for SwiGLU (gate, up and SiLU(gate)·up, the down GEMM's input); a mixture of
 //                experts: k·imbalance·(h + m·f_e/t) (each chosen row and its expert's
-//                tensors) + m·shared·f_e/t
+//                tensors) + m·shared·f_e/t; multi-head latent attention: K of d and V of
+//                d_v per local head, the projection input a·d_v/t, and on every rank the
+//                latents 2·q_r + 2·c + d_r (before and after their norms)
 //   scores       unfused: a·s²·b·(p + dropout? p + 1)/t: softmax output, dropout mask and output;
 //                FlashAttention: only the fp32 logsumexp, 4·a·s·b/t (Dao 2023: O and the
 //                logsumexp are all its backward needs; O is the projection input above)
@@ -101,7 +103,13 @@ Bytes gpt_layer_activations(const GptSpec& w, const Strategy& s, I64 b) {
   const double masks = w.dropout ? 2.0 : 0.0;
   const double replicated = sbh * (4.0 * p + masks) / (s.sequence_parallel ? t : 1.0);
   const double q = d(w.heads / s.tp * w.head_dim());
-  const double kv = d(local_kv_heads(w, s.tp) * w.head_dim());
+  // K and V per local head (MLA: keys of d, values of d_v, up-projected per head).
+  const double kv = d(local_kv_heads(w, s.tp)) * d(w.head_dim() + w.value_dim()) / 2.0;
+  // MLA's latents on every rank of the tensor group: the query latent before and after its
+  // norm, the key/value latent with the rotary key part, its normalised copy.
+  const double latents = w.mla() ? 2.0 * d(w.q_lora_rank) + 2.0 * d(w.kv_lora_rank) +
+                                       d(w.rope_head_dim)
+                                 : 0.0;
   const double per_width = w.mlp == MlpKind::kSwiglu ? 3.0 : 2.0;
   // A mixture of experts stores, per token, its top_k permuted rows (the experts' input, h
   // each, times the busiest rank's imbalance) and their MLP tensors, and the shared experts'.
@@ -109,7 +117,7 @@ Bytes gpt_layer_activations(const GptSpec& w, const Strategy& s, I64 b) {
       w.moe() ? d(w.top_k) * w.expert_imbalance * (d(w.hidden) + per_width * d(w.expert_width()) / t) +
                     per_width * d(w.shared_experts * w.expert_width()) / t
               : per_width * d(w.ffn) / t;
-  const double split = sb * p * (q + 2.0 * kv + d(w.attention_width()) / t + mlp);
+  const double split = sb * p * (q + 2.0 * kv + d(w.value_width()) / t + mlp + latents);
   const double heads = d(w.heads) * sb / t;
   const double scores = w.attention == AttentionKind::kFlash
                             ? heads * 4.0
@@ -247,8 +255,8 @@ MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, 
   f.activations = mm.activation_factor * f.activations;
   f.workspace = gpt_workspace(local, s, b);
   if (s.cp > 1) {  // the ring's two key/value receive buffers (one in use, one arriving)
-    f.workspace += bytes(2.0 * 2.0 * d(b) * d(local.sequence) *
-                         d(local_kv_heads(w, s.tp) * w.head_dim()) * element_bytes(w.precision));
+    f.workspace += bytes(2.0 * d(b) * d(local.sequence) * d(local_kv_heads(w, s.tp)) *
+                         d(w.head_dim() + w.value_dim()) * element_bytes(w.precision));
   }
   if (s.pp > 1) {
     f.workspace += bytes(mm.pipeline_buffers * d(b) * d(local.sequence) * d(w.hidden) *

@@ -88,7 +88,8 @@ KernelTime KernelTimer::flash_attention_time(const Kernel& k) const {
   t.compute = (matrix + softmax) / t.wave_efficiency;
   const double memory =
       m_.main_memory.bandwidth > 0.0 ? t.main_memory_bytes / m_.main_memory.bandwidth : 0.0;
-  const double streamed = tiles * 2.0 * s * dh * bytes_per_element(k.dtype).si() *
+  const double dv = static_cast<double>(a.value_width());
+  const double streamed = tiles * s * (dh + dv) * bytes_per_element(k.dtype).si() *
                           (a.causal ? 0.5 : 1.0) * (a.backward ? 2.0 : 1.0);
   const PerfLevel* last = m_.levels.empty() ? nullptr : &m_.levels.back();
   const double on_chip = last && last->bandwidth > 0.0 ? streamed / last->bandwidth : 0.0;

@@ -296,6 +296,51 @@ TEST_CASE("mixture of experts: router, all-to-all dispatch, grouped expert GEMMs
   CHECK(*find(local, "l0.experts.fc1.fwd").gemm == GemmShape{4, 192, 128, 256});
 }
 
+TEST_CASE("latent attention: replicated down projections, per-head up projections",
+          "[graph][golden]") {
+  GptSpec s = tiny_llama();  // T = 256 tokens (2 x 128), h 256, 8 heads
+  s.kv_heads = 8;
+  s.head_size = 48;  // 32 without and 16 with rotary positions
+  s.rope_head_dim = 16;
+  s.kv_lora_rank = 64;
+  s.q_lora_rank = 96;
+  s.v_head_size = 32;
+  const ComputeGraph g = build_gpt_graph(s);
+  CHECK(*find(g, "l0.q_down.fwd").gemm == GemmShape{1, 256, 96, 256});
+  CHECK(*find(g, "l0.q_up.fwd").gemm == GemmShape{1, 256, 8 * 48, 96});
+  CHECK(*find(g, "l0.kv_down.fwd").gemm == GemmShape{1, 256, 64 + 16, 256});
+  CHECK(*find(g, "l0.kv_up.fwd").gemm == GemmShape{1, 256, 8 * (32 + 32), 64});
+  CHECK(*find(g, "l0.proj.fwd").gemm == GemmShape{1, 256, 256, 8 * 32});
+  // Q·Kᵀ over 48 and P·V over 32 per (sequence, head): 2·16·128·128·80 / 2 (causal).
+  const Kernel& fa = find(g, "l0.attn.flash.fwd");
+  CHECK(fa.attention->value_dim == 32);
+  CHECK(fa.flops.si() == 2.0 * 16 * 128 * 128 * 80 / 2);
+  // Parameters: q 256·96 + 96 + 96·384, kv 256·80 + 64 + 64·512, projection 256·256, two
+  // RMSNorms 512, SwiGLU 3·256·768 per layer; token table and untied head 2·1024·256, final norm.
+  const std::int64_t layer = 256 * 96 + 96 + 96 * 384 + 256 * 80 + 64 + 64 * 512 + 65536 + 512 +
+                             3 * 256 * 768;
+  CHECK(gpt_layer_parameters(s, 1) == layer);
+  CHECK(g.parameter_count() == 2 * layer + 2 * 1024 * 256 + 256);
+  // tp2 with sequence parallelism: the down projections stay whole on each rank (T gathered
+  // rows), the up projections and the projection split by heads; backward all-reduces the
+  // latents' gradients, 256·(96 + 64 + 16)·2 B = 90,112 B, and no reduction follows the
+  // down projections (their input gradient is complete on every rank).
+  GptPartition tp2;
+  tp2.tensor = 2;
+  tp2.sequence_parallel = true;
+  const ComputeGraph g2 = build_gpt_graph(s, tp2);
+  CHECK(*find(g2, "l0.q_down.fwd").gemm == GemmShape{1, 256, 96, 256});
+  CHECK(*find(g2, "l0.q_up.fwd").gemm == GemmShape{1, 256, 4 * 48, 96});
+  CHECK(*find(g2, "l0.kv_up.fwd").gemm == GemmShape{1, 256, 4 * 64, 64});
+  const Kernel& reduce = find(g2, "l0.latent.reduce.bwd");
+  CHECK(reduce.comm->kind == CommKind::kAllReduce);
+  CHECK(reduce.comm->bytes.in(units::bytes) == 90112.0);
+  CHECK(std::none_of(g2.kernels().begin(), g2.kernels().end(),
+                     [](const Kernel& k) { return k.name == "l0.qkv.reduce.bwd"; }));
+  CHECK(g2.parameter_count() == 2 * gpt_layer_parameters(s, 2) + 2 * 512 * 256 + 256);
+  CHECK(gpt_layer_parameters(s, 2) == layer - 96 * 192 - 64 * 256 - 32768 - 3 * 256 * 384);
+}
+
 TEST_CASE("leading dense layers: the first dense_layers keep the MLP of width ffn", "[graph]") {
   GptSpec s = tiny_llama();  // 2 layers, h 256, ffn 768 (SwiGLU), untied, bf16
   s.experts = 4;

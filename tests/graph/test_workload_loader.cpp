@@ -366,3 +366,46 @@ TEST_CASE("Qwen3 MoE workloads: a·d twice the hidden size, 128 experts, 8 per t
   REQUIRE(proj != ks.end());
   CHECK(*proj->gemm == GemmShape{1, 4096, 2048, 4096});  // (T = 4096 tokens, h, a·d)
 }
+
+TEST_CASE("DeepSeek-V3: latent attention, 3 dense layers, 256 + 1 experts", "[graph][golden]") {
+  const GptSpec s = std::get<GptSpec>(load_workload_file(shipped("deepseek_v3")).spec);
+  CHECK(s.mla());
+  CHECK(s.value_width() == 128 * 128);
+  // Per layer: attention 7168·1536 + 1536 + 1536·128·192 + 7168·(512 + 64) + 512 +
+  // 512·128·(128 + 128) + 128·128·7168 = 187,107,328 (norms of the latents included), the two
+  // RMSNorms 2·7168; dense MLP 3·7168·18432; sparse: router 7168·256, 257 experts of
+  // 3·7168·2048. 58 sparse + 3 dense + 2·V·h + h = 671,026,404,352 ("671B total").
+  CHECK(gpt_layer_parameters(s.dense_layer_spec(), 1) == 187107328 + 14336 + 396361728);
+  CHECK(gpt_layer_parameters(s, 1) == 187107328 + 14336 + 1835008 + 257LL * 44040192);
+  CHECK(gpt_parameters(s) == 671026404352LL);
+  // Activated per token ("37B activated"): attention, the router, 8 + 1 experts of the sparse
+  // layers, the dense MLPs and both vocabulary tables: 37,545,... within 2% of 37B. Model FLOPs
+  // are 6 per activated GEMM weight (the token table is a lookup; norms are not GEMMs) plus the
+  // whole s×s attention 6·s·a·(d + d_v) per token and layer.
+  const double active = 61.0 * 187107328.0 + 58.0 * (1835008.0 + 9.0 * 44040192.0) +
+                        3.0 * 396361728.0 + 2.0 * 129280.0 * 7168.0;
+  CHECK(active == Approx(37.0e9).epsilon(0.02));
+  const double gemm_weights = active - 129280.0 * 7168.0 - 61.0 * (1536.0 + 512.0);
+  const double tokens = static_cast<double>(s.global_batch * s.sequence);
+  CHECK(gpt_model_flops(s) ==
+        Approx(tokens * (6.0 * gemm_weights + 61.0 * 6.0 * 4096.0 * 128.0 * (192.0 + 128.0)))
+            .epsilon(1e-12));
+  // The graph builds the same parameters.
+  CHECK(build_gpt_graph(s).parameter_count() == gpt_parameters(s));
+  const auto error = [](const std::string& text) {
+    return error_of([&] { (void)read_workload_file(ConfigNode::load_string(text, "w.yaml")); });
+  };
+  const std::string gpt = "name: g\nkind: gpt\nlayers: 2\nhidden: 256\nheads: 4\nvocabulary: "
+                          "1024\nsequence: 128\nmicro_batch: 1\nattention: flash\nbias: false\n";
+  CHECK(error(gpt + "rope_head_dim: 16\n") ==
+        "w.yaml:11:16: error: rope_head_dim: applies to multi-head latent attention; set "
+        "kv_lora_rank");
+  CHECK(error(gpt + "kv_lora_rank: 64\nrope_head_dim: 16\n") ==
+        "w.yaml:11:15: error: kv_lora_rank: needs head_dim, each query and key head's width (its "
+        "rotary and non-rotary parts together)");
+  CHECK(error(gpt + "head_dim: 48\nkv_lora_rank: 64\nrope_head_dim: 48\n") ==
+        "w.yaml:13:16: error: rope_head_dim: expected less than head_dim (48), got \"48\"");
+  CHECK(error(gpt + "head_dim: 48\nkv_heads: 2\nkv_lora_rank: 64\nrope_head_dim: 16\n") ==
+        "w.yaml:12:11: error: kv_heads: expected heads (4): latent attention up-projects keys and "
+        "values for every head, got \"2\"");
+}
