@@ -161,4 +161,21 @@ void BM_MixtralExpertParallel(benchmark::State& state) {
 }
 BENCHMARK(BM_MixtralExpertParallel)->Unit(benchmark::kMicrosecond);
 
+// DeepSeek-V3 (latent attention, 3 dense + 58 sparse layers of 256 + 1 experts) on 1,024 H100s
+// with 64-way expert parallelism; issue 13's goal: <= 50 us.
+void BM_DeepSeekV3(benchmark::State& state) {
+  const H100System h = h100_megatron_core();
+  const GptSpec w =
+      std::get<GptSpec>(load_workload(kRoot + "/studies/workloads/deepseek_v3.yaml").spec);
+  const Strategy s = parse_strategy("tp2-sp-pp8-dp64-ep64-mb1-zero1");
+  TrainingOptions o = TrainingOptions::from(h.software);
+  o.check_memory = false;
+  GptTraining model(w, make_perf_machine(h.spec, h.arch), make_system_graph(h.spec, h.arch, 1024),
+                    h.arch.core.peak.si(), o);
+  benchmark::DoNotOptimize(model.evaluate(s));
+  timed(state, [&] { return model.evaluate(s).iteration_time; });
+  state.SetLabel(to_string(s));
+}
+BENCHMARK(BM_DeepSeekV3)->Unit(benchmark::kMicrosecond);
+
 }  // namespace

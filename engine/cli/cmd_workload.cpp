@@ -25,7 +25,7 @@ void add_workload_command(CLI::App& app, int& exit_code) {
   auto opt = std::make_shared<Options>();
   CLI::App* cmd = group->add_subcommand(
       "import", "Write the GPT workload of a Hugging Face config.json (llama, mistral, qwen2, "
-                "qwen3, mixtral, qwen2_moe, qwen3_moe)");
+                "qwen3, mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3)");
   cmd->add_option("config", opt->config, "The model's config.json")->required();
   cmd->add_option("--name", opt->choices.name, "Workload name (default: the config's _name_or_path, else model_type)");
   cmd->add_option("--sequence", opt->sequence, "Training sequence length (default 4096)");

@@ -17,8 +17,9 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 7> kFamilies{"llama",     "mistral",   "qwen2",   "qwen3",
-                                                    "mixtral",   "qwen2_moe", "qwen3_moe"};
+constexpr std::array<std::string_view, 9> kFamilies{
+    "llama",   "mistral",   "qwen2",     "qwen3",      "mixtral",
+    "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3"};
 
 // Line and column (1-based) of byte `offset` in `text`.
 SourceLoc location(const std::string& file, const std::string& text, std::size_t offset,
@@ -98,6 +99,15 @@ class Reader {
   [[nodiscard]] std::int64_t whole_or(const char* key, std::int64_t fallback) const {
     return has(key) ? whole(key) : fallback;
   }
+  // A count that may be 0.
+  [[nodiscard]] std::int64_t count_or(const char* key, std::int64_t fallback) const {
+    if (!has(key)) return fallback;
+    const json& v = root_.at(key);
+    if (!(v.is_number_integer() || v.is_number_unsigned()) || v.get<std::int64_t>() < 0) {
+      fail(key, "expected a whole number >= 0, got " + shown(v));
+    }
+    return v.get<std::int64_t>();
+  }
   [[nodiscard]] bool flag_or(const char* key, bool fallback) const {
     if (!has(key)) return fallback;
     const json& v = root_.at(key);
@@ -129,23 +139,29 @@ std::string import_hf_config(const std::string& json_text, const std::string& fi
                              const ImportChoices& choices) {
   const Reader r(json_text, file);
   const std::string family = r.text_or("model_type", "");
-  if (family.rfind("deepseek", 0) == 0 || r.has("kv_lora_rank") || r.has("q_lora_rank")) {
-    r.fail(r.has("kv_lora_rank") ? "kv_lora_rank" : "model_type",
-           "multi-head latent attention (DeepSeek-V2/V3 low-rank keys and values) is not modelled "
-           "yet; expected a config without kv_lora_rank");
-  }
   if (std::find(kFamilies.begin(), kFamilies.end(), family) == kFamilies.end()) {
     r.fail("model_type",
-           "expected one of llama, mistral, qwen2, qwen3, mixtral, qwen2_moe, qwen3_moe, got " +
-               yaml_string(family));
+           "expected one of llama, mistral, qwen2, qwen3, mixtral, qwen2_moe, qwen3_moe, "
+           "deepseek_v2, deepseek_v3, got " + yaml_string(family));
   }
+  const bool deepseek = family.rfind("deepseek", 0) == 0;
   const std::int64_t hidden = r.whole("hidden_size");
   const std::int64_t layers = r.whole("num_hidden_layers");
   const std::int64_t heads = r.whole("num_attention_heads");
-  const std::int64_t kv = r.whole_or("num_key_value_heads", heads);
+  const std::int64_t kv = deepseek ? heads : r.whole_or("num_key_value_heads", heads);
   const std::int64_t ffn = r.whole("intermediate_size");
   const std::int64_t vocab = r.whole("vocab_size");
-  const std::int64_t head_dim = r.whole_or("head_dim", hidden % heads == 0 ? hidden / heads : 0);
+  // DeepSeek's latent attention: query/key heads of qk_nope_head_dim + qk_rope_head_dim.
+  std::int64_t kv_lora = 0, q_lora = 0, rope = 0, v_head = 0, mla_head = 0;
+  if (deepseek) {
+    kv_lora = r.whole("kv_lora_rank");
+    q_lora = r.whole_or("q_lora_rank", 0);  // null in DeepSeek-V2-Lite: queries from h
+    rope = r.whole("qk_rope_head_dim");
+    mla_head = r.whole("qk_nope_head_dim") + rope;
+    v_head = r.whole("v_head_dim");
+  }
+  const std::int64_t head_dim =
+      deepseek ? mla_head : r.whole_or("head_dim", hidden % heads == 0 ? hidden / heads : 0);
   if (head_dim == 0) {
     r.fail("num_attention_heads", "expected a divisor of hidden_size " + std::to_string(hidden) +
                                       " (or a head_dim key), got " + std::to_string(heads));
@@ -172,8 +188,25 @@ std::string import_hf_config(const std::string& json_text, const std::string& fi
     r.fail("mlp_bias", "expected false: MLP biases without attention biases are not modelled");
   }
 
-  std::int64_t experts = 0, top_k = 0, expert_ffn = 0, shared = 0;
-  if (family == "mixtral") {
+  std::int64_t experts = 0, top_k = 0, expert_ffn = 0, shared = 0, dense = 0;
+  if (deepseek) {
+    if (r.has("n_routed_experts")) {
+      experts = r.whole("n_routed_experts");
+      top_k = r.whole("num_experts_per_tok");
+      expert_ffn = r.whole("moe_intermediate_size");
+      shared = r.count_or("n_shared_experts", 0);
+      dense = r.count_or("first_k_dense_replace", 0);
+      if (dense >= layers) {
+        r.fail("first_k_dense_replace", "expected fewer than num_hidden_layers (" +
+                                            std::to_string(layers) + "), got " +
+                                            std::to_string(dense));
+      }
+      if (r.whole_or("moe_layer_freq", 1) != 1) {
+        r.fail("moe_layer_freq", "expected 1: dense layers between sparse ones are not "
+                                 "modelled, got " + shown(r.value("moe_layer_freq")));
+      }
+    }
+  } else if (family == "mixtral") {
     experts = r.whole("num_local_experts");
     top_k = r.whole("num_experts_per_tok");
     expert_ffn = ffn;
@@ -185,10 +218,18 @@ std::string import_hf_config(const std::string& json_text, const std::string& fi
       r.fail("decoder_sparse_step", "expected 1: dense layers between sparse ones are not "
                                     "modelled, got " + shown(r.value("decoder_sparse_step")));
     }
-    if (r.has("mlp_only_layers") &&
-        !(r.value("mlp_only_layers").is_array() && r.value("mlp_only_layers").empty())) {
-      r.fail("mlp_only_layers", "expected []: dense layers among sparse ones are not modelled, got " +
-                                    shown(r.value("mlp_only_layers")));
+    // Dense layers first (0, 1, ..., k-1) are leading dense layers; elsewhere not modelled.
+    if (r.has("mlp_only_layers")) {
+      const json& only = r.value("mlp_only_layers");
+      bool prefix = only.is_array() && static_cast<std::int64_t>(only.size()) < layers;
+      for (std::size_t i = 0; prefix && i < only.size(); ++i) {
+        prefix = only[i].is_number_integer() && only[i].get<std::int64_t>() == static_cast<std::int64_t>(i);
+      }
+      if (!prefix) {
+        r.fail("mlp_only_layers", "expected the first layers in order ([0, 1, ...]): dense "
+                                  "layers among sparse ones are not modelled, got " + shown(only));
+      }
+      dense = static_cast<std::int64_t>(only.size());
     }
     if (family == "qwen2_moe" && r.has("shared_expert_intermediate_size")) {
       const std::int64_t width = r.whole("shared_expert_intermediate_size");
@@ -213,6 +254,12 @@ std::string import_hf_config(const std::string& json_text, const std::string& fi
   if (family == "qwen3" || family == "qwen3_moe") {
     y += "# Not modelled: the per-head q/k RMSNorm (2 x head_dim weights a layer).\n";
   }
+  if (deepseek && r.count_or("num_nextn_predict_layers", 0) > 0) {
+    y += "# Not modelled: the multi-token-prediction layers (num_nextn_predict_layers).\n";
+  }
+  if (deepseek && experts > 0) {
+    y += "# The router's scores are timed as a softmax/top-k of the same size.\n";
+  }
   if (family == "qwen2_moe" && shared > 0) {
     y += "# The shared expert's sigmoid gate (one h-vector a layer) is not modelled.\n";
   }
@@ -222,13 +269,20 @@ std::string import_hf_config(const std::string& json_text, const std::string& fi
   y += "hidden: " + std::to_string(hidden) + "\n";
   y += "heads: " + std::to_string(heads) + "\n";
   if (kv != heads) y += "kv_heads: " + std::to_string(kv) + "\n";
-  if (head_dim * heads != hidden) y += "head_dim: " + std::to_string(head_dim) + "\n";
+  if (head_dim * heads != hidden || deepseek) y += "head_dim: " + std::to_string(head_dim) + "\n";
+  if (deepseek) {
+    y += "kv_lora_rank: " + std::to_string(kv_lora) + "\n";
+    if (q_lora > 0) y += "q_lora_rank: " + std::to_string(q_lora) + "\n";
+    y += "rope_head_dim: " + std::to_string(rope) + "\n";
+    y += "v_head_dim: " + std::to_string(v_head) + "\n";
+  }
   y += "ffn: " + std::to_string(ffn) + "\n";
   if (experts > 0) {
     y += "experts: " + std::to_string(experts) + "\n";
     y += "top_k: " + std::to_string(top_k) + "\n";
     y += "expert_ffn: " + std::to_string(expert_ffn) + "\n";
     if (shared > 0) y += "shared_experts: " + std::to_string(shared) + "\n";
+    if (dense > 0) y += "dense_layers: " + std::to_string(dense) + "\n";
   }
   y += "sequence: " + std::to_string(choices.sequence) + "\n";
   y += "vocabulary: " + std::to_string(vocab) + "\n";
@@ -255,12 +309,15 @@ std::string import_hf_config(const std::string& json_text, const std::string& fi
     const std::string key =
         e.diagnostics().empty() ? std::string() : e.diagnostics().front().loc.key_path;
     // At the config key the workload key came from, or at the command-line option.
-    const std::array<std::array<const char*, 2>, 13> from{{
+    const std::array<std::array<const char*, 2>, 14> from{{
         {"layers", "num_hidden_layers"}, {"hidden", "hidden_size"},
         {"heads", "num_attention_heads"}, {"kv_heads", "num_key_value_heads"},
         {"head_dim", "head_dim"}, {"ffn", "intermediate_size"}, {"vocabulary", "vocab_size"},
-        {"experts", family == "mixtral" ? "num_local_experts" : "num_experts"},
+        {"experts", family == "mixtral" ? "num_local_experts"
+                    : deepseek          ? "n_routed_experts"
+                                        : "num_experts"},
         {"top_k", "num_experts_per_tok"}, {"expert_ffn", "moe_intermediate_size"},
+        {"dense_layers", deepseek ? "first_k_dense_replace" : "mlp_only_layers"},
         {"sequence", "--sequence"}, {"micro_batch", "--micro-batch"},
         {"global_batch", "--global-batch"}}};
     SourceLoc at = r.at("model_type");

@@ -8,9 +8,15 @@
 //   qwen2_moe, qwen3_moe                  num_experts of moe_intermediate_size, top
 //                                         num_experts_per_tok; qwen2_moe's shared expert as
 //                                         shared_expert_intermediate_size / moe_intermediate_size
-//                                         always-on experts
-// A config the builder cannot express is refused with the key that says why (multi-head latent
-// attention, dense layers between sparse ones, a sliding window shorter than the sequence):
+//                                         always-on experts; mlp_only_layers [0, ..., k-1] as
+//                                         k leading dense layers
+//   deepseek_v2, deepseek_v3              multi-head latent attention (kv_lora_rank,
+//                                         q_lora_rank, qk_nope/rope_head_dim, v_head_dim),
+//                                         n_routed_experts + n_shared_experts of
+//                                         moe_intermediate_size after first_k_dense_replace
+//                                         dense layers
+// A config the builder cannot express is refused with the key that says why (dense layers
+// between sparse ones, a sliding window shorter than the sequence, another activation):
 // a wrong workload would be a silent wrong number. What the file does not say (sequence, batch,
 // training precision) comes from ImportChoices and is written as such in the output.
 #pragma once

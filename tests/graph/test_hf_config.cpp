@@ -45,6 +45,11 @@ void same_model(const GptSpec& a, const GptSpec& b) {
   CHECK(a.top_k == b.top_k);
   CHECK(a.expert_width() == b.expert_width());
   CHECK(a.shared_experts == b.shared_experts);
+  CHECK(a.dense_layers == b.dense_layers);
+  CHECK(a.kv_lora_rank == b.kv_lora_rank);
+  CHECK(a.q_lora_rank == b.q_lora_rank);
+  CHECK(a.rope_head_dim == b.rope_head_dim);
+  CHECK(a.value_dim() == b.value_dim());
   CHECK(a.tied_embeddings == b.tied_embeddings);
   CHECK(a.mlp == b.mlp);
   CHECK(a.norm == b.norm);
@@ -73,6 +78,15 @@ TEST_CASE("Published configs import to the shipped workloads", "[graph]") {
   const GptSpec qwen = imported("qwen3_30b_a3b");
   same_model(qwen, shipped("qwen3_30b_a3b"));
   CHECK(gpt_parameters(qwen) == 30532110336);
+  // DeepSeek-V3: latent attention, 3 leading dense layers, 256 + 1 experts (671B).
+  const GptSpec deepseek = imported("deepseek_v3");
+  same_model(deepseek, shipped("deepseek_v3"));
+  CHECK(deepseek.kv_lora_rank == 512);
+  CHECK(deepseek.q_lora_rank == 1536);
+  CHECK(deepseek.rope_head_dim == 64);
+  CHECK(deepseek.value_dim() == 128);
+  CHECK(deepseek.dense_layers == 3);
+  CHECK(gpt_parameters(deepseek) == 671026404352);
 }
 
 TEST_CASE("The imported file names its source, its choices and its parameter count", "[graph]") {
@@ -91,13 +105,22 @@ TEST_CASE("The imported file names its source, its choices and its parameter cou
 }
 
 TEST_CASE("Configs the builder cannot express are refused at their key", "[graph]") {
-  const std::string path = config("deepseek_v3");
-  CHECK(error_of([&] { (void)import_hf_config(*read_text_file(path), path, {}); }) ==
-        path + ":7:3: error: kv_lora_rank: multi-head latent attention (DeepSeek-V2/V3 low-rank "
-               "keys and values) is not modelled yet; expected a config without kv_lora_rank");
+  // Dense layers between sparse ones (Qwen's mlp_only_layers not a prefix); a prefix is fine.
+  const std::string qwen =
+      "{\"model_type\": \"qwen3_moe\", \"hidden_size\": 256, \"num_hidden_layers\": 4, "
+      "\"num_attention_heads\": 4, \"intermediate_size\": 512, \"vocab_size\": 1024, "
+      "\"num_experts\": 8, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 128, "
+      "\"mlp_only_layers\": ";
+  CHECK(import_error(qwen + "[1, 3]}") ==
+        "config.json:1:219: error: mlp_only_layers: expected the first layers in order ([0, 1, "
+        "...]): dense layers among sparse ones are not modelled, got [1,3]");
+  CHECK(std::get<GptSpec>(read_workload_file(ConfigNode::load_string(
+                              import_hf_config(qwen + "[0, 1]}", "q.json", {}), "q"))
+                              .spec)
+            .dense_layers == 2);
   CHECK(import_error("{\"model_type\": \"gpt2\", \"n_embd\": 768}") ==
         "config.json:1:2: error: model_type: expected one of llama, mistral, qwen2, qwen3, "
-        "mixtral, qwen2_moe, qwen3_moe, got \"gpt2\"");
+        "mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, got \"gpt2\"");
   const std::string llama =
       "{\n  \"model_type\": \"llama\",\n  \"hidden_size\": 4096,\n  \"num_hidden_layers\": 32,\n"
       "  \"num_attention_heads\": 32,\n  \"intermediate_size\": 14336,\n  \"vocab_size\": ";
