@@ -37,6 +37,10 @@ struct CoreSpec {
   double max_utilization = 1.0;  // derates peak throughput (paper §4.2.1)
   int mcus_per_bundle = 1;
   double enabled_bundle_fraction = 1.0;  // bundles left on after yield harvesting
+  // Power of this design's MCU against the technology library's reference MCU of the same FMA
+  // count at the same clock and voltage: an architecture's own efficiency beyond its node
+  // (1: the library's). Area is unchanged.
+  double mcu_power_ratio = 1.0;
   // Throughput of the vector (non-matrix) units that run element-wise kernels, as a fraction of
   // the matrix peak: A100 19.5 TFLOP/s FP32 CUDA cores vs 312 tensor = 0.0625.
   double vector_throughput_ratio = 1.0;

@@ -35,7 +35,7 @@ CoreStats make_core(const ArchSpec& spec, const ResourceSplit& split) {
   // The library's reference MCU scales linearly in area and power with its FMA count.
   const double size = c.flop_per_cycle_per_mcu / n.flop_per_cycle;
   const Area mcu_area = n.mcu_area * size;
-  const Power mcu_power = n.mcu_power * size;
+  const Power mcu_power = n.mcu_power * size * t.core.mcu_power_ratio;
   const int per_bundle = t.core.mcus_per_bundle;
   c.bundles_built = whole(c.use.area_budget / mcu_area) / per_bundle;
   c.bundles = whole(c.bundles_built * t.core.enabled_bundle_fraction);

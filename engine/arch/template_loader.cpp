@@ -44,6 +44,7 @@ CoreSpec read_core(const ConfigNode& n) {
   c.max_utilization = read_derate(n, "max_utilization");
   c.mcus_per_bundle = n.require_positive<int>("mcus_per_bundle");
   c.enabled_bundle_fraction = read_derate(n, "enabled_bundle_fraction");
+  c.mcu_power_ratio = read_derate(n, "mcu_power_ratio");
   c.vector_throughput_ratio = read_derate(n, "vector_throughput_ratio");
   c.fp8_throughput_ratio = n.get_or<double>("fp8_throughput_ratio", 1.0);
   if (!(c.fp8_throughput_ratio >= 1.0 && c.fp8_throughput_ratio <= 8.0)) {

@@ -115,3 +115,24 @@ TEST_CASE("H200: the H100 die with six HBM3e stacks, within 3% of its datasheet"
   // The same compute as the H100: the extra stack comes out of memory power, not the clock.
   CHECK(a.core.frequency.si() == generate_shipped("h100").core.frequency.si());
 }
+
+TEST_CASE("B200: two dies as one device, within 3% of its datasheet", "[arch][golden][datasheet]") {
+  // NVIDIA HGX B200 (1000 W): 2.25 PFLOPS dense FP16/BF16, 4.5 PFLOPS dense FP8, 192 GB HBM3e
+  // (8 x 24 GiB) at 8 TB/s, NVLink 5 at 1.8 TB/s; 148 SMs of 4 tensor cores.
+  const MicroArch a = generate_shipped("b200");
+  REQUIRE(a.feasible);
+  const auto within_3pct = [](double derived, double datasheet) {
+    INFO("derived " << derived << " vs datasheet " << datasheet);
+    CHECK(derived == Approx(datasheet).epsilon(0.03));
+  };
+  within_3pct(a.core.peak.in(units::teraflops_per_second), 2250.0);
+  within_3pct(a.core.fp8_peak.in(units::teraflops_per_second), 4500.0);
+  within_3pct(a.main_memory.bandwidth.in(units::gigabytes_per_second), 8000.0);
+  within_3pct(a.main_memory.capacity.in(units::gibibytes), 192.0);
+  CHECK(a.main_memory.devices == 8);
+  CHECK(a.core.bundles == 148);
+  within_3pct(a.network(NetworkTier::kInterPackage)->bandwidth.in(units::gigabytes_per_second), 1800.0);
+  CHECK(a.total.power_used.si() <= 1000.0 * (1 + 1e-12));
+  // 2.25 PFLOPS from 148 x 4 x 2048 FLOP per clock: 1.856 GHz.
+  CHECK(a.core.frequency.in(units::gigahertz) == Approx(2.25e15 / (148 * 4 * 2048) / 1e9).epsilon(0.03));
+}
