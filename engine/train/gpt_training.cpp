@@ -83,6 +83,8 @@ const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id
   pl.context = place_group(system_, s.cp, pl.mapping.groups[1].stride);
   // Experts next (Megatron's tp-cp-ep-dp order): ep members cp data-group positions apart.
   pl.expert = place_group(system_, s.ep, pl.mapping.groups[1].stride * s.cp);
+  pl.expert_data =
+      place_group(system_, s.dp / s.ep, pl.mapping.groups[1].stride * s.cp * s.ep);
   return placements_.emplace(key, std::move(pl)).first->second;
 }
 
@@ -224,6 +226,9 @@ void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
   const double send_bytes =
       static_cast<double>(s.micro_batch * spec_.sequence * spec_.hidden) * p / (s.tp * s.cp);
   in.send = s.pp > 1 ? collective_time(m.groups[2], Collective::kSendRecv, send_bytes) : 0.0;
+  // A sparse layer's routed experts (sharded over ep): their gradients reduce over the
+  // expert-data-parallel group instead of the data group (Megatron-Core's expert data parallelism).
+  const double layer_experts = static_cast<double>(gpt_layer_expert_parameters(spec_, s.tp, s.ep));
   const auto add = [&](ChunkCosts& c, const StageTimes& t, double n, double params) {
     c.forward += n * chained(t.forward, launch);
     c.backward += n * chained(t.backward, launch);
@@ -251,6 +256,7 @@ void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
     const auto dense = static_cast<int>(
         spec_.dense_layers_in(stage_first_layer(spec_.layers, chunks, c), layers));
     add(cc, pt.layer, layers - dense, pt.layer_parameters);
+    cc.expert_parameters = static_cast<double>(layers - dense) * layer_experts;
     if (dense > 0) add(cc, pt.dense_layer, dense, pt.dense_layer_parameters);
     if (c == 0) {
       add(cc, pt.embedding, 1.0, pt.embedding_parameters);
@@ -270,6 +276,7 @@ void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
   }
   in.data_group = &m.groups[1];
   in.data_group_shared = &pl.data_shared;
+  in.expert_data_group = &pl.expert_data;
   in.dp = s.dp * s.cp;  // gradients and optimizer shards over the data-context group
   in.zero = s.zero;
   in.sharded = sharded;

@@ -107,6 +107,9 @@ class GptTraining {
     GroupPlacement data_shared;
     GroupPlacement context;
     GroupPlacement expert;  // the expert group: ep members of the data group, after cp
+    // The expert-data-parallel group: the dp·cp/ep ranks holding the same experts (every
+    // cp·ep-th member of the data group), over which the experts' gradients are reduced.
+    GroupPlacement expert_data;
   };
   const Parts& parts(const Strategy& s, int id);
   const Placements& placements(const Strategy& s, int id);

@@ -54,13 +54,15 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r) {
   const GroupPlacement* shared_group =
       in.data_group_shared != nullptr ? in.data_group_shared : in.data_group;
   const Collective kind = in.zero >= 1 ? Collective::kReduceScatter : Collective::kAllReduce;
+  const GroupPlacement* experts_group =
+      in.expert_data_group != nullptr ? in.expert_data_group : in.data_group;
   double finish = 0.0;
   // Reused from an earlier evaluation into the same result: no allocation once sized.
   r.stages.assign(static_cast<std::size_t>(P), TrainingBreakdown{});
   r.critical_stage = 0;
   for (int d = 0; d < P; ++d) {
-    double port = 0.0, end = 0.0, update = 0.0, gather = 0.0, params = 0.0, tpc = 0.0, dpc = 0.0,
-           outside = 0.0, sync = 0.0;
+    double port = 0.0, end = 0.0, update = 0.0, gather = 0.0, params = 0.0, experts = 0.0,
+           tpc = 0.0, dpc = 0.0, outside = 0.0, sync = 0.0;
     for (int local = 0; local < v; ++local) {
       end = std::max(end, pipe.last_backward[static_cast<std::size_t>(local * P + d)]);
     }
@@ -69,17 +71,23 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r) {
       const ChunkCosts& c = in.chunks[cu];
       update += c.update;
       params += c.parameters;
+      experts += c.expert_parameters;
       tpc += c.tensor_comm;
       dpc += c.data_comm;
       outside += c.outside_layers;
       sync += c.sync;
       if (!buckets_after) continue;
       const int buckets = std::max(1, c.buckets);
-      const double bytes = c.parameters * in.gradient_bytes / buckets;
-      const double t = collective_time(*in.data_group, kind, bytes);
+      const double bytes = (c.parameters - c.expert_parameters) * in.gradient_bytes / buckets;
+      // The experts' share over their own group, after the bucket's dense share.
+      const double expert_bytes = c.expert_parameters * in.gradient_bytes / buckets;
+      const double te = expert_bytes > 0.0 ? collective_time(*experts_group, kind, expert_bytes) : 0.0;
+      const double t = collective_time(*in.data_group, kind, bytes) + te;
       // Sharing the ports is never faster than having them alone.
       const double ts =
-          in.overlap_data_parallel ? std::max(t, collective_time(*shared_group, kind, bytes)) : t;
+          in.overlap_data_parallel
+              ? std::max(t, collective_time(*shared_group, kind, bytes) + te)
+              : t;
       const double t0 = pipe.last_backward_start[cu], t1 = pipe.last_backward[cu];
       for (int k = 0; k < buckets; ++k) {
         const double ready = in.overlap_data_parallel ? t0 + (t1 - t0) * (k + 1) / buckets : end;
@@ -89,7 +97,9 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r) {
     if (reduce && in.zero >= 1) update /= in.dp;
     if (buckets_after && in.zero >= 1) {
       gather = collective_time(*in.data_group, Collective::kAllGather,
-                               params * in.parameter_bytes);
+                               (params - experts) * in.parameter_bytes) +
+               collective_time(*experts_group, Collective::kAllGather,
+                               experts * in.parameter_bytes);
     }
     const double reduced = std::max(end, port);
     // Megatron's step: the tied embedding's gradients, then the gradient norm (clipping) and

@@ -25,6 +25,7 @@ struct ChunkCosts {
   double backward = 0.0;
   double update = 0.0;       // the optimizer step over the chunk's parameters
   double parameters = 0.0;   // elements this device holds
+  double expert_parameters = 0.0;  // of those, routed experts' (reduced over the expert-data group)
   double tensor_comm = 0.0;  // blocking kernel-group communication per micro-batch, both passes
   double data_comm = 0.0;    // ZeRO-3: exposed gathers and reduce-scatters, likewise
   double outside_layers = 0.0;  // embedding, head and loss kernels per micro-batch, both passes
@@ -43,6 +44,8 @@ struct IterationInput {
   // The data group while it shares the ports with the tensor and pipeline groups, during the
   // last backward pass; null: data_group.
   const GroupPlacement* data_group_shared = nullptr;
+  // Where the routed experts' gradients and parameters go instead (null: the data group).
+  const GroupPlacement* expert_data_group = nullptr;
   int dp = 1;
   int zero = 0;
   // ZeRO-3 inside the chunks' costs (ChunkCosts::data_comm): no gradient buckets after the

@@ -597,6 +597,37 @@ TEST_CASE("leading dense layers: each stage timed with the layers it holds", "[t
   CHECK(r.model_flops == Approx((dense.model_flops + sparse.model_flops) / 2.0));
 }
 
+TEST_CASE("expert gradients reduce over the expert-data-parallel group", "[train]") {
+  // Mixtral shapes cut to 4 layers on one DGX H100 (8 GPUs), tp1-pp1-dp8, ZeRO-1, the gradient
+  // reduction after the backward (overlap off, so data_comm is its whole time). With ep8 every
+  // rank holds different experts: the expert-data group has dp/ep = 1 member and the experts'
+  // gradients need no reduction, so their size does not change data_comm. With ep1 all 8
+  // ranks hold every expert and reduce them.
+  GptSpec w = std::get<GptSpec>(
+      load_workload_file(test::source_path("studies/workloads/mixtral_8x7b.yaml")).spec);
+  w.layers = 4;
+  w.global_batch = 8;
+  TrainingOptions o;
+  o.check_memory = false;
+  o.overlap_data_parallel = false;
+  GptSpec wide = w;
+  wide.expert_ffn = 2 * w.expert_width();
+  const auto data_comm = [&](const GptSpec& spec, const char* strategy) {
+    const TrainingResult r = test::training_model("h100", spec, 8, o).evaluate(parse_strategy(strategy));
+    REQUIRE(r.feasible);
+    return r.breakdown.data_comm;
+  };
+  const double ep8 = data_comm(w, "tp1-pp1-dp8-ep8-mb1-zero1");
+  CHECK(data_comm(wide, "tp1-pp1-dp8-ep8-mb1-zero1") == Approx(ep8).epsilon(1e-12));
+  const double ep1 = data_comm(w, "tp1-pp1-dp8-mb1-zero1");
+  CHECK(ep1 > 10.0 * ep8);  // the experts: 5.64e9 of the 6.07e9 parameters
+  CHECK(data_comm(wide, "tp1-pp1-dp8-mb1-zero1") > 1.5 * ep1);
+  // ep2: each expert on dp/ep = 4 ranks; its gradients reduce over those 4.
+  const double ep2 = data_comm(w, "tp1-pp1-dp8-ep2-mb1-zero1");
+  CHECK(ep2 > ep8);
+  CHECK(ep2 < ep1);
+}
+
 TEST_CASE("expert parallelism: experts spread over the data group, all-to-alls on its links",
           "[train]") {
   // Mixtral 8x7B on 8 DGX H100 nodes (64 GPUs), tp1 pp4 dp16, ZeRO-1, bf16.
