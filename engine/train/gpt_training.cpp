@@ -136,8 +136,10 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
   return parts_.emplace(key, std::move(parts)).first->second;
 }
 
-void GptTraining::add_sharded_passes(const Parts& pt, const GroupPlacement& data, int layers,
-                                     int dense, bool embedding, bool head, ChunkCosts& c) const {
+void GptTraining::add_sharded_passes(const Parts& pt, const GroupPlacement& data,
+                                     const GroupPlacement& experts, double layer_experts,
+                                     int layers, int dense, bool embedding, bool head,
+                                     ChunkCosts& c) const {
   // Each part (embedding, layer, head) is one FSDP unit: its parameters gathered and its
   // gradients reduce-scattered as one collective over the data group (sharded_pass.hpp). Every
   // unit, the head included, is gathered again for its backward (FSDP keeps only the root
@@ -152,7 +154,10 @@ void GptTraining::add_sharded_passes(const Parts& pt, const GroupPlacement& data
   const auto scatter = [&](double params) {
     return collective_time(data, Collective::kReduceScatter, params * g);
   };
-  const double gl = gather(pt.layer_parameters), rl = scatter(pt.layer_parameters);
+  const double gl = gather(pt.layer_parameters - layer_experts) +
+                    collective_time(experts, Collective::kAllGather, layer_experts * p);
+  const double rl = scatter(pt.layer_parameters - layer_experts) +
+                    collective_time(experts, Collective::kReduceScatter, layer_experts * g);
   const double gd = gather(pt.dense_layer_parameters), rd = scatter(pt.dense_layer_parameters);
   ShardedPass f, b;
   if (embedding) f.layer(gather(pt.embedding_parameters), chained(pt.embedding.forward, launch));
@@ -268,7 +273,10 @@ void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
       outside(cc, pt.head);
       cc.sync += tied_sync;
     }
-    if (sharded) add_sharded_passes(pt, m.groups[1], layers, dense, c == 0, c == chunks - 1, cc);
+    if (sharded) {
+      add_sharded_passes(pt, m.groups[1], pl.expert_data, layer_experts, layers, dense, c == 0,
+                         c == chunks - 1, cc);
+    }
     cc.forward += launch;
     cc.backward += launch;
     cc.buckets = std::max(1, layers);

@@ -118,8 +118,11 @@ class GptTraining {
   // ZeRO-3: the chunk's forward and backward with each part's parameter gathers and gradient
   // reduce-scatters on the data group (sharded_pass.hpp), launch latency excluded.
   // `dense` of the chunk's `layers` are leading dense layers (a mixture of experts').
-  void add_sharded_passes(const Parts& pt, const GroupPlacement& data, int layers, int dense,
-                          bool embedding, bool head, ChunkCosts& c) const;
+  // A sparse layer's routed experts gather and reduce-scatter over `experts` (the
+  // expert-data-parallel group), the rest over `data`.
+  void add_sharded_passes(const Parts& pt, const GroupPlacement& data,
+                          const GroupPlacement& experts, double layer_experts, int layers,
+                          int dense, bool embedding, bool head, ChunkCosts& c) const;
 
   GptSpec spec_;
   KernelTimer timer_;
