@@ -136,3 +136,23 @@ TEST_CASE("B200: two dies as one device, within 3% of its datasheet", "[arch][go
   // 2.25 PFLOPS from 148 x 4 x 2048 FLOP per clock: 1.856 GHz.
   CHECK(a.core.frequency.in(units::gigahertz) == Approx(2.25e15 / (148 * 4 * 2048) / 1e9).epsilon(0.03));
 }
+
+TEST_CASE("GB200 NVL72: the B200's silicon at 1200 W, 72 GPUs to an NVLink domain",
+          "[arch][golden][datasheet]") {
+  // NVIDIA GB200 NVL72: 180 PFLOPS dense FP16/BF16 over 72 GPUs = 2.5 each, 5 PFLOPS dense FP8,
+  // 8 TB/s HBM3e, NVLink 5 at 1.8 TB/s. The tensor core's power ratio is the B200's fit; only
+  // the power split is the GB200's own.
+  const MicroArch a = generate_shipped("gb200");
+  REQUIRE(a.feasible);
+  const auto within_3pct = [](double derived, double datasheet) {
+    INFO("derived " << derived << " vs datasheet " << datasheet);
+    CHECK(derived == Approx(datasheet).epsilon(0.03));
+  };
+  within_3pct(a.core.peak.in(units::teraflops_per_second), 2500.0);
+  within_3pct(a.core.fp8_peak.in(units::teraflops_per_second), 5000.0);
+  within_3pct(a.main_memory.bandwidth.in(units::gigabytes_per_second), 8000.0);
+  within_3pct(a.network(NetworkTier::kInterPackage)->bandwidth.in(units::gigabytes_per_second), 1800.0);
+  CHECK(a.core.bundles == 148);
+  CHECK(a.total.power_used.si() <= 1200.0 * (1 + 1e-12));
+  CHECK(load_template(source_path("templates/gb200.yaml")).packages == 72);
+}
