@@ -129,6 +129,8 @@ class GptTraining {
   SystemGraph system_;
   double peak_;
   TrainingOptions options_;
+  IterationInput input_;       // time_iteration's, reused across evaluations
+  IterationScratch scratch_;
   std::map<std::tuple<int, int, int, int, int, int, int, int, int>, Parts> parts_;
   std::map<std::tuple<int, int, int, int, int, int>, Placements> placements_;
 };

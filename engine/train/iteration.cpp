@@ -27,13 +27,19 @@ double fluid_end(double start, double full, double shared, double until) {
 
 }  // namespace
 
-void assemble_iteration(const IterationInput& in, TrainingResult& r) {
+void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationScratch* scratch) {
   const int P = in.stages, v = in.chunks_per_stage;
-  PipelineInput pi;
+  IterationScratch own;
+  IterationScratch& s = scratch != nullptr ? *scratch : own;
+  PipelineInput& pi = s.pipeline;
   pi.schedule = in.schedule;
   pi.stages = P;
   pi.chunks = v;
   pi.micro_batches = in.micro_batches;
+  pi.forward.clear();
+  pi.backward.clear();
+  pi.send_forward.clear();
+  pi.send_backward.clear();
   for (const ChunkCosts& c : in.chunks) {
     pi.forward.push_back(c.forward);
     pi.backward.push_back(c.backward);
@@ -42,7 +48,8 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r) {
   }
   r.stage_forward = pi.forward.front();
   r.stage_backward = pi.backward.front();
-  const PipelineResult pipe = simulate_pipeline(pi);
+  simulate_pipeline(pi, s.simulation, s.result);
+  const PipelineResult& pipe = s.result;
   r.device_busy = pipe.busy;
   const double micro = static_cast<double>(in.micro_batches);
   const bool reduce = in.data_group != nullptr && in.dp > 1;

@@ -59,8 +59,17 @@ struct IterationInput {
   HostSpec host;
 };
 
+// Buffers assemble_iteration reuses across calls (an evaluator keeps one): once sized, an
+// iteration allocates nothing in them.
+struct IterationScratch {
+  PipelineInput pipeline;
+  PipelineScratch simulation;
+  PipelineResult result;
+};
+
 // Fills iteration_time, stages (one breakdown per stage), breakdown (the critical stage's),
-// device_busy, critical_stage, stage_forward/backward.
-void assemble_iteration(const IterationInput& in, TrainingResult& r);
+// device_busy, critical_stage, stage_forward/backward. `scratch`: reused buffers, or null.
+void assemble_iteration(const IterationInput& in, TrainingResult& r,
+                        IterationScratch* scratch = nullptr);
 
 }  // namespace pathfinder

@@ -36,9 +36,18 @@ struct PipelineResult {
   }
 };
 
+// Buffers a simulation reuses: once sized, simulating again allocates nothing.
+struct PipelineScratch {
+  std::vector<double> end_forward, end_backward, free;
+  std::vector<int> next;
+  PipelineResult shorter;  // the 2P-micro-batch run the steady-state extension starts from
+};
+
 // Empty `forward` etc. means uniform zero. Engine bug (PF_ASSERT) on inconsistent sizes or an
 // interleaved schedule whose micro-batches are not a multiple of the stages.
 [[nodiscard]] PipelineResult simulate_pipeline(const PipelineInput& in);
+// The same into `out` on `scratch`'s buffers (no allocation once they are sized).
+void simulate_pipeline(const PipelineInput& in, PipelineScratch& scratch, PipelineResult& out);
 // Every task simulated, whatever the micro-batch count (the reference simulate_pipeline's
 // steady-state extension is tested against).
 [[nodiscard]] PipelineResult simulate_pipeline_exhaustively(const PipelineInput& in);
