@@ -312,6 +312,9 @@ class GptBuilder {
     suffix_ = pass == Pass::kForward ? ".fwd" : ".recompute";
   }
   void attention_fwd(int i, LayerFwd& r, const Deps& qkv);
+  // Op-level selective checkpointing's recomputation at the start of layer i's backward
+  // (GptPartition::selective_op): the kernels it re-runs, their ends appended to `g`.
+  void recompute_ops(int i, const LayerFwd& stored, Deps& g);
   // Multi-head latent attention's projections before the attention kernel (r.qkv: the rotated
   // queries, r.kv_up: keys and values) and their backward, which returns the input gradient
   // (complete on every rank: the down projections are replicated) and adds the weight
@@ -491,6 +494,37 @@ Deps GptBuilder::mla_bwd(int i, const LayerFwd& fw, const LayerParams& w, const 
                  2.0 * rows_ * h * p_, rows_ * h * p_, std::move(sum))};
 }
 
+void GptBuilder::recompute_ops(int i, const LayerFwd& stored, Deps& g) {
+  const LayerParams& w = params_[static_cast<std::size_t>(i)];
+  const double hd = static_cast<double>(s_.hidden);
+  set_pass(Pass::kRecomputeLayer);
+  const KernelId ln1 = layernorm_fwd(i, "ln1", {stored.ln1});
+  // The key projection, kv_t·d of the fused QKV's columns (the same shape as wk alone).
+  Linear wk = w.qkv;
+  wk.out = kv_local_ * s_.head_dim();
+  const KernelId k = linear_fwd(i, "k", wk, false, {ln1});
+  KernelId rot = k;
+  if (rotary_) rot = rotary(i, "rotary" + suffix_, phase_, {k});
+  const KernelId proj = linear_fwd(i, "proj", w.proj, false, {stored.context});
+  const double add_ops = s_.bias ? 2.0 : 1.0;
+  const KernelId res1 = stream(i, "residual1" + suffix_, KernelKind::kElementwise, phase_,
+                               add_ops * rows_ * hd, 2.0 * rows_ * hd * p_, rows_ * hd * p_,
+                               {proj});
+  const KernelId ln2 = layernorm_fwd(i, "ln2", {res1});
+  g.insert(g.end(), {ln1, rot, res1, ln2});
+  if (!moe_at(i)) {
+    const double fd = static_cast<double>(s_.ffn / tp_);
+    const Linear& up = swiglu_ ? w.up : w.fc1;
+    const KernelId u = linear_fwd(i, swiglu_ ? "up" : "fc1", up, false, {ln2});
+    const double e = t_ * fd;  // the MLP's local width on every token
+    const KernelId act = stream(i, (swiglu_ ? "swiglu" : "gelu") + suffix_,
+                                KernelKind::kElementwise, phase_, (swiglu_ ? 6.0 : 10.0) * e,
+                                (swiglu_ ? 2.0 : 1.0) * e * p_, e * p_, {u});
+    g.push_back(act);
+  }
+  set_pass(Pass::kForward);
+}
+
 GptBuilder::LayerFwd GptBuilder::layer_fwd(int i, const Deps& x, Pass pass) {
   const double hd = static_cast<double>(s_.hidden);
   const double fd = static_cast<double>(s_.ffn / tp_);
@@ -542,10 +576,13 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
   const LayerParams& w = params_[static_cast<std::size_t>(i)];
   auto& grads = grads_[static_cast<std::size_t>(i)];
 
-  // Selective recomputation re-runs the attention core from the stored QKV output.
+  // Selective recomputation re-runs the attention core from the stored QKV output, or (op-level)
+  // every second linear and the element-wise kernels.
   LayerFwd fw = stored;
   Deps g = g_in;
-  if (part_.recompute == Recompute::kSelective && !flash_) {
+  if (part_.recompute == Recompute::kSelective && part_.selective_op) {
+    recompute_ops(i, stored, g);
+  } else if (part_.recompute == Recompute::kSelective && !flash_) {
     set_pass(Pass::kRecomputeAttention);
     attention_fwd(i, fw, {stored.qkv});
     set_pass(Pass::kForward);

@@ -228,6 +228,14 @@ struct GptPartition {
   // normalise (4 + 4) = 38 B per logit; backward scale by the loss gradient (4 + 4) and cast
   // back (4 + 2) = 14 B. Off: one fused kernel each way in the activations' precision.
   bool fp32_cross_entropy = false;
+  // What `recompute=selective` recomputes: off, the attention core (Megatron-LM's, Korthikanti
+  // et al. 2022; nothing with flash attention); on, PyTorch's op-level selective checkpointing
+  // as torchtitan applies it (activation_checkpoint.py, selective_ac_option "op": the outputs
+  // of mm, SDPA and reduce-scatter are saved "except every second mm", everything else is
+  // recomputed): per layer the norms, rotary, activation and residual kernels and, of the
+  // linears in call order wq wk wv wo w1 w3 w2, the second, fourth and sixth (the key
+  // projection, the output projection and the up projection).
+  bool selective_op = false;
   // Expert parallelism (GptSpec::experts > 0): E/expert experts on this rank; the tokens routed
   // to the others leave and return by all-to-all over the expert group.
   int expert = 1;

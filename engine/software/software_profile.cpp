@@ -64,6 +64,12 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
       throw k->error_at("cross_entropy", "expected fp32 or fused, got " + k->quoted("cross_entropy"));
     }
     s.fp32_cross_entropy = ce == "fp32";
+    const std::string sel = k->get_or<std::string>("selective_recompute", "attention");
+    if (sel != "attention" && sel != "ops") {
+      throw k->error_at("selective_recompute",
+                        "expected attention or ops, got " + k->quoted("selective_recompute"));
+    }
+    s.selective_op = sel == "ops";
     k->finish();
   }
   if (auto m = root.optional_child("memory_model")) {

@@ -75,6 +75,9 @@ struct SoftwareProfile {
   // `kernels: {cross_entropy: fp32}`: the logits cast to fp32 and the loss in separate fp32
   // passes, as the frameworks do by default; `fused` (default): one kernel each way.
   bool fp32_cross_entropy = false;
+  // `kernels: {selective_recompute: ops}`: recompute=selective as op-level selective
+  // checkpointing (GptPartition::selective_op, torchtitan); `attention` (default): Megatron's.
+  bool selective_op = false;
   // What the stack keeps in device memory beyond the ZeRO/Korthikanti counts (memory_model:
   // block; GPT workloads).
   MemoryModel memory;

@@ -50,6 +50,8 @@ struct TrainingOptions {
   bool flash2 = false;
   // The loss in unfused fp32 passes (GptPartition::fp32_cross_entropy; the profile's choice).
   bool fp32_cross_entropy = false;
+  // recompute=selective as op-level selective checkpointing (GptPartition::selective_op).
+  bool selective_op = false;
   // The element type the data-parallel gradients are reduced in (SoftwareProfile).
   GradientReduction gradient_reduction = GradientReduction::kWorkload;
   // Report a strategy that does not fit in main memory as infeasible (default). Off: time it
@@ -70,6 +72,7 @@ struct TrainingOptions {
     o.flash2 = s.flash2;
     o.fp32_cross_entropy = s.fp32_cross_entropy;
     o.gradient_reduction = s.gradient_reduction;
+    o.selective_op = s.selective_op;
     return o;
   }
 };

@@ -341,6 +341,39 @@ TEST_CASE("latent attention: replicated down projections, per-head up projection
   CHECK(gpt_layer_parameters(s, 2) == layer - 96 * 192 - 64 * 256 - 32768 - 3 * 256 * 384);
 }
 
+TEST_CASE("op-level selective checkpointing recomputes every second linear and the element-wise",
+          "[graph]") {
+  // torchtitan's policy on a Llama layer (wq wk wv wo w1 w3 w2 in call order): the 2nd, 4th
+  // and 6th linears (key, output and up projections), the norms, rotary, SiLU·up and the first
+  // residual add, at the start of each layer's backward; nothing with Megatron's selective.
+  GptSpec s = tiny_llama();  // T = 256, h 256, 8 heads of 32, 2 KV heads, ffn 768
+  GptPartition op;
+  op.recompute = Recompute::kSelective;
+  op.selective_op = true;
+  const ComputeGraph g = build_gpt_graph(s, op);
+  CHECK(*find(g, "l0.k.recompute").gemm == GemmShape{1, 256, 2 * 32, 256});
+  CHECK(*find(g, "l0.proj.recompute").gemm == GemmShape{1, 256, 256, 256});
+  CHECK(*find(g, "l0.up.recompute").gemm == GemmShape{1, 256, 768, 256});
+  for (const char* n : {"l0.ln1.recompute", "l0.rotary.recompute", "l0.residual1.recompute",
+                        "l0.ln2.recompute", "l0.swiglu.recompute"}) {
+    CHECK(find(g, n).phase == Phase::kBackwardData);
+  }
+  // Recomputed GEMM FLOPs per layer: 2·256·256·(64 + 256 + 768).
+  double recomputed = 0.0;
+  for (const Kernel& k : g.kernels()) {
+    if (k.gemm && k.name.find(".recompute") != std::string::npos && k.layer == 0) {
+      recomputed += k.flops.si();
+    }
+  }
+  CHECK(recomputed == 2.0 * 256 * 256 * (64 + 256 + 768));
+  GptPartition megatron;
+  megatron.recompute = Recompute::kSelective;
+  const ComputeGraph m = build_gpt_graph(s, megatron);
+  CHECK(std::none_of(m.kernels().begin(), m.kernels().end(), [](const Kernel& k) {
+    return k.name.find(".recompute") != std::string::npos;
+  }));
+}
+
 TEST_CASE("leading dense layers: the first dense_layers keep the MLP of width ffn", "[graph]") {
   GptSpec s = tiny_llama();  // 2 layers, h 256, ffn 768 (SwiGLU), untied, bf16
   s.experts = 4;

@@ -136,6 +136,13 @@ TEST_CASE("kernels: attention names the flash-attention implementation", "[softw
         "p.yaml:5:18: error: kernels.cross_entropy: expected fp32 or fused, got \"fp16\"");
   CHECK_FALSE(load_software_profile(resolve_software_profile("deepflow-reference", {dir}))
                   .fp32_cross_entropy);
+  // What recompute=selective means: torchtitan's op-level policy (fsdp), Megatron's attention
+  // core elsewhere.
+  CHECK(TrainingOptions::from(load_software_profile(resolve_software_profile("fsdp", {dir})))
+            .selective_op);
+  CHECK_FALSE(load_software_profile(resolve_software_profile("megatron-core", {dir})).selective_op);
+  CHECK(profile_error(std::string(kMinimal) + "kernels:\n  selective_recompute: all\n") ==
+        "p.yaml:5:24: error: kernels.selective_recompute: expected attention or ops, got \"all\"");
 }
 
 }  // namespace pathfinder

@@ -177,18 +177,17 @@ TEST_CASE("[calibration] torchtitan Llama 3.1 on H100 and H200: tokens/s/GPU", "
   CHECK(n + uneven == 32);
   CHECK(uneven == 5);  // row-wise FP8 scaling (4); interleaved 126 layers over 8 x 2 chunks (1)
   // Measured today (bounds just above, so a regression fails; the goal is the issue's 10%):
-  //   MAPE 23.4%, bias +13.8% over 27 rows (25.6% and +17.6% before the Grand Teton part's
-  //   HBM2e at 2.4 TB/s was described), with SDPA's FlashAttention-2 (fsdp.yaml
-  //   kernels.attention) and fp32 gradient reduce-scatters. TP-8 runs of 70B -24..+0% (the
-  //   faster of each pair is the compiled or async-TP run, which the model does not separate),
-  //   8B with TP 8 +3..+20%, FSDP-only 8B runs +27..+57% (H100 500 W) and +31..+33% (H200):
-  //   the model recomputes nothing under "selective" with flash attention, where torchtitan's
-  //   op-level selective checkpointing recomputes part of every layer (issue 13, open). Context
-  //   parallel 8B (T2, 64k-256k tokens): +4..+43%: attention-bound, and PyTorch's ring merges
-  //   each step's partial output in eager ops the model does not count. 405B on 512 GPUs (tp8
-  //   pp8, 126 layers as 15, 16 x 6, 15): T5 -45%, T6 -9% (8K) and +12..+37% with cp 2-8.
-  CHECK(mape <= 0.24);
-  CHECK(signed_sum / n <= 0.15);
+  //   MAPE 19.7%, bias +9.4% over 27 rows (25.6% and +17.6% before the Grand Teton part's
+  //   HBM2e at 2.4 TB/s was described and "selective" timed as torchtitan's op-level
+  //   checkpointing, fsdp.yaml kernels.selective_recompute), with SDPA's FlashAttention-2 and
+  //   fp32 gradient reduce-scatters. TP-8 runs of 70B -24..+0% (the faster of each pair is the
+  //   compiled or async-TP run, which the model does not separate), 8B with TP 8 -9..+9%,
+  //   FSDP-only 8B runs +16..+43% (H100 500 W) and +31..+33% (H200). Context parallel 8B (T2,
+  //   64k-256k tokens): +4..+43%: attention-bound, and PyTorch's ring merges each step's partial
+  //   output in eager ops the model does not count. 405B on 512 GPUs (tp8 pp8, 126 layers as
+  //   15, 16 x 6, 15): T5 -45%, T6 -9% (8K) and +12..+37% with cp 2-8.
+  CHECK(mape <= 0.20);
+  CHECK(signed_sum / n <= 0.10);
 }
 
 }  // namespace pathfinder
