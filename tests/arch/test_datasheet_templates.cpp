@@ -13,6 +13,10 @@ void within_5pct(double derived, double datasheet) {
   INFO("derived " << derived << " vs datasheet " << datasheet);
   CHECK(derived == Approx(datasheet).epsilon(0.05));
 }
+void within_3pct(double derived, double datasheet) {
+  INFO("derived " << derived << " vs datasheet " << datasheet);
+  CHECK(derived == Approx(datasheet).epsilon(0.03));
+}
 struct Datasheet {
   const char* name;
   double peak_tflops, hbm_gbs, hbm_gib, l2_mib, link_gbs;
@@ -101,10 +105,6 @@ TEST_CASE("H200: the H100 die with six HBM3e stacks, within 3% of its datasheet"
   // GiB usable of 6 x 24 GiB stacked), 4.8 TB/s, NVLink 900 GB/s, 700 W.
   const MicroArch a = generate_shipped("h200");
   REQUIRE(a.feasible);
-  const auto within_3pct = [](double derived, double datasheet) {
-    INFO("derived " << derived << " vs datasheet " << datasheet);
-    CHECK(derived == Approx(datasheet).epsilon(0.03));
-  };
   within_3pct(a.core.peak.in(units::teraflops_per_second), 989.4);
   within_3pct(a.main_memory.bandwidth.in(units::gigabytes_per_second), 4800.0);
   within_3pct(a.main_memory.capacity.in(units::gibibytes), 141.0);
@@ -121,10 +121,6 @@ TEST_CASE("B200: two dies as one device, within 3% of its datasheet", "[arch][go
   // (8 x 24 GiB) at 8 TB/s, NVLink 5 at 1.8 TB/s; 148 SMs of 4 tensor cores.
   const MicroArch a = generate_shipped("b200");
   REQUIRE(a.feasible);
-  const auto within_3pct = [](double derived, double datasheet) {
-    INFO("derived " << derived << " vs datasheet " << datasheet);
-    CHECK(derived == Approx(datasheet).epsilon(0.03));
-  };
   within_3pct(a.core.peak.in(units::teraflops_per_second), 2250.0);
   within_3pct(a.core.fp8_peak.in(units::teraflops_per_second), 4500.0);
   within_3pct(a.main_memory.bandwidth.in(units::gigabytes_per_second), 8000.0);
@@ -144,10 +140,6 @@ TEST_CASE("GB200 NVL72: the B200's silicon at 1200 W, 72 GPUs to an NVLink domai
   // the power split is the GB200's own.
   const MicroArch a = generate_shipped("gb200");
   REQUIRE(a.feasible);
-  const auto within_3pct = [](double derived, double datasheet) {
-    INFO("derived " << derived << " vs datasheet " << datasheet);
-    CHECK(derived == Approx(datasheet).epsilon(0.03));
-  };
   within_3pct(a.core.peak.in(units::teraflops_per_second), 2500.0);
   within_3pct(a.core.fp8_peak.in(units::teraflops_per_second), 5000.0);
   within_3pct(a.main_memory.bandwidth.in(units::gigabytes_per_second), 8000.0);

@@ -141,6 +141,14 @@ TEST_CASE("kernels: attention names the flash-attention implementation", "[softw
   CHECK(TrainingOptions::from(load_software_profile(resolve_software_profile("fsdp", {dir})))
             .selective_op);
   CHECK_FALSE(load_software_profile(resolve_software_profile("megatron-core", {dir})).selective_op);
+  // The gradient reduction's element type: Megatron's rule for its profiles, fp32 for nanotron.
+  CHECK(load_software_profile(resolve_software_profile("megatron-core", {dir})).gradient_reduction ==
+        GradientReduction::kFp32IfBf16);
+  CHECK(load_software_profile(resolve_software_profile("nanotron", {dir})).gradient_reduction ==
+        GradientReduction::kFp32);
+  CHECK(profile_error(std::string(kMinimal) + "precision:\n  gradient_reduction: fp16\n") ==
+        "p.yaml:5:23: error: precision.gradient_reduction: expected workload, fp32 or "
+        "fp32_if_bf16, got \"fp16\"");
   CHECK(profile_error(std::string(kMinimal) + "kernels:\n  selective_recompute: all\n") ==
         "p.yaml:5:24: error: kernels.selective_recompute: expected attention or ops, got \"all\"");
 }
