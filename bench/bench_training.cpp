@@ -19,6 +19,7 @@
 #include "engine/software/software_profile.hpp"
 #include "engine/system/system_graph.hpp"
 #include "engine/techlib/techlib_loader.hpp"
+#include "engine/train/energy.hpp"
 #include "engine/train/gpt_training.hpp"
 #include "engine/train/training_model.hpp"
 
@@ -103,6 +104,23 @@ void BM_Gpt3EntryPoint(benchmark::State& state) {
   state.SetLabel(to_string(s));
 }
 BENCHMARK(BM_Gpt3EntryPoint)->Unit(benchmark::kMicrosecond);
+
+// Issue 16: the energy accounting alone on the same evaluation (8 pipeline stages), against
+// BM_Gpt3EntryPoint's whole evaluation (goal: <= 10% of it).
+void BM_IterationEnergy(benchmark::State& state) {
+  static const TechLibrary lib = load_tech_library_dir(kRoot + "/techlib");
+  const ArchSpec spec = a100_spec(lib);
+  const MicroArch arch = generate_micro_arch(spec, ResourceSplit::from_template(spec.tmpl));
+  GptSpec w = std::get<GptSpec>(load_workload(kRoot + "/studies/workloads/gpt3_175b.yaml").spec);
+  const Strategy s = parse_strategy("tp8-pp8-dp16-mb1-1f1b-recompute=selective");
+  w.global_batch = 96 * s.dp;
+  TrainingModel model(spec, arch, w, s.devices(), TrainingOptions::from(software_profile()));
+  const TrainingResult r = model.evaluate(s);
+  const DevicePower power = device_power(spec, arch);
+  timed(state, [&] { return iteration_energy(power, r, s.devices(), 1.0).joules; });
+  state.SetLabel(to_string(s));
+}
+BENCHMARK(BM_IterationEnergy)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -116,6 +116,9 @@ struct ScaleOutSpec {
   Topology topology = Topology::kFatTree;
   double oversubscription = 1.0;  // fat-tree up/down ratio above the leaf switches
   LinkBehavior behavior;
+  // Per device, drawn whether or not it sends: its NIC, optics and share of the switch ports
+  // (energy accounting only; switch power hardly depends on load).
+  Power power;
   SourceLoc loc;  // the scale_out map
 };
 
@@ -169,6 +172,9 @@ struct ArchTemplate {
   // nodes_per_package nodes joined by the intra-package network.
   int nodes_per_package = 1;
   int packages = 1;
+  // Per device: the node's host CPUs, memory, fans, switches and power delivery beyond the
+  // devices' own budget (energy accounting only).
+  Power overhead_power;
   SourceLoc system_loc;
   HostSpec host;  // all zero when the template has no host section
   Budget budget;

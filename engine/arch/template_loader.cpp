@@ -101,6 +101,15 @@ NetworkSpec read_network(NetworkTier tier, const ConfigNode& n) {
   return s;
 }
 
+// An optional power, 0 when absent (energy accounting only).
+Power read_power_or_zero(const ConfigNode& n, std::string_view key) {
+  const Power p = n.get_or<Power>(key, Power{});
+  if (!(p.si() >= 0.0)) {
+    throw n.error_at(key, "expected a non-negative power, got " + n.quoted(key));
+  }
+  return p;
+}
+
 ScaleOutSpec read_scale_out(const ConfigNode& n) {
   ScaleOutSpec s;
   s.loc = n.loc();
@@ -112,6 +121,7 @@ ScaleOutSpec read_scale_out(const ConfigNode& n) {
   s.topology = read_enum<Topology>(n, "topology", parse_topology, valid_topologies);
   s.oversubscription = read_factor(n, "oversubscription", "a ratio");
   s.behavior = read_behavior(n, s.topology);
+  s.power = read_power_or_zero(n, "power");
   n.finish();
   return s;
 }
@@ -203,6 +213,7 @@ ArchTemplate read_template(const ConfigNode& root) {
   t.system_loc = sys.loc();
   t.nodes_per_package = sys.require_positive<int>("nodes_per_package");
   t.packages = sys.require_positive<int>("packages");
+  t.overhead_power = read_power_or_zero(sys, "overhead_power");
   sys.finish();
 
   const ConfigNode b = root.child("budget");

@@ -42,6 +42,10 @@ KernelTime KernelTimer::stream_time(const Kernel& k) const {
       m_.stream_bandwidth > 0.0 ? t.main_memory_bytes / m_.stream_bandwidth : 0.0;
   t.binding = memory >= t.compute ? levels() : -1;
   t.device = std::max(memory, t.compute) + m_.main_memory.latency;
+  // Energy: the FLOPs on the vector units; the bytes from main memory through the last level.
+  t.core_energy = t.flops * m_.energy_per_vector_flop;
+  t.on_chip_energy = m_.levels.empty() ? 0.0 : t.main_memory_bytes * m_.levels.back().energy_per_byte;
+  t.main_memory_energy = t.main_memory_bytes * m_.main_memory.energy_per_byte;
   return t;
 }
 
@@ -104,6 +108,10 @@ KernelTime KernelTimer::flash_attention_time(const Kernel& k) const {
     t.binding = levels();
   }
   t.device = slowest + m_.main_memory.latency;
+  t.core_energy = t.flops * (k.dtype == DataType::kFp8 ? m_.energy_per_fp8_flop : m_.energy_per_flop) +
+                  scores * (1.0 / kSpecialFunctionShare + kSoftmaxFlops) * m_.energy_per_vector_flop;
+  t.on_chip_energy = last ? (streamed + t.main_memory_bytes) * last->energy_per_byte : 0.0;
+  t.main_memory_energy = t.main_memory_bytes * m_.main_memory.energy_per_byte;
   return t;
 }
 
@@ -119,6 +127,16 @@ KernelTime KernelTimer::time(const Kernel& k) {
   t.flops = k.flops.si();  // with any fused epilogue (bias add, bias gradient)
   t.main_memory_bytes = p.main_memory_bytes();
   t.wave_efficiency = p.wave_efficiency;
+  // Energy: the product's FLOPs on the matrix units, a fused epilogue's on the vector units;
+  // each level's bytes as the plan serves them (GemmPlan::bytes).
+  const double epilogue = std::max(0.0, t.flops - p.flops);
+  t.core_energy = p.flops * (k.dtype == DataType::kFp8 ? m_.energy_per_fp8_flop : m_.energy_per_flop) +
+                  epilogue * m_.energy_per_vector_flop;
+  for (int l = 0; l < p.levels; ++l) {
+    t.on_chip_energy += p.bytes[static_cast<std::size_t>(l)] *
+                        m_.levels[static_cast<std::size_t>(l)].energy_per_byte;
+  }
+  t.main_memory_energy = t.main_memory_bytes * m_.main_memory.energy_per_byte;
   return t;
 }
 

@@ -19,6 +19,12 @@ struct KernelTime {
   double flops = 0.0;
   double main_memory_bytes = 0.0;
   double wave_efficiency = 1.0;
+  // Dynamic energy (J) by where it is spent (device_power.hpp): the core's arithmetic, the
+  // on-chip levels' traffic, main-memory traffic.
+  double core_energy = 0.0;
+  double on_chip_energy = 0.0;
+  double main_memory_energy = 0.0;
+  [[nodiscard]] double energy() const { return core_energy + on_chip_energy + main_memory_energy; }
   // FLOP per byte of main-memory traffic (operational intensity at the roofline's floor).
   [[nodiscard]] double intensity() const {
     return main_memory_bytes > 0.0 ? flops / main_memory_bytes : 0.0;

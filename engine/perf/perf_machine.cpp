@@ -1,5 +1,7 @@
 #include "engine/perf/perf_machine.hpp"
 
+#include "engine/arch/device_power.hpp"
+
 namespace pathfinder {
 
 double PerfMachine::nested_capacity(int level) const {
@@ -30,14 +32,20 @@ PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch, PerfM
   m.array_rows = spec.tmpl.core.array_rows;
   m.array_cols = spec.tmpl.core.array_cols;
   m.dataflow = spec.tmpl.core.dataflow;
+  const DevicePower power = device_power(spec, arch);
+  m.energy_per_flop = power.joule_per_flop;
+  m.energy_per_fp8_flop = power.joule_per_fp8_flop;
+  m.energy_per_vector_flop = power.joule_per_vector_flop;
   m.levels.reserve(arch.levels.size());
-  for (const LevelStats& l : arch.levels) {
+  for (std::size_t i = 0; i < arch.levels.size(); ++i) {
+    const LevelStats& l = arch.levels[i];
     m.levels.push_back({l.name, l.scope, l.instances, l.capacity_per_instance.si(),
-                        l.bandwidth.si(), l.latency.si()});
+                        l.bandwidth.si(), l.latency.si(), power.level_joule_per_byte[i]});
   }
   const MainMemoryStats& mm = arch.main_memory;
   m.main_memory = {mm.technology, Scope::kGlobal, 1, mm.capacity.si(),
-                   mm.bandwidth.si() * spec.tmpl.main_memory.max_utilization, mm.latency.si()};
+                   mm.bandwidth.si() * spec.tmpl.main_memory.max_utilization, mm.latency.si(),
+                   power.main_joule_per_byte};
   m.stream_bandwidth = mm.bandwidth.si() * spec.tmpl.main_memory.stream_utilization;
   m.host = spec.tmpl.host;
   return m;

@@ -18,6 +18,7 @@ struct PerfLevel {
   double capacity = 0.0;    // bytes per instance
   double bandwidth = 0.0;   // bytes/s over all instances
   double latency = 0.0;     // s
+  double energy_per_byte = 0.0;  // J of dynamic energy per byte served (device_power.hpp)
 };
 
 struct PerfMachine {
@@ -35,6 +36,11 @@ struct PerfMachine {
   PerfLevel main_memory;          // capacity per device, effective bandwidth
   double stream_bandwidth = 0.0;  // main memory as element-wise kernels see it, B/s
   HostSpec host;
+  // Dynamic energy per FLOP (J) of the matrix units, with FP8 operands, and of element-wise
+  // work (device_power.hpp).
+  double energy_per_flop = 0.0;
+  double energy_per_fp8_flop = 0.0;
+  double energy_per_vector_flop = 0.0;
   // Capacity available to one instance of level i and the levels inside it: what an output
   // tile held at level i may occupy (accumulators can sit in the inner levels).
   [[nodiscard]] double nested_capacity(int level) const;

@@ -395,6 +395,11 @@ std::string axis_label(std::string_view name) {
       {"memory_gb_per_device", "main memory per device (GB)"},
       {"memory_used_gb", "memory used per device (GB)"},
       {"gemm_intensity", "FLOP per main-memory byte"},
+      {"energy_j", "energy per iteration (J)"},
+      {"j_per_token", "energy per token (J)"},
+      {"device_power_w", "average power per device (W)"},
+      {"peak_device_power_w", "peak power per device (W)"},
+      {"gflop_per_j", "model GFLOP per joule"},
       {"logic", "logic node"},
       {"memory", "main-memory technology"},
       {"network", "network technology"},
@@ -424,7 +429,7 @@ double plotted(std::string_view y, double v) { return y == "mfu" ? 100.0 * v : v
 
 // Larger is better for throughput-like columns; smaller for times.
 bool larger_is_better(std::string_view y) {
-  return y == "mfu" || y == "tokens_per_s" || y == "peak_tflops" ||
+  return y == "mfu" || y == "tokens_per_s" || y == "peak_tflops" || y == "gflop_per_j" ||
          y == "memory_bandwidth_gbs" || y == "gemm_intensity" || y == "memory_gb_per_device";
 }
 

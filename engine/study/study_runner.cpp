@@ -444,6 +444,12 @@ std::vector<std::string> result_row(const StudyPoint& p, const PointResult& r,
   }
   row.push_back(r.feasible ? num(t.memory.total().si() / 1e9) : "");
   row.push_back(r.feasible && t.local_gemm ? num(t.local_gemm->intensity) : "");
+  const EnergyReport& e = t.energy;
+  row.push_back(r.feasible ? num(e.joules) : "");
+  row.push_back(r.feasible && e.joules_per_token > 0.0 ? num(e.joules_per_token) : "");
+  for (double v : {e.device_power, e.peak_device_power, e.flop_per_joule / 1e9}) {
+    row.push_back(r.feasible ? num(v) : "");
+  }
   for (int budget = 0; budget < 3; ++budget) {
     for (const std::string& name : components) {
       const auto it = std::find_if(r.split.begin(), r.split.end(),

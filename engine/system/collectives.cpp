@@ -296,4 +296,36 @@ double bus_bandwidth(Collective c, int members, double bytes, double seconds) {
   }
 }
 
+std::array<double, kMaxTiers> link_bytes(const GroupPlacement& g, Collective c, double bytes) {
+  std::array<double, kMaxTiers> out{};
+  if (g.size <= 1 || !(bytes > 0.0) || g.levels <= 0) return out;
+  const double p = static_cast<double>(g.size);
+  const auto tier = [&](int l) { return static_cast<std::size_t>(g.span[static_cast<std::size_t>(l)].tier); };
+  const auto members = [&](int l) {
+    return static_cast<double>(g.span[static_cast<std::size_t>(l)].members);
+  };
+  if (c == Collective::kSendRecv) {
+    out[tier(g.levels - 1)] = bytes;
+    return out;
+  }
+  if (c == Collective::kAllToAll) {
+    double below = 1.0;
+    for (int l = 0; l < g.levels; ++l) {
+      out[tier(l)] += below * (members(l) - 1.0) * bytes / p;
+      below *= members(l);
+    }
+    return out;
+  }
+  const double volume = (c == Collective::kAllReduce ? 2.0 : 1.0) * (p - 1.0) / p * bytes;
+  // Hops crossing span l and no outer one, of the ring's p hops: P_l − P_{l+1} with
+  // P_l = Π_{j>=l} m_j, P_levels = 0 (the outermost span also carries the ring's wrap-around).
+  double prev = 0.0;
+  for (int l = g.levels - 1; l >= 0; --l) {
+    const double here = std::max(prev, 1.0) * members(l);
+    out[tier(l)] += volume * (here - prev) / p;
+    prev = here;
+  }
+  return out;
+}
+
 }  // namespace pathfinder

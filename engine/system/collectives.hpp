@@ -44,6 +44,7 @@
 // No allocation: this runs in the inner loop of strategy search.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -66,6 +67,17 @@ enum class CollectiveAlgorithm { kAuto, kRing, kTree, kRecursiveDoubling, kTorus
 // Seconds for every member of g to finish collective c on `bytes` bytes (see above).
 [[nodiscard]] double collective_time(const GroupPlacement& g, Collective c, double bytes,
                                      CollectiveAlgorithm a = CollectiveAlgorithm::kAuto);
+
+// Bytes one member sends over each tier (indexed by Tier) for collective c on `bytes`: the
+// bandwidth-optimal volume whatever the algorithm (energy accounting, issue 16). Ring-shaped
+// collectives (all-reduce 2(p-1)/p·n, reduce-scatter and all-gather (p-1)/p·n, broadcast
+// (p-1)/p·n on average) spread it over the tiers as a ring through every member crosses them:
+// of its p hops, Π_{j>=l} m_j − Π_{j>l} m_j cross span l and no outer one (the outermost
+// span m_l: it carries the wrap-around). All-to-all sends
+// n/p to each of the c_l = (members below span l)·(m_l − 1) members first reached over span
+// l; send/recv sends n over the outermost span. p = 1 or n <= 0 sends nothing.
+[[nodiscard]] std::array<double, kMaxTiers> link_bytes(const GroupPlacement& g, Collective c,
+                                                       double bytes);
 
 // The algorithm kAuto picks (the first of ring, tree, recursive doubling, torus-2d,
 // hierarchical among equals); kRing for p = 1.

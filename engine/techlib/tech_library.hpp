@@ -44,6 +44,10 @@ struct LogicNode {
   Power mcu_power;              // at nominal voltage and frequency, full activity
   Frequency nominal_frequency;
   std::optional<Frequency> max_frequency;  // timing-closure cap, if any
+  // Energy accounting (issue 16): leakage share of mcu_power at nominal voltage, and the share
+  // of the dynamic power gated off while the MCUs idle.
+  double static_share = 0.0;
+  double clock_gating = 1.0;
   VfModel vf;
   std::vector<SramTech> sram;
   SourceLoc loc;
@@ -71,6 +75,7 @@ struct MemoryTech {
 struct NetworkTech {
   std::string name;
   EnergyPerByte energy;         // per byte sent
+  double static_share = 0.0;    // of the links' power, drawn whether or not they carry data
   Area area_per_lane;           // transceiver area on the compute die
   PerLength lanes_per_mm;       // die-edge escape density
   Bandwidth nominal_lane_rate;  // per lane and direction, at nominal voltage

@@ -66,6 +66,8 @@ LogicNode read_logic(const std::string& name, const ConfigNode& n) {
   l.mcu_power = mcu.require_positive<Power>("power");
   l.nominal_frequency = mcu.require_positive<Frequency>("nominal_frequency");
   l.max_frequency = mcu.optional_positive<Frequency>("max_frequency");
+  if (mcu.has("static_share")) l.static_share = read_fraction(mcu, "static_share", 1.0);
+  if (mcu.has("clock_gating")) l.clock_gating = read_fraction(mcu, "clock_gating", 1.0 + 1e-12);
   mcu.finish();
   l.vf = read_vf(n.child("vf"));
   for (const auto& [sname, snode] : n.child("sram").entries()) {
@@ -105,6 +107,7 @@ NetworkTech read_network(const std::string& name, const ConfigNode& n) {
   t.name = name;
   t.loc = n.loc();
   t.energy = n.require_positive<EnergyPerByte>("energy");
+  if (n.has("static_share")) t.static_share = read_fraction(n, "static_share", 1.0 + 1e-12);
   t.area_per_lane = n.require_positive<Area>("area_per_lane");
   t.lanes_per_mm = n.require_positive<PerLength>("lanes_per_mm");
   t.nominal_lane_rate = n.require_positive<Bandwidth>("nominal_lane_rate");

@@ -32,6 +32,11 @@ class PlacedComm final : public CommTimes {
     PF_ASSERT(g != nullptr);
     return collective_time(*g, collective_of(c.kind), c.bytes.si());
   }
+  [[nodiscard]] std::array<double, kMaxTiers> link_bytes(const Communication& c) const override {
+    const GroupPlacement* g = groups_[static_cast<std::size_t>(c.group)];
+    PF_ASSERT(g != nullptr);
+    return pathfinder::link_bytes(*g, collective_of(c.kind), c.bytes.si());
+  }
 
  private:
   std::array<const GroupPlacement*, 6> groups_;

@@ -33,6 +33,7 @@ DistributedGemmResult evaluate_distributed_gemm(const GemmSpec& spec, const Stra
   r.local_time = timer.time(g.kernels().front());
   r.communication = t.forward.exposed_comm;
   r.time = t.forward.span;
+  r.activity = t.forward.activity;
   return r;
 }
 
@@ -53,6 +54,7 @@ TrainingResult GemmTraining::evaluate(const Strategy& s) {
   b.compute = g.local_time.device;
   b.tensor_comm = g.communication;
   b.host = g.time - g.local_time.device - g.communication;
+  b.work = g.activity;
   r.stages.assign(1, b);
   r.device_busy.assign(1, g.local_time.device + g.communication);
   r.model_flops = 2.0 * static_cast<double>(spec_.m) * static_cast<double>(spec_.n) *

@@ -18,6 +18,7 @@ struct DistributedGemmResult {
   KernelTime local_time;    // its roofline timing (intensity: FLOP per main-memory byte)
   double communication = 0.0;  // the collective after it
   double time = 0.0;        // launch, product and collective
+  Activity activity;        // one device's: the product's energy, the collective's bytes
 };
 
 // The strategy's split and kp1 x kp2 must match the device count (check_strategy).

@@ -160,6 +160,20 @@ void GptTraining::add_sharded_passes(const Parts& pt, const GroupPlacement& data
   const double rl = scatter(pt.layer_parameters - layer_experts) +
                     collective_time(experts, Collective::kReduceScatter, layer_experts * g);
   const double gd = gather(pt.dense_layer_parameters), rd = scatter(pt.dense_layer_parameters);
+  // Bytes sent per micro-batch: each unit gathered for its forward and again for its backward,
+  // its gradients reduce-scattered once.
+  const auto send = [&](double params, double expert_params, double units) {
+    c.activity.add_link_bytes(link_bytes(data, Collective::kAllGather, params * p), 2.0 * units);
+    c.activity.add_link_bytes(link_bytes(data, Collective::kReduceScatter, params * g), units);
+    c.activity.add_link_bytes(link_bytes(experts, Collective::kAllGather, expert_params * p),
+                              2.0 * units);
+    c.activity.add_link_bytes(link_bytes(experts, Collective::kReduceScatter, expert_params * g),
+                              units);
+  };
+  send(pt.layer_parameters - layer_experts, layer_experts, layers - dense);
+  send(pt.dense_layer_parameters, 0.0, dense);
+  if (embedding) send(pt.embedding_parameters, 0.0, 1.0);
+  if (head) send(pt.head_parameters, 0.0, 1.0);
   ShardedPass f, b;
   if (embedding) f.layer(gather(pt.embedding_parameters), chained(pt.embedding.forward, launch));
   for (int i = 0; i < dense; ++i) f.layer(gd, chained(pt.dense_layer.forward, launch));
@@ -237,26 +251,41 @@ void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
   const double send_bytes =
       static_cast<double>(s.micro_batch * spec_.sequence * spec_.hidden) * p / (s.tp * s.cp);
   in.send = s.pp > 1 ? collective_time(m.groups[2], Collective::kSendRecv, send_bytes) : 0.0;
+  in.send_bytes = send_bytes;
+  in.pipeline_group = &m.groups[2];
   // A sparse layer's routed experts (sharded over ep): their gradients reduce over the
   // expert-data-parallel group instead of the data group (Megatron-Core's expert data parallelism).
   const double layer_experts = static_cast<double>(gpt_layer_expert_parameters(spec_, s.tp, s.ep));
-  const auto add = [&](ChunkCosts& c, const StageTimes& t, double n, double params) {
+  // `owned`: the share of the part's parameters this chunk reduces and updates (a tied head on
+  // the embedding's own chunk shares its weight: counted once).
+  const auto add = [&](ChunkCosts& c, const StageTimes& t, double n, double params,
+                       double owned = 1.0) {
     c.forward += n * chained(t.forward, launch);
     c.backward += n * chained(t.backward, launch);
-    c.update += n * chained(t.update, launch);
     c.tensor_comm += n * (t.forward.exposed_comm + t.backward.exposed_comm);
-    c.parameters += n * params;
+    c.activity.add(t.forward.activity, n);
+    c.activity.add(t.backward.activity, n);
+    c.update += n * owned * chained(t.update, launch);
+    c.parameters += n * owned * params;
+    c.step.add(t.update.activity, n * owned);
   };
   // The word embedding is tied to the LM head: with pipeline stages, the first and the last
   // stage each hold a copy and all-reduce its gradients after the backward pass (Megatron's
   // embedding group; Narayanan et al. 2021 §2.2 footnote, Shoeybi et al. 2019 §3). A ring
   // all-reduce of two members moves the whole buffer once each way: one send of V/t·h
   // gradients over the pipeline group's link. Untied embeddings need none.
+  const bool tied = s.pp > 1 && spec_.tied_embeddings;
+  const double tied_bytes =
+      static_cast<double>(spec_.vocabulary / s.tp) * static_cast<double>(spec_.hidden) * p;
   const double tied_sync =
-      s.pp > 1 && spec_.tied_embeddings ? collective_time(pl.mapping.groups[2], Collective::kSendRecv,
-                                 static_cast<double>(spec_.vocabulary / s.tp) *
-                                     static_cast<double>(spec_.hidden) * p)
-               : 0.0;
+      tied ? collective_time(pl.mapping.groups[2], Collective::kSendRecv, tied_bytes) : 0.0;
+  const auto tied_link =
+      tied ? link_bytes(pl.mapping.groups[2], Collective::kSendRecv, tied_bytes)
+           : std::array<double, kMaxTiers>{};
+  const double head_owned =
+      spec_.tied_embeddings && chunks == 1 && pt.head_parameters > 0.0
+          ? std::max(0.0, pt.head_parameters - tied_bytes / p) / pt.head_parameters
+          : 1.0;
   const auto outside = [&](ChunkCosts& c, const StageTimes& t) {
     c.outside_layers += chained(t.forward, launch) + chained(t.backward, launch) -
                         t.forward.exposed_comm - t.backward.exposed_comm;
@@ -273,11 +302,13 @@ void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
       add(cc, pt.embedding, 1.0, pt.embedding_parameters);
       outside(cc, pt.embedding);
       cc.sync += tied_sync;
+      cc.step.add_link_bytes(tied_link);
     }
     if (c == chunks - 1) {
-      add(cc, pt.head, 1.0, pt.head_parameters);
+      add(cc, pt.head, 1.0, pt.head_parameters, head_owned);
       outside(cc, pt.head);
       cc.sync += tied_sync;
+      cc.step.add_link_bytes(tied_link);
     }
     if (sharded) {
       add_sharded_passes(pt, m.groups[1], pl.expert_data, layer_experts, layers, dense, c == 0,

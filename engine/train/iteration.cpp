@@ -70,6 +70,7 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
   for (int d = 0; d < P; ++d) {
     double port = 0.0, end = 0.0, update = 0.0, gather = 0.0, params = 0.0, experts = 0.0,
            tpc = 0.0, dpc = 0.0, outside = 0.0, sync = 0.0;
+    Activity work, step;  // this device's, over the iteration
     for (int local = 0; local < v; ++local) {
       end = std::max(end, pipe.last_backward[static_cast<std::size_t>(local * P + d)]);
     }
@@ -83,7 +84,20 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
       dpc += c.data_comm;
       outside += c.outside_layers;
       sync += c.sync;
+      work.add(c.activity, micro);
+      step.add(c.step);
+      if (P > 1 && in.pipeline_group != nullptr) {
+        // Activations forward from every chunk but the model's last, gradients back from every
+        // chunk but its first.
+        const int index = local * P + d, last = P * v - 1;
+        const double sends = (index != last ? 1.0 : 0.0) + (index != 0 ? 1.0 : 0.0);
+        work.add_link_bytes(link_bytes(*in.pipeline_group, Collective::kSendRecv, in.send_bytes),
+                            micro * sends);
+      }
       if (!buckets_after) continue;
+      work.add_link_bytes(link_bytes(*in.data_group, kind,
+                                     (c.parameters - c.expert_parameters) * in.gradient_bytes));
+      work.add_link_bytes(link_bytes(*experts_group, kind, c.expert_parameters * in.gradient_bytes));
       const int buckets = std::max(1, c.buckets);
       const double bytes = (c.parameters - c.expert_parameters) * in.gradient_bytes / buckets;
       // The experts' share over their own group, after the bucket's dense share.
@@ -101,12 +115,23 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
         port = fluid_end(std::max(port, ready), t, ts, end);
       }
     }
-    if (reduce && in.zero >= 1) update /= in.dp;
+    if (reduce && in.zero >= 1) {
+      // Each member updates its 1/dp share: the step's kernels shrink with it.
+      update /= in.dp;
+      const double share = 1.0 / in.dp;
+      step.core *= share;
+      step.on_chip *= share;
+      step.main_memory *= share;
+    }
     if (buckets_after && in.zero >= 1) {
       gather = collective_time(*in.data_group, Collective::kAllGather,
                                (params - experts) * in.parameter_bytes) +
                collective_time(*experts_group, Collective::kAllGather,
                                experts * in.parameter_bytes);
+      work.add_link_bytes(link_bytes(*in.data_group, Collective::kAllGather,
+                                     (params - experts) * in.parameter_bytes));
+      work.add_link_bytes(
+          link_bytes(*experts_group, Collective::kAllGather, experts * in.parameter_bytes));
     }
     const double reduced = std::max(end, port);
     // Megatron's step: the tied embedding's gradients, then the gradient norm (clipping) and
@@ -115,6 +140,8 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
     const double total = reduced + synced + update + gather;
     const auto du = static_cast<std::size_t>(d);
     TrainingBreakdown& b = r.stages[du];
+    b.work = work;
+    b.step = step;
     b.tensor_comm = tpc * micro;
     const double sharded_comm = dpc * micro;
     b.embedding_head = outside * micro;

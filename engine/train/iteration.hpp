@@ -31,6 +31,8 @@ struct ChunkCosts {
   double outside_layers = 0.0;  // embedding, head and loss kernels per micro-batch, both passes
   double sync = 0.0;         // blocking collectives after the backward pass (tied embedding)
   int buckets = 1;           // gradient buckets, ready evenly during the last backward
+  Activity activity;         // per micro-batch, both passes (ZeRO-3's gathers included)
+  Activity step;             // once per iteration: the optimizer step's kernels, the tied sync
 };
 
 struct IterationInput {
@@ -40,6 +42,8 @@ struct IterationInput {
   int micro_batches = 1;
   std::vector<ChunkCosts> chunks;   // stages · chunks_per_stage; chunk c on device c mod stages
   double send = 0.0;                // activations or gradients between stages, each way
+  double send_bytes = 0.0;          // the same in bytes, over pipeline_group
+  const GroupPlacement* pipeline_group = nullptr;
   const GroupPlacement* data_group = nullptr;  // null or dp = 1: no reduction
   // The data group while it shares the ports with the tensor and pipeline groups, during the
   // last backward pass; null: data_group.

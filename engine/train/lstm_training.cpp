@@ -107,10 +107,14 @@ TrainingResult LstmTraining::evaluate(const Strategy& s) {
     c.parameters = static_cast<double>(g.parameter_count());
     c.tensor_comm = (t.forward.exposed_comm + t.backward.exposed_comm) / S;
     c.buckets = 1;  // the reference reduces each weight once, after the last backward step
+    c.activity.add(t.forward.activity, 1.0 / S);
+    c.activity.add(t.backward.activity, 1.0 / S);
+    c.step = t.update.activity;
     in.chunks.push_back(c);
   }
-  in.send = s.pp > 1 ? collective_time(m.groups[3], Collective::kSendRecv, B * D * p / (kp1 * kp2))
-                     : 0.0;
+  in.send_bytes = B * D * p / (kp1 * kp2);
+  in.send = s.pp > 1 ? collective_time(m.groups[3], Collective::kSendRecv, in.send_bytes) : 0.0;
+  in.pipeline_group = &m.groups[3];
   in.data_group = &m.groups[2];
   in.dp = s.dp;
   in.zero = s.zero;

@@ -40,6 +40,7 @@ StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTime
     for (const KernelId d : k.deps) {
       if (pass[d] == p) ready = std::max(ready, end[d]);
     }
+    if (k.comm) pt.activity.add_link_bytes(comm.link_bytes(*k.comm));
     if (k.comm && k.comm->ring_steps > 0) {
       // Pipelined with its consumer: timed there (below); its own inputs pass through.
       ring[i] = comm.time(*k.comm);
@@ -54,7 +55,18 @@ StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTime
       pt.span = std::max(pt.span, end[i]);
       continue;
     }
-    double t = k.comm ? comm.time(*k.comm) : timer.time(k).device;
+    double t = 0.0;
+    if (k.comm) {
+      t = comm.time(*k.comm);
+    } else {
+      const KernelTime kt = timer.time(k);
+      t = kt.device;
+      Activity& a = pt.activity;
+      a.core += kt.core_energy;
+      a.on_chip += kt.on_chip_energy;
+      a.main_memory += kt.main_memory_energy;
+      if (t > 0.0) a.peak_power = std::max(a.peak_power, kt.energy() / t);
+    }
     if (k.comm && comm_overlap > 0.0) {
       pt.hidden_comm += comm_overlap * t;
       t *= 1.0 - comm_overlap;

@@ -7,8 +7,11 @@
 // issues one kernel per `dispatch`, so a stage of many small kernels is host-bound.
 #pragma once
 
+#include <array>
+
 #include "engine/graph/compute_graph.hpp"
 #include "engine/perf/kernel_timer.hpp"
+#include "engine/train/activity.hpp"
 
 namespace pathfinder {
 
@@ -17,6 +20,11 @@ class CommTimes {
  public:
   virtual ~CommTimes() = default;
   [[nodiscard]] virtual double time(const Communication& c) const = 0;
+  // Bytes one member sends on each tier (collectives.hpp link_bytes); none by default.
+  [[nodiscard]] virtual std::array<double, kMaxTiers> link_bytes(const Communication& c) const {
+    (void)c;
+    return {};
+  }
 };
 
 struct PassTimes {
@@ -26,6 +34,7 @@ struct PassTimes {
   double hidden_comm = 0.0;     // overlapped collectives
   double host_stall = 0.0;      // compute stream idle waiting for the host
   int kernels = 0;
+  Activity activity;            // the kernels' dynamic energy and the bytes sent
 };
 
 struct StageTimes {

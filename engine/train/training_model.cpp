@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "engine/parallel/strategy_check.hpp"
+#include "engine/train/energy.hpp"
 #include "engine/perf/perf_machine.hpp"
 #include "engine/system/system_graph.hpp"
 
@@ -37,7 +38,9 @@ Strategy trivial_strategy(const WorkloadSpec& w) {
 
 TrainingModel::TrainingModel(const ArchSpec& spec, const MicroArch& arch, const WorkloadSpec& w,
                              int devices, TrainingOptions options)
-    : model_(make_model(spec, arch, w, devices, options)) {}
+    : model_(make_model(spec, arch, w, devices, options)),
+      power_(device_power(spec, arch)),
+      devices_(devices) {}
 
 TrainingResult TrainingModel::evaluate(const Strategy& s) {
   TrainingResult r = std::visit([&s](auto& m) { return m.evaluate(s); }, model_);
@@ -50,6 +53,14 @@ TrainingResult TrainingModel::evaluate(const Strategy& s) {
     r.feasible = false;
     r.reason = "the model's iteration time is not a finite positive number: an input is "
                "outside its physical range (utilizations, bandwidths, capacities, budgets)";
+  }
+  if (r.feasible) {
+    r.energy = iteration_energy(power_, r, devices_, r.tokens_per_second * r.iteration_time);
+    if (!(finite(r.energy.joules) && finite(r.energy.peak_device_power))) {
+      r.feasible = false;
+      r.reason = "the model's energy is not a finite number: an input is outside its physical "
+                 "range (powers, energies, bandwidths)";
+    }
   }
   return r;
 }

@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "engine/arch/arch_spec.hpp"
+#include "engine/arch/device_power.hpp"
 #include "engine/arch/micro_arch.hpp"
 #include "engine/parallel/strategy.hpp"
 #include "engine/graph/workload.hpp"
@@ -37,6 +38,8 @@ class TrainingModel {
 
  private:
   std::variant<GptTraining, LstmTraining, GemmTraining> model_;
+  DevicePower power_;
+  int devices_ = 1;
 };
 
 // One evaluation without keeping the model: `s` on s->devices() devices, or, without a

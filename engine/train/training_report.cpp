@@ -39,6 +39,39 @@ std::string stage_rows(const TrainingResult& r) {
   return out + "\n";
 }
 
+nlohmann::json energy_json(const EnergyReport& e) {
+  nlohmann::json j;
+  j["joules"] = e.joules;
+  j["joules_per_token"] = e.joules_per_token > 0.0 ? nlohmann::json(e.joules_per_token)
+                                                   : nlohmann::json();
+  j["device_power_w"] = e.device_power;
+  j["peak_device_power_w"] = e.peak_device_power;
+  j["system_power_w"] = e.system_power;
+  j["flop_per_joule"] = e.flop_per_joule;
+  nlohmann::json c, p;
+  for (const auto& [name, v] : e.by_component.parts()) c[std::string(name) + "_j"] = v;
+  for (const auto& [name, v] : e.by_phase.parts()) p[std::string(name) + "_j"] = v;
+  j["by_component"] = c;
+  j["by_phase"] = p;
+  return j;
+}
+
+std::string energy_rows(const EnergyReport& e) {
+  const auto pct = [&e](double v) { return e.joules > 0.0 ? 100.0 * v / e.joules : 0.0; };
+  std::string out = printf_string(
+      "energy %.4g J per iteration", e.joules);
+  if (e.joules_per_token > 0.0) out += printf_string(", %.4g J per token", e.joules_per_token);
+  out += printf_string(", %.3g GFLOP/J; per device %.0f W average, %.0f W peak (chip), "
+                       "%.0f W with its network and node share\n",
+                       e.flop_per_joule / 1e9, e.device_power, e.peak_device_power,
+                       e.system_power);
+  out += "  by component:";
+  for (const auto& [name, v] : e.by_component.parts()) out += printf_string(" %s %.1f%%", name, pct(v));
+  out += "\n  by phase:    ";
+  for (const auto& [name, v] : e.by_phase.parts()) out += printf_string(" %s %.1f%%", name, pct(v));
+  return out + "\n";
+}
+
 }  // namespace
 
 nlohmann::json to_json(const TrainingResult& r, int devices) {
@@ -85,6 +118,7 @@ nlohmann::json to_json(const TrainingResult& r, int devices) {
   j["model_flops"] = r.model_flops;
   j["mfu"] = if_feasible(r.mfu);
   j["tokens_per_s"] = if_feasible(r.tokens_per_second);
+  j["energy"] = if_feasible(energy_json(r.energy));
   j["memory"] = {{"weights_bytes", r.memory.weights.si()},
                  {"gradients_bytes", r.memory.gradients.si()},
                  {"optimizer_bytes", r.memory.optimizer.si()},
@@ -111,8 +145,11 @@ std::string to_csv(const TrainingResult& r, int devices) {
     head += std::string(",") + name + "_s";
     row += "," + if_feasible("%.9g", v);
   }
-  head += ",memory_bytes,capacity_bytes\n";
-  row += printf_string(",%.9g,%.9g\n", r.memory.total().si(), r.memory_capacity);
+  head += ",memory_bytes,capacity_bytes,energy_j,j_per_token,device_power_w\n";
+  row += printf_string(",%.9g,%.9g,", r.memory.total().si(), r.memory_capacity) +
+         if_feasible("%.9g", r.energy.joules) + "," +
+         (r.energy.joules_per_token > 0.0 ? if_feasible("%.9g", r.energy.joules_per_token) : "") +
+         "," + if_feasible("%.6g", r.energy.device_power) + "\n";
   return head + row;
 }
 
@@ -154,7 +191,7 @@ std::string format_table(const TrainingResult& r, int devices, const std::string
   out += "\n";
   out += printf_string("MFU %.1f%%, %.4g tokens/s, %.4g model PFLOP per iteration\n",
                        100.0 * r.mfu, r.tokens_per_second, r.model_flops / 1e15);
-  return out;
+  return out + energy_rows(r.energy);
 }
 
 }  // namespace pathfinder

@@ -11,6 +11,8 @@
 #include "engine/parallel/memory_footprint.hpp"
 #include "engine/parallel/strategy.hpp"
 #include "engine/graph/compute_graph.hpp"
+#include "engine/train/activity.hpp"
+#include "engine/train/energy_report.hpp"
 
 namespace pathfinder {
 
@@ -27,6 +29,10 @@ struct TrainingBreakdown {
   double gradient_sync = 0.0;
   double optimizer = 0.0;        // the update step
   double host = 0.0;             // input transfer, host stalls, synchronisation, fixed costs
+  // What the device did over the iteration (energy.hpp): its forward and backward kernels with
+  // every byte it sent, and its optimizer step's kernels (with the tied embedding's sync).
+  Activity work;
+  Activity step;
 
   // The parts with their names, in the order reports print them.
   [[nodiscard]] std::array<std::pair<const char*, double>, 9> parts() const {
@@ -71,6 +77,7 @@ struct TrainingResult {
   double mfu = 0.0;                   // model FLOP/s over the devices' peak
   double tokens_per_second = 0.0;
   std::vector<double> device_busy;    // per pipeline stage, s
+  EnergyReport energy;                // when feasible (TrainingModel fills it)
   int critical_stage = 0;
   std::optional<LocalGemm> local_gemm;  // GEMM workloads only
 };

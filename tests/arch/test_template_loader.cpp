@@ -444,6 +444,23 @@ TEST_CASE("scale-out and congestion errors are exact", "[arch][config-error]") {
         "patched.yaml:18:68: error: network.scale_out.technology: unknown key");
 }
 
+TEST_CASE("energy keys: scale-out and node power per device, located errors", "[arch][energy]") {
+  // templates/a100.yaml: 60 W of NIC, optics and switch ports; 390 W of node beyond the GPU.
+  const ArchTemplate a = load_template(source_path("templates/a100.yaml"));
+  REQUIRE(a.scale_out.has_value());
+  CHECK(a.scale_out->power.si() == 60.0);
+  CHECK(a.overhead_power.si() == 390.0);
+  // Absent: none (minimal.yaml).
+  CHECK(load_template(fixture("minimal")).overhead_power.si() == 0.0);
+  // system is line 18 ("  packages: 1" on line 20); a negative power is refused at its value.
+  CHECK(patched_error("  packages: 1\n", "  packages: 1\n  overhead_power: -5 W\n") ==
+        "patched.yaml:21:19: error: system.overhead_power: expected a non-negative power, got "
+        "\"-5 W\"");
+  CHECK(patched_error("  packages: 1\n", "  packages: 1\n  overhead_power: 5 GB/s\n") ==
+        "patched.yaml:21:19: error: system.overhead_power: expected a power such as \"300 W\", "
+        "got \"5 GB/s\" (a bandwidth)");
+}
+
 TEST_CASE("the techlib key resolves against the template's folder", "[arch]") {
   const auto with_key = [](const std::string& key, const std::string& file) {
     std::ifstream in(fixture("minimal"));

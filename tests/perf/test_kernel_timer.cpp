@@ -137,4 +137,41 @@ TEST_CASE("flash attention on H100: FlashAttention-2's warp MMA against the nati
   CHECK(native < 631.5);
 }
 
+TEST_CASE("a kernel's dynamic energy: its FLOPs and bytes at the operating point's costs",
+          "[perf][energy]") {
+  // A100 (engine/arch/device_power.hpp): 0.85 x 0.85 x 199.6 W over 311.9 TFLOP/s = 0.4624 pJ
+  // per matrix FLOP, 16x that per element-wise FLOP (vector units 1/16 of the rate).
+  KernelTimer timer(test::shipped_machine("a100"));
+  const PerfMachine& m = timer.machine();
+  CHECK(m.energy_per_flop == Approx(0.4624e-12).epsilon(1e-3));
+  CHECK(m.energy_per_vector_flop == Approx(16.0 * m.energy_per_flop).epsilon(1e-9));
+  // FP8 is not an A100 format (ratio 0): it costs what FP16 does.
+  CHECK(m.energy_per_fp8_flop == m.energy_per_flop);
+  // Element-wise: FLOPs on the vector units, every byte through main memory and the last level.
+  const Kernel k = stream_kernel("gelu", KernelKind::kElementwise, Phase::kForward,
+                                 DataType::kFp16, 8e9 * units::flops, 1e9 * units::bytes,
+                                 1e9 * units::bytes, {});
+  const KernelTime t = timer.time(k);
+  CHECK(t.core_energy == Approx(8e9 * m.energy_per_vector_flop));
+  CHECK(t.main_memory_energy == Approx(2e9 * m.main_memory.energy_per_byte));
+  CHECK(t.on_chip_energy == Approx(2e9 * m.levels.back().energy_per_byte));
+  // A GEMM: 2mnk FLOPs on the matrix units, each level's bytes as its plan serves them.
+  const GemmShape s{1, 4096, 4096, 4096};
+  const Kernel g = gemm_kernel("g", KernelKind::kGemm, Phase::kForward, DataType::kFp16, s, {});
+  const KernelTime tg = timer.time(g);
+  const GemmPlan& p = timer.gemm_plan(s, DataType::kFp16);
+  CHECK(tg.core_energy == Approx(2.0 * 4096.0 * 4096.0 * 4096.0 * m.energy_per_flop));
+  double on_chip = 0.0;
+  for (int l = 0; l < p.levels; ++l) {
+    on_chip += p.bytes[static_cast<std::size_t>(l)] * m.levels[static_cast<std::size_t>(l)].energy_per_byte;
+  }
+  CHECK(tg.on_chip_energy == Approx(on_chip));
+  CHECK(tg.main_memory_energy == Approx(p.main_memory_bytes() * m.main_memory.energy_per_byte));
+  // Its dynamic power never exceeds what the generator gave the units it uses.
+  CHECK(tg.energy() / tg.device <= 385.8);
+  // H100 FP8: twice the FP16 rate in the same power, so half the energy per FLOP.
+  const PerfMachine h = test::shipped_machine("h100");
+  CHECK(h.energy_per_fp8_flop == Approx(0.5 * h.energy_per_flop).epsilon(1e-9));
+}
+
 }  // namespace pathfinder

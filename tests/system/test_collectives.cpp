@@ -340,3 +340,33 @@ TEST_CASE("congestion divides bandwidth and multiplies latency", "[system]") {
   CHECK(collective_time(b, Collective::kAllReduce, 8) / collective_time(a, Collective::kAllReduce, 8) ==
         Approx(10.0).epsilon(0.4));
 }
+
+TEST_CASE("bytes each member sends per tier: the bandwidth-optimal volume", "[system][energy]") {
+  constexpr auto kIn = static_cast<std::size_t>(Tier::kInterPackage);
+  constexpr auto kOut = static_cast<std::size_t>(Tier::kScaleOut);
+  const double n = 1e9;
+  // One tier of 8: ring all-reduce 2·7/8·n, reduce-scatter and all-gather 7/8·n, all there.
+  const GroupPlacement g8 = one_tier(8, 200, 1);
+  CHECK(link_bytes(g8, Collective::kAllReduce, n)[kIn] == Approx(2.0 * 7.0 / 8.0 * n));
+  CHECK(link_bytes(g8, Collective::kReduceScatter, n)[kIn] == Approx(7.0 / 8.0 * n));
+  CHECK(link_bytes(g8, Collective::kAllGather, n)[kIn] == Approx(7.0 / 8.0 * n));
+  CHECK(link_bytes(g8, Collective::kAllToAll, n)[kIn] == Approx(7.0 / 8.0 * n));
+  CHECK(link_bytes(g8, Collective::kSendRecv, n)[kIn] == n);
+  // 4 domains of 8: a ring through all 32 crosses the network 4 times (the wrap-around
+  // included) and stays inside 28 times, so 4/32 of 2·31/32·n goes out.
+  const GroupPlacement g32 = two_tiers();
+  const auto ar = link_bytes(g32, Collective::kAllReduce, n);
+  CHECK(ar[kOut] == Approx(2.0 * 31.0 / 32.0 * n * 4.0 / 32.0));
+  CHECK(ar[kIn] == Approx(2.0 * 31.0 / 32.0 * n * 28.0 / 32.0));
+  // All-to-all: n/32 to each of the 7 domain peers inside, to the 24 others outside.
+  const auto a2a = link_bytes(g32, Collective::kAllToAll, n);
+  CHECK(a2a[kIn] == Approx(7.0 * n / 32.0));
+  CHECK(a2a[kOut] == Approx(24.0 * n / 32.0));
+  // Send/recv crosses the outermost span only.
+  const auto sr = link_bytes(g32, Collective::kSendRecv, n);
+  CHECK(sr[kOut] == n);
+  CHECK(sr[kIn] == 0.0);
+  // One member or no bytes: nothing.
+  CHECK(link_bytes(one_tier(1, 200, 1), Collective::kAllReduce, n)[kIn] == 0.0);
+  CHECK(link_bytes(g8, Collective::kAllReduce, 0.0)[kIn] == 0.0);
+}

@@ -205,6 +205,31 @@ TEST_CASE("techlib: a threshold voltage above the minimum voltage is rejected",
             "below minimum_voltage, got \"0.6 V\"");
 }
 
+TEST_CASE("techlib: energy shares outside [0, 1) are refused at the key", "[techlib][config-error]") {
+  const std::string f = data_path("techlib/bad_static_share.yaml");
+  CHECK(error_of([&] { (void)load_tech_library_files({f}); }) ==
+        f + ":5:25: error: logic.TestNode.mcu.static_share: expected a fraction in [0, 1), got "
+            "\"1.5\"");
+}
+
+TEST_CASE("techlib: the shipped energy shares (issue 16)", "[techlib][energy]") {
+  // techlib/logic.yaml: FinFET 0.15 leakage, GAA 0.12; 0.85 of the dynamic power gated idle.
+  const LogicNode* n7 = test::shipped_techlib().find_logic("N7");
+  const LogicNode* n2 = test::shipped_techlib().find_logic("N2");
+  REQUIRE((n7 != nullptr && n2 != nullptr));
+  CHECK(n7->static_share == 0.15);
+  CHECK(n2->static_share == 0.12);
+  CHECK(n7->clock_gating == 0.85);
+  // techlib/network.yaml: SerDes links 0.7 static, die-to-die 0.3.
+  CHECK(test::shipped_techlib().find_network("NVLink4")->static_share == 0.7);
+  CHECK(test::shipped_techlib().find_network("UCIe-advanced")->static_share == 0.3);
+  // The reference's sweep has none: no leakage, all gated (absent keys).
+  const LogicNode* df = test::shipped_techlib().find_logic("DF-N7");
+  REQUIRE(df != nullptr);
+  CHECK(df->static_share == 0.0);
+  CHECK(df->clock_gating == 1.0);
+}
+
 TEST_CASE("techlib: a technology defined in two files is a duplicate", "[techlib][config-error]") {
   const std::string a = data_path("techlib/duplicate_a.yaml");
   const std::string b = data_path("techlib/duplicate_b.yaml");

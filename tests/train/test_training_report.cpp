@@ -58,12 +58,22 @@ TEST_CASE("a feasible strategy's JSON has numbers, and the CSV leaves an infeasi
   CHECK(j.at("iteration_s").get<double>() == 2.0);
   CHECK(j.at("breakdown").at("compute_s").get<double>() == 1.5);
   CHECK(j.at("mfu").get<double>() == 0.4);
+  // Energy: numbers when feasible; a workload without tokens has a null J per token.
+  ok.energy.joules = 700.0;
+  ok.energy.by_component.core = 700.0;
+  ok.energy.by_phase.compute = 700.0;
+  const nlohmann::json je = nlohmann::json::parse(to_json(ok, 2).dump()).at("energy");
+  CHECK(je.at("joules").get<double>() == 700.0);
+  CHECK(je.at("joules_per_token").is_null());
+  CHECK(je.at("by_component").at("core_j").get<double>() == 700.0);
+  CHECK(je.at("by_phase").at("compute_j").get<double>() == 700.0);
+  CHECK(nlohmann::json::parse(to_json(out_of_memory(), 8).dump()).at("energy").is_null());
 
   const std::string csv = to_csv(out_of_memory(), 8);
   const std::string row = csv.substr(csv.find('\n') + 1);
   // strategy, devices, feasible, then iteration_s, mfu, tokens_per_s and the seven breakdown
-  // parts empty, then memory_bytes and capacity_bytes (%.9g).
-  CHECK(row == "tp8-pp1-dp1-mb1-1f1b,8,0,,,,,,,,,,,,,9.5e+10,8.59e+10\n");
+  // parts empty, then memory_bytes and capacity_bytes (%.9g), then the energy columns empty.
+  CHECK(row == "tp8-pp1-dp1-mb1-1f1b,8,0,,,,,,,,,,,,,9.5e+10,8.59e+10,,,\n");
 }
 
 }  // namespace pathfinder

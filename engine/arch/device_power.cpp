@@ -1,0 +1,65 @@
+#include "engine/arch/device_power.hpp"
+
+#include <algorithm>
+
+namespace pathfinder {
+
+double DevicePower::chip_idle() const {
+  double w = core_static + core_clock + main_static + link_static[0] + link_static[1];
+  for (const double s : level_static) w += s;
+  return w;
+}
+
+double DevicePower::always_on() const { return chip_idle() + link_static[2] + overhead; }
+
+double DevicePower::full_activity() const {
+  double w = chip_idle() + core_dynamic + main_dynamic + link_dynamic[0] + link_dynamic[1];
+  for (const double l : level_dynamic) w += l;
+  return w;
+}
+
+DevicePower device_power(const ArchSpec& spec, const MicroArch& arch) {
+  DevicePower d;
+  const CoreStats& c = arch.core;
+  const double full = c.use.power_used.si();
+  // Nominal power from the operating point: P = P_nom · (f/fn) · (V/Vn)² (vf_scaling.hpp).
+  const double v = c.voltage.si() / spec.logic.vf.nominal.si();
+  const double f = c.frequency.si() / spec.logic.nominal_frequency.si();
+  const double nominal = v > 0.0 && f > 0.0 ? full / (f * v * v) : 0.0;
+  d.core_static = std::min(full, spec.logic.static_share * nominal * v);
+  const double dynamic = full - d.core_static;
+  d.core_clock = (1.0 - spec.logic.clock_gating) * dynamic;
+  d.core_dynamic = spec.logic.clock_gating * dynamic;
+  const double peak = c.peak.si();
+  d.joule_per_flop = peak > 0.0 ? d.core_dynamic / peak : 0.0;
+  const double fp8 = c.fp8_peak.si(), vec = c.vector_peak.si();
+  d.joule_per_fp8_flop = fp8 > 0.0 ? d.core_dynamic / fp8 : d.joule_per_flop;
+  d.joule_per_vector_flop = vec > 0.0 ? d.core_dynamic / vec : 0.0;
+  for (const LevelStats& l : arch.levels) {
+    d.level_static.push_back(l.static_power.si());
+    const double bw = l.bandwidth.si();
+    d.level_joule_per_byte.push_back(bw > 0.0 ? l.dynamic_power.si() / bw : 0.0);
+    d.level_dynamic.push_back(l.dynamic_power.si());
+  }
+  const MainMemoryStats& m = arch.main_memory;
+  d.main_static = m.static_power.si();
+  d.main_joule_per_byte = m.bandwidth.si() > 0.0 ? m.dynamic_power.si() / m.bandwidth.si() : 0.0;
+  d.main_dynamic = m.dynamic_power.si();
+  for (const NetworkStats& n : arch.networks) {
+    const NetworkTech* tech = n.tier == NetworkTier::kIntraPackage
+                                  ? (spec.intra ? &*spec.intra : nullptr)
+                                  : (spec.inter ? &*spec.inter : nullptr);
+    const double share = tech != nullptr ? tech->static_share : 0.0;
+    const auto i = static_cast<std::size_t>(n.tier == NetworkTier::kIntraPackage ? 0 : 1);
+    const double w = n.power.si();
+    d.link_static[i] = share * w;
+    d.link_dynamic[i] = (1.0 - share) * w;
+    const double bw = n.per_direction.si();
+    d.link_joule_per_byte[i] = bw > 0.0 ? (1.0 - share) * w / bw : 0.0;
+  }
+  if (spec.tmpl.scale_out) d.link_static[2] = spec.tmpl.scale_out->power.si();
+  d.overhead = spec.tmpl.overhead_power.si();
+  return d;
+}
+
+}  // namespace pathfinder
