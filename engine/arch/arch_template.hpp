@@ -152,6 +152,20 @@ struct ComponentShare {
   SourceLoc loc;
 };
 
+// What a device and its share of the system cost (issue 16; engine/arch/device_cost.hpp),
+// public estimates. The dies' cost comes from the logic node's wafer price and yield, the
+// memory's from its price per GB.
+struct CostSpec {
+  int dies = 1;                // compute dies per device; the chip area is split evenly
+  double packaging_usd = 0.0;  // interposer, substrate, assembly and test, per device
+  double markup = 1.0;         // price paid over the manufacturing cost (1: cost view)
+  double system_usd = 0.0;     // per device: its share of servers, switches, NICs, racks
+  double usd_per_kwh = 0.0;    // electricity
+  double pue = 1.0;            // facility power usage effectiveness (>= 1)
+  Time amortization;           // the capital's service life
+  SourceLoc loc;
+};
+
 struct ArchTemplate {
   std::string name;
   std::string file;
@@ -176,6 +190,7 @@ struct ArchTemplate {
   // devices' own budget (energy accounting only).
   Power overhead_power;
   SourceLoc system_loc;
+  std::optional<CostSpec> cost;  // absent: no cost model
   HostSpec host;  // all zero when the template has no host section
   Budget budget;
   SourceLoc budget_loc;

@@ -101,15 +101,6 @@ NetworkSpec read_network(NetworkTier tier, const ConfigNode& n) {
   return s;
 }
 
-// An optional power, 0 when absent (energy accounting only).
-Power read_power_or_zero(const ConfigNode& n, std::string_view key) {
-  const Power p = n.get_or<Power>(key, Power{});
-  if (!(p.si() >= 0.0)) {
-    throw n.error_at(key, "expected a non-negative power, got " + n.quoted(key));
-  }
-  return p;
-}
-
 ScaleOutSpec read_scale_out(const ConfigNode& n) {
   ScaleOutSpec s;
   s.loc = n.loc();
@@ -121,9 +112,24 @@ ScaleOutSpec read_scale_out(const ConfigNode& n) {
   s.topology = read_enum<Topology>(n, "topology", parse_topology, valid_topologies);
   s.oversubscription = read_factor(n, "oversubscription", "a ratio");
   s.behavior = read_behavior(n, s.topology);
-  s.power = read_power_or_zero(n, "power");
+  s.power = n.get_non_negative_or<Power>("power", Power{});
   n.finish();
   return s;
+}
+
+CostSpec read_cost(const ConfigNode& n) {
+  CostSpec c;
+  c.loc = n.loc();
+  c.dies = n.optional_positive<int>("dies").value_or(1);
+  c.packaging_usd = n.get_non_negative_or<double>("packaging_usd", 0.0);
+  c.markup = n.optional_positive<double>("markup").value_or(1.0);
+  c.system_usd = n.get_non_negative_or<double>("system_usd", 0.0);
+  c.usd_per_kwh = n.get_non_negative_or<double>("usd_per_kwh", 0.0);
+  c.pue = n.optional_positive<double>("pue").value_or(1.0);
+  if (c.pue < 1.0) throw n.error_at("pue", "expected a power usage effectiveness >= 1, got " + n.quoted("pue"));
+  c.amortization = n.require_positive<Time>("amortization");
+  n.finish();
+  return c;
 }
 
 HostSpec read_host(const ConfigNode& n) {
@@ -208,12 +214,13 @@ ArchTemplate read_template(const ConfigNode& root) {
   }
 
   if (auto host = root.optional_child("host")) t.host = read_host(*host);
+  if (auto cost = root.optional_child("cost")) t.cost = read_cost(*cost);
 
   const ConfigNode sys = root.child("system");
   t.system_loc = sys.loc();
   t.nodes_per_package = sys.require_positive<int>("nodes_per_package");
   t.packages = sys.require_positive<int>("packages");
-  t.overhead_power = read_power_or_zero(sys, "overhead_power");
+  t.overhead_power = sys.get_non_negative_or<Power>("overhead_power", Power{});
   sys.finish();
 
   const ConfigNode b = root.child("budget");
@@ -271,7 +278,7 @@ ArchTemplate load_template(const std::string& path, const std::vector<ConfigOver
 
 bool is_template_section(std::string_view key) {
   for (const char* s : {"technology", "core", "memory", "network", "system", "host", "budget",
-                        "split", "techlib"}) {
+                        "split", "techlib", "cost"}) {
     if (key == s) return true;
   }
   return false;

@@ -400,6 +400,8 @@ std::string axis_label(std::string_view name) {
       {"device_power_w", "average power per device (W)"},
       {"peak_device_power_w", "peak power per device (W)"},
       {"gflop_per_j", "model GFLOP per joule"},
+      {"usd", "cost per iteration (USD)"},
+      {"usd_per_mtoken", "cost per million tokens (USD)"},
       {"logic", "logic node"},
       {"memory", "main-memory technology"},
       {"network", "network technology"},

@@ -450,6 +450,9 @@ std::vector<std::string> result_row(const StudyPoint& p, const PointResult& r,
   for (double v : {e.device_power, e.peak_device_power, e.flop_per_joule / 1e9}) {
     row.push_back(r.feasible ? num(v) : "");
   }
+  const CostReport& cost = t.cost;
+  row.push_back(r.feasible && cost.modelled ? num(cost.usd) : "");
+  row.push_back(r.feasible && cost.usd_per_token > 0.0 ? num(1e6 * cost.usd_per_token) : "");
   for (int budget = 0; budget < 3; ++budget) {
     for (const std::string& name : components) {
       const auto it = std::find_if(r.split.begin(), r.split.end(),

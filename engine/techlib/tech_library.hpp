@@ -48,6 +48,12 @@ struct LogicNode {
   // of the dynamic power gated off while the MCUs idle.
   double static_share = 0.0;
   double clock_gating = 1.0;
+  // Cost (issue 16), public estimates: a processed 300 mm wafer (USD), the defect density
+  // (per cm^2) and the negative-binomial clustering parameter of the yield model. No wafer
+  // price: the node has no cost model.
+  std::optional<double> wafer_usd;
+  double defects_per_cm2 = 0.0;
+  double clustering = 3.0;
   VfModel vf;
   std::vector<SramTech> sram;
   SourceLoc loc;
@@ -60,6 +66,7 @@ struct MemoryTech {
   int layers = 1;               // default stack height
   int links_per_device = 0;     // data I/O width
   EnergyPerByte energy;         // interface + array energy per byte moved
+  std::optional<double> usd_per_gb;  // cost (issue 16), a public estimate
   PowerPerByte static_power;    // per byte of capacity
   Area device_area;             // package footprint of one device
   Area controller_area;         // on the compute die, per device

@@ -70,6 +70,16 @@ LogicNode read_logic(const std::string& name, const ConfigNode& n) {
   if (mcu.has("clock_gating")) l.clock_gating = read_fraction(mcu, "clock_gating", 1.0 + 1e-12);
   mcu.finish();
   l.vf = read_vf(n.child("vf"));
+  if (auto cost = n.optional_child("cost")) {
+    l.wafer_usd = cost->require_positive<double>("wafer_usd");
+    l.defects_per_cm2 = cost->require<double>("defects_per_cm2");
+    if (!(l.defects_per_cm2 >= 0.0 && l.defects_per_cm2 <= 100.0)) {
+      throw cost->error_at("defects_per_cm2", "expected a defect density in [0, 100] per cm^2, got " +
+                                                  cost->quoted("defects_per_cm2"));
+    }
+    l.clustering = cost->optional_positive<double>("clustering").value_or(3.0);
+    cost->finish();
+  }
   for (const auto& [sname, snode] : n.child("sram").entries()) {
     l.sram.push_back(read_sram(sname, snode));
   }
@@ -85,6 +95,7 @@ MemoryTech read_memory(const std::string& name, const ConfigNode& n) {
   m.layers = n.require_positive<int>("layers");
   m.links_per_device = n.require_positive<int>("links_per_device");
   m.energy = n.require_positive<EnergyPerByte>("energy");
+  m.usd_per_gb = n.optional_positive<double>("usd_per_gb");
   m.static_power = n.require<PowerPerByte>("static_power");
   m.device_area = n.require_positive<Area>("device_area");
   m.controller_area = n.require_positive<Area>("controller_area");

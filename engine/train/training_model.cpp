@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "engine/parallel/strategy_check.hpp"
+#include "engine/train/cost.hpp"
 #include "engine/train/energy.hpp"
 #include "engine/perf/perf_machine.hpp"
 #include "engine/system/system_graph.hpp"
@@ -40,6 +41,7 @@ TrainingModel::TrainingModel(const ArchSpec& spec, const MicroArch& arch, const 
                              int devices, TrainingOptions options)
     : model_(make_model(spec, arch, w, devices, options)),
       power_(device_power(spec, arch)),
+      cost_(device_cost(spec, arch)),
       devices_(devices) {}
 
 TrainingResult TrainingModel::evaluate(const Strategy& s) {
@@ -55,11 +57,13 @@ TrainingResult TrainingModel::evaluate(const Strategy& s) {
                "outside its physical range (utilizations, bandwidths, capacities, budgets)";
   }
   if (r.feasible) {
-    r.energy = iteration_energy(power_, r, devices_, r.tokens_per_second * r.iteration_time);
-    if (!(finite(r.energy.joules) && finite(r.energy.peak_device_power))) {
+    const double tokens = r.tokens_per_second * r.iteration_time;
+    r.energy = iteration_energy(power_, r, devices_, tokens);
+    r.cost = iteration_cost(cost_, r, devices_, tokens);
+    if (!(finite(r.energy.joules) && finite(r.energy.peak_device_power) && finite(r.cost.usd))) {
       r.feasible = false;
-      r.reason = "the model's energy is not a finite number: an input is outside its physical "
-                 "range (powers, energies, bandwidths)";
+      r.reason = "the model's energy or cost is not a finite number: an input is outside its "
+                 "physical range (powers, energies, bandwidths, prices)";
     }
   }
   return r;

@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "engine/arch/arch_spec.hpp"
+#include "engine/arch/device_cost.hpp"
 #include "engine/arch/device_power.hpp"
 #include "engine/arch/micro_arch.hpp"
 #include "engine/parallel/strategy.hpp"
@@ -39,6 +40,7 @@ class TrainingModel {
  private:
   std::variant<GptTraining, LstmTraining, GemmTraining> model_;
   DevicePower power_;
+  DeviceCost cost_;
   int devices_ = 1;
 };
 

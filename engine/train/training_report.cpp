@@ -119,6 +119,17 @@ nlohmann::json to_json(const TrainingResult& r, int devices) {
   j["mfu"] = if_feasible(r.mfu);
   j["tokens_per_s"] = if_feasible(r.tokens_per_second);
   j["energy"] = if_feasible(energy_json(r.energy));
+  if (r.cost.modelled) {
+    j["cost"] = if_feasible(nlohmann::json{
+        {"usd", r.cost.usd},
+        {"usd_per_token",
+         r.cost.usd_per_token > 0.0 ? nlohmann::json(r.cost.usd_per_token) : nlohmann::json()},
+        {"capital_usd", r.cost.capital_usd},
+        {"energy_usd", r.cost.energy_usd},
+        {"device_usd", r.cost.device_usd}});
+  } else {
+    j["cost"] = nullptr;
+  }
   j["memory"] = {{"weights_bytes", r.memory.weights.si()},
                  {"gradients_bytes", r.memory.gradients.si()},
                  {"optimizer_bytes", r.memory.optimizer.si()},
@@ -145,11 +156,13 @@ std::string to_csv(const TrainingResult& r, int devices) {
     head += std::string(",") + name + "_s";
     row += "," + if_feasible("%.9g", v);
   }
-  head += ",memory_bytes,capacity_bytes,energy_j,j_per_token,device_power_w\n";
+  head += ",memory_bytes,capacity_bytes,energy_j,j_per_token,device_power_w,usd,usd_per_token\n";
   row += printf_string(",%.9g,%.9g,", r.memory.total().si(), r.memory_capacity) +
          if_feasible("%.9g", r.energy.joules) + "," +
          (r.energy.joules_per_token > 0.0 ? if_feasible("%.9g", r.energy.joules_per_token) : "") +
-         "," + if_feasible("%.6g", r.energy.device_power) + "\n";
+         "," + if_feasible("%.6g", r.energy.device_power) + "," +
+         (r.cost.modelled ? if_feasible("%.9g", r.cost.usd) : "") + "," +
+         (r.cost.usd_per_token > 0.0 ? if_feasible("%.9g", r.cost.usd_per_token) : "") + "\n";
   return head + row;
 }
 
@@ -191,7 +204,18 @@ std::string format_table(const TrainingResult& r, int devices, const std::string
   out += "\n";
   out += printf_string("MFU %.1f%%, %.4g tokens/s, %.4g model PFLOP per iteration\n",
                        100.0 * r.mfu, r.tokens_per_second, r.model_flops / 1e15);
-  return out + energy_rows(r.energy);
+  out += energy_rows(r.energy);
+  if (r.cost.modelled) {
+    out += printf_string("cost %.4g USD per iteration", r.cost.usd);
+    if (r.cost.usd_per_token > 0.0) {
+      out += printf_string(", %.4g USD per million tokens", 1e6 * r.cost.usd_per_token);
+    }
+    out += printf_string(" (capital %.0f%%, electricity %.0f%%); one device costs %.0f USD to make\n",
+                         r.cost.usd > 0.0 ? 100.0 * r.cost.capital_usd / r.cost.usd : 0.0,
+                         r.cost.usd > 0.0 ? 100.0 * r.cost.energy_usd / r.cost.usd : 0.0,
+                         r.cost.device_usd);
+  }
+  return out;
 }
 
 }  // namespace pathfinder

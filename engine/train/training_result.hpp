@@ -12,6 +12,7 @@
 #include "engine/parallel/strategy.hpp"
 #include "engine/graph/compute_graph.hpp"
 #include "engine/train/activity.hpp"
+#include "engine/train/cost_report.hpp"
 #include "engine/train/energy_report.hpp"
 
 namespace pathfinder {
@@ -78,6 +79,7 @@ struct TrainingResult {
   double tokens_per_second = 0.0;
   std::vector<double> device_busy;    // per pipeline stage, s
   EnergyReport energy;                // when feasible (TrainingModel fills it)
+  CostReport cost;                    // likewise, when the template has a cost model
   int critical_stage = 0;
   std::optional<LocalGemm> local_gemm;  // GEMM workloads only
 };

@@ -456,6 +456,18 @@ TEST_CASE("energy keys: scale-out and node power per device, located errors", "[
   CHECK(patched_error("  packages: 1\n", "  packages: 1\n  overhead_power: -5 W\n") ==
         "patched.yaml:21:19: error: system.overhead_power: expected a non-negative power, got "
         "\"-5 W\"");
+  // A cost section (issue 16): the A100's, and errors at the key.
+  REQUIRE(a.cost.has_value());
+  CHECK(a.cost->amortization.si() == Approx(4.0 * 365.25 * 86400.0));  // "4 yr"
+  CHECK(a.cost->pue == 1.2);
+  CHECK(a.cost->system_usd == 10000.0);
+  CHECK_FALSE(load_template(fixture("minimal")).cost.has_value());
+  CHECK(patched_error("  packages: 1\n", "  packages: 1\ncost: {amortization: 4 yr, pue: 0.9}\n") ==
+        "patched.yaml:21:33: error: cost.pue: expected a power usage effectiveness >= 1, got "
+        "\"0.9\"");
+  CHECK(patched_error("  packages: 1\n", "  packages: 1\ncost: {pue: 1.2}\n") ==
+        "patched.yaml:21:7: error: cost.amortization: missing required key (expected a time such "
+        "as \"1.5 us\")");
   CHECK(patched_error("  packages: 1\n", "  packages: 1\n  overhead_power: 5 GB/s\n") ==
         "patched.yaml:21:19: error: system.overhead_power: expected a power such as \"300 W\", "
         "got \"5 GB/s\" (a bandwidth)");

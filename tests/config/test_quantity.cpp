@@ -107,6 +107,17 @@ TEST_CASE("parse_quantity: densities per length", "[config][quantity]") {
   CHECK(has_dim<PerLength>(p));
 }
 
+TEST_CASE("parse_quantity: hours, days and years; kWh is an energy", "[config][quantity]") {
+  auto p = parse_ok("4 yr");  // Julian years: 4 x 365.25 x 86,400 s
+  CHECK(p.si == Approx(4.0 * 365.25 * 86400.0));
+  CHECK(has_dim<Time>(p));
+  CHECK(parse_ok("2 h").si == 7200.0);
+  CHECK(parse_ok("3 d").si == 3.0 * 86400.0);
+  p = parse_ok("1 kWh");  // 1e3 W x 3,600 s
+  CHECK(p.si == Approx(3.6e6));
+  CHECK(has_dim<Energy>(p));
+}
+
 TEST_CASE("parse_quantity: \"per\" spelling of a density", "[config][quantity]") {
   // "400 per mm" means the same as "400 /mm": 400 / 1e-3 m = 4e5 /m
   const auto p = parse_ok("400 per mm");

@@ -51,7 +51,7 @@ TEST_CASE("a study's rows hold every axis and result, equal to a direct evaluati
                          "pipeline_bubble_s", "data_comm_s", "gradient_sync_s", "optimizer_s", "host_s", "peak_tflops",
                          "memory_bandwidth_gbs", "memory_gb_per_device", "memory_used_gb",
                          "gemm_intensity", "energy_j", "j_per_token", "device_power_w",
-                         "peak_device_power_w", "gflop_per_j",
+                         "peak_device_power_w", "gflop_per_j", "usd", "usd_per_mtoken",
                          // templates/a100.yaml's split, per component, in budget units
                          "area_mm2.core", "area_mm2.RF", "area_mm2.L1", "area_mm2.L2",
                          "area_mm2.main_memory", "area_mm2.intra_package",
@@ -89,6 +89,8 @@ TEST_CASE("a study's rows hold every axis and result, equal to a direct evaluati
   CHECK(t.cell(3, *t.column("energy_j")) == printf_string("%.9g", r.energy.joules));
   CHECK(t.cell(3, *t.column("j_per_token")) == printf_string("%.9g", r.energy.joules_per_token));
   CHECK(t.cell(3, *t.column("device_power_w")) == printf_string("%.9g", r.energy.device_power));
+  CHECK(t.cell(3, *t.column("usd")) == printf_string("%.9g", r.cost.usd));
+  CHECK(t.cell(3, *t.column("usd_per_mtoken")) == printf_string("%.9g", 1e6 * r.cost.usd_per_token));
   // The template's split in budget units: core 0.3675 x 826 mm^2, 0.4990 x 400 W; main memory
   // 0.35 of the inferred perimeter 4 sqrt(826 mm^2) = 114.96 mm.
   CHECK(t.cell(3, *t.column("area_mm2.core")) == printf_string("%.9g", 0.3675 * 826.0));

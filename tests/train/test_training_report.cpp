@@ -73,7 +73,7 @@ TEST_CASE("a feasible strategy's JSON has numbers, and the CSV leaves an infeasi
   const std::string row = csv.substr(csv.find('\n') + 1);
   // strategy, devices, feasible, then iteration_s, mfu, tokens_per_s and the seven breakdown
   // parts empty, then memory_bytes and capacity_bytes (%.9g), then the energy columns empty.
-  CHECK(row == "tp8-pp1-dp1-mb1-1f1b,8,0,,,,,,,,,,,,,9.5e+10,8.59e+10,,,\n");
+  CHECK(row == "tp8-pp1-dp1-mb1-1f1b,8,0,,,,,,,,,,,,,9.5e+10,8.59e+10,,,,,\n");
 }
 
 }  // namespace pathfinder
