@@ -95,13 +95,20 @@ std::vector<std::string> display_cells(const StudySpec& s, const StudyTable& t, 
     std::string reason = t.cell(r, *t.column("reason"));
     if (reason.size() > 50) reason = reason.substr(0, 47) + "...";
     cells.push_back("infeasible: " + reason);
-    cells.insert(cells.end(), 3, "");
+    cells.insert(cells.end(), 5, "");
     return cells;
   }
   cells.push_back(t.cell(r, *t.column("chosen_strategy")));
   cells.push_back(format_seconds(*iteration));
   cells.push_back(printf_string("%.1f%%", 100.0 * t.number(r, "mfu").value_or(0.0)));
   cells.push_back(printf_string("%.4g", t.number(r, "tokens_per_s").value_or(0.0)));
+  // Energy and cost per token (a GEMM has no tokens; a template without prices no cost).
+  const auto per_token = [&](const char* column, double scale) {
+    const auto v = t.number(r, column);
+    return v ? printf_string("%.4g", scale * *v) : std::string("-");
+  };
+  cells.push_back(per_token("j_per_token", 1.0));
+  cells.push_back(per_token("usd_per_mtoken", 1.0));
   return cells;
 }
 
@@ -346,7 +353,9 @@ std::string format_rows(const StudySpec& s, const StudyTable& t, std::size_t max
   for (const StudyAxis& a : s.axes) header.push_back(a.name());
   // The strategy evaluated; "chosen strategy" when a strategy axis already heads a column.
   header.emplace_back(s.find_axis("strategy") ? "chosen strategy" : "strategy");
-  for (const char* h : {"iteration", "MFU", "tokens/s"}) header.emplace_back(h);
+  for (const char* h : {"iteration", "MFU", "tokens/s", "J/token", "USD/M tokens"}) {
+    header.emplace_back(h);
+  }
   cells.push_back(header);
   const std::vector<std::size_t> rows = shown_rows(t, max_rows);
   for (std::size_t r : rows) cells.push_back(display_cells(s, t, r));
@@ -397,6 +406,7 @@ std::string axis_label(std::string_view name) {
       {"gemm_intensity", "FLOP per main-memory byte"},
       {"energy_j", "energy per iteration (J)"},
       {"j_per_token", "energy per token (J)"},
+      {"chip_j_per_token", "devices' energy per token (J)"},
       {"device_power_w", "average power per device (W)"},
       {"peak_device_power_w", "peak power per device (W)"},
       {"gflop_per_j", "model GFLOP per joule"},

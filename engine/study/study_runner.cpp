@@ -447,6 +447,9 @@ std::vector<std::string> result_row(const StudyPoint& p, const PointResult& r,
   const EnergyReport& e = t.energy;
   row.push_back(r.feasible ? num(e.joules) : "");
   row.push_back(r.feasible && e.joules_per_token > 0.0 ? num(e.joules_per_token) : "");
+  row.push_back(r.feasible && e.joules_per_token > 0.0
+                    ? num(e.chip_joules * e.joules_per_token / e.joules)
+                    : "");
   for (double v : {e.device_power, e.peak_device_power, e.flop_per_joule / 1e9}) {
     row.push_back(r.feasible ? num(v) : "");
   }

@@ -500,7 +500,7 @@ const std::vector<std::string>& numeric_result_columns() {
       "iteration_s",   "mfu",         "tokens_per_s",     "compute_s",  "embedding_head_s",
       "tensor_comm_s", "pipeline_comm_s", "pipeline_bubble_s", "data_comm_s", "gradient_sync_s",
       "optimizer_s",   "host_s",      "peak_tflops",      "memory_bandwidth_gbs",
-      "memory_gb_per_device", "memory_used_gb", "gemm_intensity", "energy_j", "j_per_token",
+      "memory_gb_per_device", "memory_used_gb", "gemm_intensity", "energy_j", "j_per_token", "chip_j_per_token",
       "device_power_w", "peak_device_power_w", "gflop_per_j", "usd", "usd_per_mtoken"};
   return columns;
 }

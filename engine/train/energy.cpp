@@ -50,6 +50,7 @@ EnergyReport iteration_energy(const DevicePower& p, const TrainingResult& r, int
     peak = std::max(peak, std::max(w.peak_power, st.peak_power) + links_busy);
   }
   e.joules = e.by_component.total();
+  e.chip_joules = chip;
   e.joules_per_token = tokens > 0.0 ? e.joules / tokens : 0.0;
   e.device_power = chip / (static_cast<double>(devices) * T);
   e.peak_device_power = p.chip_idle() + peak;

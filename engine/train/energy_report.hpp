@@ -36,6 +36,7 @@ struct EnergyByPhase {
 
 struct EnergyReport {
   double joules = 0.0;             // per iteration: every device and its node share
+  double chip_joules = 0.0;        // of which the devices' chips (what a GPU's meter reads)
   double joules_per_token = 0.0;   // 0 for a workload without tokens (a GEMM)
   double device_power = 0.0;       // W: one device's chip, averaged over devices and time
   double peak_device_power = 0.0;  // W: the most power-hungry kernel with every used link busy

@@ -42,6 +42,7 @@ std::string stage_rows(const TrainingResult& r) {
 nlohmann::json energy_json(const EnergyReport& e) {
   nlohmann::json j;
   j["joules"] = e.joules;
+  j["chip_joules"] = e.chip_joules;
   j["joules_per_token"] = e.joules_per_token > 0.0 ? nlohmann::json(e.joules_per_token)
                                                    : nlohmann::json();
   j["device_power_w"] = e.device_power;

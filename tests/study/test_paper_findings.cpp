@@ -52,6 +52,7 @@ TEST_CASE("the shipped case studies load, with their technologies, and have the 
       {"fig11_nodes_per_package", 7},  // 1, 2, 4, ... 64
       {"gpt3_175b_strategy_selection", 6},  // A100, H100 x 256, 512, 1024 devices
       {"llama3_405b_strategy", 2},          // 8K and 128K context on 16,384 H100
+      {"power_cap", 8},                     // A100 at 100 ... 400 W
   };
   for (const auto& [name, points] : studies) {
     INFO(name);
@@ -230,6 +231,46 @@ TEST_CASE("Llama 3 405B on 16,384 H100: tensor parallel in the node, context par
   // Neither answer wastes the machine: both above 30% MFU (Meta reports 38-43% at 8K).
   CHECK(*run.table.number(0, "mfu") > 0.30);
   CHECK(*run.table.number(1, "mfu") > 0.30);
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("power caps: the devices' energy per token falls, the system's rises, time grows",
+          "[study][energy]") {
+  // studies/power_cap.yaml at three of its caps. The devices' energy per token falls as the cap
+  // drops (energy per FLOP ~ V^2 at the lower operating point, leakage ~ V); the node and
+  // fabric draw the same power for a longer iteration, so the system's rises. Measured by
+  // the shipped study: devices 0.108 J/token at 400 W, 0.089 at 250 W, 0.074 at 100 W; system
+  // 0.384, 0.427, 0.708 J/token.
+  StudySpec s = load_study(test::source_path("studies/power_cap.yaml"));
+  StudyAxis& cap = s.axes.front();
+  REQUIRE(cap.name() == "budget.power");
+  // Keep the 100 W, 250 W and 400 W values (the first, fifth and last).
+  REQUIRE(cap.values.size() == 8);
+  cap.values = {cap.values[0], cap.values[4], cap.values[7]};
+  REQUIRE(cap.values[1].text == "250 W");
+  const StudyRun run = run_study(s, test::run_options(test::fresh_dir("power-cap")));
+  REQUIRE(run.complete());
+  const StudyTable& t = run.table;
+  const auto v = [&](std::size_t row, const char* column) {
+    REQUIRE(t.cell(row, *t.column("feasible")) == "1");
+    return *t.number(row, column);
+  };
+  std::printf("\npower cap  iteration s  devices J/token  system J/token  USD/M tokens\n");
+  for (std::size_t r = 0; r < 3; ++r) {
+    std::printf("%9s  %11.2f  %15.4f  %14.4f  %12.4f\n", t.cell(r, 0).c_str(), v(r, "iteration_s"),
+                v(r, "chip_j_per_token"), v(r, "j_per_token"), v(r, "usd_per_mtoken"));
+  }
+  for (std::size_t r = 0; r + 1 < 3; ++r) {
+    CHECK(v(r, "iteration_s") > v(r + 1, "iteration_s"));
+    CHECK(v(r, "chip_j_per_token") < v(r + 1, "chip_j_per_token"));
+    CHECK(v(r, "j_per_token") > v(r + 1, "j_per_token"));
+    CHECK(v(r, "device_power_w") < v(r + 1, "device_power_w"));
+  }
+  CHECK(v(2, "chip_j_per_token") == Approx(0.108).epsilon(0.02));
+  CHECK(v(0, "chip_j_per_token") == Approx(0.074).epsilon(0.02));
 }
 
 }  // namespace pathfinder

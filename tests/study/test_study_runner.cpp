@@ -50,7 +50,7 @@ TEST_CASE("a study's rows hold every axis and result, equal to a direct evaluati
                          "tokens_per_s", "compute_s", "embedding_head_s", "tensor_comm_s", "pipeline_comm_s",
                          "pipeline_bubble_s", "data_comm_s", "gradient_sync_s", "optimizer_s", "host_s", "peak_tflops",
                          "memory_bandwidth_gbs", "memory_gb_per_device", "memory_used_gb",
-                         "gemm_intensity", "energy_j", "j_per_token", "device_power_w",
+                         "gemm_intensity", "energy_j", "j_per_token", "chip_j_per_token", "device_power_w",
                          "peak_device_power_w", "gflop_per_j", "usd", "usd_per_mtoken",
                          // templates/a100.yaml's split, per component, in budget units
                          "area_mm2.core", "area_mm2.RF", "area_mm2.L1", "area_mm2.L2",

@@ -39,6 +39,10 @@ void check_adds_up(const TrainingResult& r) {
   for (const auto& [name, v] : e.by_phase.parts()) CHECK(v >= 0.0);
   CHECK(e.device_power <= e.system_power);
   CHECK(e.flop_per_joule == Approx(r.model_flops / e.joules));
+  CHECK(e.chip_joules > 0.0);
+  CHECK(e.chip_joules <= e.joules);
+  // Both powers average over the same devices and time: their ratio is the energies'.
+  CHECK(e.device_power * e.joules == Approx(e.system_power * e.chip_joules));
 }
 
 }  // namespace
