@@ -53,7 +53,7 @@ void BM_PgdCaseStudy(benchmark::State& state) {
   long evaluations = 0;
   for (auto _ : state) {
     const SearchResult r =
-        minimize([&](const Eigen::VectorXd& x) { return e.time(x, s); }, space, opt);
+        minimize([&](const Eigen::VectorXd& x) { return e.objective(x, s); }, space, opt);
     f = r.f;
     evaluations = r.evaluations;
   }

@@ -21,8 +21,11 @@
 #include "engine/cli/commands.hpp"
 #include "engine/cli/load.hpp"
 #include "engine/config/node.hpp"
+#include "engine/core/text.hpp"
 #include "engine/parallel/strategy_check.hpp"
 #include "engine/explore/design_evaluator.hpp"
+#include "engine/explore/goal.hpp"
+#include "engine/explore/pareto.hpp"
 #include "engine/explore/ranking_report.hpp"
 #include "engine/graph/workload_loader.hpp"
 #include "engine/perf/graph_timing.hpp"
@@ -125,6 +128,8 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
     std::string micro_batch, global_batch, sequence;
     TrainingOptions training;
     MachineOptions machine;
+    std::string objective, pareto;
+    double max_j_per_token = 0.0, max_usd_per_mtoken = 0.0;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* cmd =
@@ -162,7 +167,19 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
   if (rank) {
     devices->required();
     cmd->add_option("--top", opt->top, "How many ranked strategies to print (default 5)");
-  } else {
+  }
+  const std::string ranking = rank ? "" : "With --strategy search: ";
+  cmd->add_option("--objective", opt->objective,
+                  ranking + "rank by time (default), energy (J per iteration), edp (energy x "
+                            "time) or cost (USD per iteration; needs the template's cost section)");
+  cmd->add_option("--max-j-per-token", opt->max_j_per_token,
+                  ranking + "drop strategies above this energy per token (J)");
+  cmd->add_option("--max-usd-per-mtoken", opt->max_usd_per_mtoken,
+                  ranking + "drop strategies above this cost per million tokens (USD)");
+  cmd->add_option("--pareto", opt->pareto,
+                  ranking + "also print the strategies on the Pareto front of two measures, "
+                            "e.g. time,energy or time,cost");
+  if (!rank) {
     cmd->add_option("--strategy", opt->strategy,
                     "Parallelism, e.g. tp8-pp8-dp16-mb1-1f1b-recompute=selective, or a YAML "
                     "file (grammar below)");
@@ -227,6 +244,47 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
                                    "--devices"});
     }
     const bool search = opt->strategy == "search";
+    // What the ranking minimizes and its budgets (engine/explore/goal.hpp): a strategy search's.
+    Goal goal;
+    std::optional<std::array<GoalKind, 2>> pareto;
+    for (const char* o : {"--objective", "--max-j-per-token", "--max-usd-per-mtoken", "--pareto"}) {
+      if (cmd->count(o) > 0 && !search) {
+        throw ConfigError(Diagnostic{command_line(o), "applies to a strategy search: add "
+                                                      "--strategy search (or use rank)"});
+      }
+    }
+    if (!opt->objective.empty()) {
+      const auto k = parse_goal_kind(opt->objective);
+      if (!k) {
+        throw ConfigError(Diagnostic{command_line("--objective"),
+                                     "expected one of " + join_alternatives(valid_goal_kinds()) +
+                                         ", got \"" + opt->objective + "\"" +
+                                         did_you_mean(opt->objective, valid_goal_kinds())});
+      }
+      goal.kind = *k;
+    }
+    if (cmd->count("--max-j-per-token") > 0) {
+      check_option_positive("--max-j-per-token", opt->max_j_per_token);
+      goal.max_j_per_token = opt->max_j_per_token;
+    }
+    if (cmd->count("--max-usd-per-mtoken") > 0) {
+      check_option_positive("--max-usd-per-mtoken", opt->max_usd_per_mtoken);
+      goal.max_usd_per_mtoken = opt->max_usd_per_mtoken;
+    }
+    if (!opt->pareto.empty()) pareto = parse_pareto(opt->pareto, command_line("--pareto"));
+    const bool cost_needed = goal.needs_cost() || (pareto && ((*pareto)[0] == GoalKind::kCost ||
+                                                              (*pareto)[1] == GoalKind::kCost));
+    if (cost_needed) {
+      Goal g;
+      g.kind = GoalKind::kCost;
+      if (const std::string why = cost_model_missing(g, spec); !why.empty()) {
+        throw ConfigError(Diagnostic{
+            command_line(goal.needs_cost() ? (goal.kind == GoalKind::kCost ? "--objective"
+                                                                           : "--max-usd-per-mtoken")
+                                           : "--pareto"),
+            "a cost needs a cost model: " + why});
+      }
+    }
     if (search && opt->devices <= 0) {
       throw ConfigError(Diagnostic{command_line("--strategy"),
                                    "search ranks every strategy for --devices N devices; give "
@@ -267,13 +325,24 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
       else if (opt->format == "csv") out = isolated_call_csv(w, timer);
       else out = format_isolated_call(arch, w, timer);
     } else if (search) {
-      const DesignEvaluator e(spec, w.spec, opt->devices, training);
+      const DesignEvaluator e(spec, w.spec, opt->devices, training, goal);
       const std::vector<RankedStrategy> ranked =
           rank_strategies(e, ResourceSplit::from_template(in.tmpl).values());
       const auto top = static_cast<std::size_t>(opt->top);
-      if (opt->format == "json") out = ranking_json(ranked, top).dump(2) + "\n";
-      else if (opt->format == "csv") out = ranking_csv(ranked, top);
-      else out = format_ranking(ranked, top, w.name + " on " + std::to_string(opt->devices) + " x " + arch.name);
+      const std::vector<std::size_t> front =
+          pareto ? pareto_front(ranked, (*pareto)[0], (*pareto)[1]) : std::vector<std::size_t>{};
+      if (opt->format == "json") {
+        nlohmann::ordered_json j = ranking_json(ranked, top, goal.kind);
+        if (pareto) j["pareto"] = pareto_json(ranked, front, *pareto);
+        out = j.dump(2) + "\n";
+      } else if (opt->format == "csv") {
+        out = ranking_csv(ranked, top);
+      } else {
+        out = format_ranking(ranked, top,
+                             w.name + " on " + std::to_string(opt->devices) + " x " + arch.name,
+                             goal.kind);
+        if (pareto) out += "\n" + format_pareto(ranked, front, *pareto);
+      }
     } else {
       const TrainingResult r = evaluate_training(spec, arch, w.spec, strategy, training);
       if (distribute) {

@@ -1,6 +1,8 @@
 // pathfinder search STUDY.yaml [--optimizer pgd|cobyla|slsqp|direct|isres] [--restarts S]
 //                              [--steps T] [--threads N] [--out PREFIX] [--techlib DIR]
 //                              [--set KEY=VALUE]... [--format table|json] [--start FILE]
+//                              [--objective time|energy|edp|cost]
+//                              [--pareto A,B [--pareto-points K]]
 // Searches how a template's area, power and perimeter budgets are split (and, with
 // `strategy: search`, the parallelism) for the study's workload; prints the best split, its
 // iteration time against the template's own split, the sensitivities, and writes PREFIX.yaml
@@ -24,15 +26,19 @@
 #include "engine/cli/commands.hpp"
 #include "engine/cli/load.hpp"
 #include "engine/core/file_io.hpp"
+#include "engine/core/text.hpp"
 #include "engine/parallel/strategy_check.hpp"
+#include "engine/explore/pareto.hpp"
+#include "engine/explore/pareto_search.hpp"
 #include "engine/explore/search_study.hpp"
 #include "engine/graph/workload_loader.hpp"
 
 namespace pathfinder::cli {
 void add_search_command(CLI::App& app, int& exit_code) {
   struct Options {
-    std::string study, optimizer, out, techlib, software, format = "table", start;
-    int restarts = 0, steps = 0, threads = 0;
+    std::string study, optimizer, out, techlib, software, format = "table", start, objective,
+        pareto;
+    int restarts = 0, steps = 0, threads = 0, pareto_points = 5;
     std::vector<std::string> sets;
   };
   auto opt = std::make_shared<Options>();
@@ -55,6 +61,14 @@ void add_search_command(CLI::App& app, int& exit_code) {
       ->allow_extra_args(false);
   cmd->add_option("--format", opt->format, "Output format")
       ->check(CLI::IsMember({"table", "json"}));
+  cmd->add_option("--objective", opt->objective,
+                  "Minimize time (default), energy, edp or cost, replacing the study's "
+                  "objective: key");
+  cmd->add_option("--pareto", opt->pareto,
+                  "Instead of one objective, the Pareto front of two (time,energy, "
+                  "energy,cost, ...): a weighted search per point; --out writes PREFIX.csv");
+  cmd->add_option("--pareto-points", opt->pareto_points,
+                  "With --pareto: weighted searches, 2 to 101 (default 5)");
   cmd->add_option("--start", opt->start,
                   "Start from the split in FILE's split: block (a previous --out PREFIX.yaml) "
                   "instead of the template's: continue an unconverged search with more steps");
@@ -127,11 +141,39 @@ void add_search_command(CLI::App& app, int& exit_code) {
       study.strategy =
           complete_strategy(*study.written_strategy, workload, study.devices, study.strategy_loc);
     }
-    const DesignEvaluator e(spec, workload, study.devices, training);
+    if (!opt->objective.empty()) {
+      const auto k = parse_goal_kind(opt->objective);
+      if (!k) {
+        throw ConfigError(Diagnostic{SourceLoc{"command line", 0, 0, "--objective"},
+                                     "expected one of " + join_alternatives(valid_goal_kinds()) +
+                                         ", got \"" + opt->objective + "\"" +
+                                         did_you_mean(opt->objective, valid_goal_kinds())});
+      }
+      study.goal.kind = *k;
+      study.goal_loc = SourceLoc{"command line", 0, 0, "--objective"};
+    }
+    if (const std::string why = cost_model_missing(study.goal, spec); !why.empty()) {
+      throw ConfigError(Diagnostic{study.goal_loc, "a cost needs a cost model: " + why});
+    }
+    std::optional<std::array<GoalKind, 2>> pareto;
+    if (!opt->pareto.empty()) {
+      const SourceLoc at{"command line", 0, 0, "--pareto"};
+      pareto = parse_pareto(opt->pareto, at);
+      check_option_range("--pareto-points", opt->pareto_points, 2, 101);
+      Goal cost;
+      cost.kind = GoalKind::kCost;
+      const std::string why = cost_model_missing(cost, spec);
+      if (((*pareto)[0] == GoalKind::kCost || (*pareto)[1] == GoalKind::kCost) && !why.empty()) {
+        throw ConfigError(Diagnostic{at, "a cost needs a cost model: " + why});
+      }
+    }
+    const DesignEvaluator e(spec, workload, study.devices, training, study.goal);
     ProgressCallback progress;
     if (isatty(fileno(stderr)) != 0 && opt->format == "table") {
-      progress = [](const SearchProgress& p) {
-        std::fprintf(stderr, "\rstep %ld/%ld  best %.6g s   ", p.step, p.total, p.best_f);
+      const std::string unit(goal_unit(study.goal.kind));
+      progress = [unit](const SearchProgress& p) {
+        std::fprintf(stderr, "\rstep %ld/%ld  best %.6g %s   ", p.step, p.total, p.best_f,
+                     unit.c_str());
         std::fflush(stderr);
       };
     }
@@ -140,6 +182,22 @@ void add_search_command(CLI::App& app, int& exit_code) {
     if (!opt->out.empty()) {
       const std::filesystem::path dir = std::filesystem::path(opt->out).parent_path();
       lock.emplace(dir.empty() ? std::string(".") : dir.string());
+    }
+    if (pareto) {
+      const ParetoSearch p = pareto_search(study, e, *pareto, opt->pareto_points);
+      std::string text;
+      if (opt->format == "json") {
+        nlohmann::ordered_json j = pareto_search_json(p, e);
+        j["study"] = study.name;
+        text = j.dump(2) + "\n";
+      } else {
+        text = study.name + " (" + spec.tmpl.name + ", " + std::to_string(study.devices) +
+               " devices)\n" + format_pareto_search(p, e);
+      }
+      std::fputs(text.c_str(), stdout);
+      if (!opt->out.empty()) write_file_atomically(opt->out + ".csv", pareto_search_csv(p, e));
+      exit_code = 0;
+      return;
     }
     const StudyOutcome o = run_search_study(study, e, progress);
     if (progress) std::fputs("\n", stderr);

@@ -1,10 +1,12 @@
 #include "engine/cli/load.hpp"
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <utility>
 
 #include "engine/core/error.hpp"
+#include "engine/core/format.hpp"
 #include "engine/techlib/techlib_loader.hpp"
 
 namespace pathfinder::cli {
@@ -32,6 +34,12 @@ void check_option_range(const char* option, long long value, long long min, long
   throw ConfigError(Diagnostic{SourceLoc{"command line", 0, 0, option},
                                "expected a whole number in [" + std::to_string(min) + ", " +
                                    std::to_string(max) + "], got " + std::to_string(value)});
+}
+
+void check_option_positive(const char* option, double value) {
+  if (value > 0.0 && std::isfinite(value)) return;
+  throw ConfigError(Diagnostic{SourceLoc{"command line", 0, 0, option},
+                               printf_string("expected a positive number, got %g", value)});
 }
 
 TechLibrary load_techlib_for(const ArchTemplate& t, const std::string& flag,

@@ -33,6 +33,8 @@ inline constexpr int kMaxThreads = 1024;
 // Throws ConfigError at `command line` naming the option unless min <= value <= max:
 //   command line: error: --threads: expected a whole number in [1, 1024], got 99999999
 void check_option_range(const char* option, long long value, long long min, long long max);
+// A positive, finite number for `option`, else a ConfigError at the option.
+void check_option_positive(const char* option, double value);
 
 // --tech, --memory, --network and --techlib.
 struct MachineOptions {

@@ -11,7 +11,7 @@ ConvergenceCheck check_convergence(const DesignEvaluator& e, const SplitSpace& s
                                    const Eigen::VectorXd& split, const Strategy& s, double step,
                                    double tolerance) {
   ConvergenceCheck out;
-  const Objective f = [&](const Eigen::VectorXd& x) { return e.time(x, s); };
+  const Objective f = [&](const Eigen::VectorXd& x) { return e.objective(x, s); };
   const double f0 = evaluate_objective(f, split);
   if (!std::isfinite(f0) || f0 <= 0.0) return out;
   const BudgetMove m = best_budget_move(f, space, split, step, &out.moves_tried);

@@ -32,6 +32,15 @@ TrainingResult infeasible(const Strategy& s, std::string reason) {
   return r;
 }
 
+// A result over the goal's budget is out, with the reason (a result, not an error).
+void apply_budget(const Goal& g, TrainingResult& r) {
+  if (!r.feasible || (!g.max_j_per_token && !g.max_usd_per_mtoken)) return;
+  const std::string why = over_budget(g, r);
+  if (why.empty()) return;
+  r.feasible = false;
+  r.reason = "over budget (" + why + ")";
+}
+
 }  // namespace
 
 SplitSpace template_split_space(const ArchTemplate& t) {
@@ -48,11 +57,12 @@ SplitSpace template_split_space(const ArchTemplate& t) {
 }
 
 DesignEvaluator::DesignEvaluator(ArchSpec spec, WorkloadSpec workload, int devices,
-                                 TrainingOptions options)
+                                 TrainingOptions options, Goal goal)
     : spec_(std::move(spec)),
       workload_(std::move(workload)),
       devices_(devices),
-      options_(options) {}
+      options_(options),
+      goal_(goal) {}
 
 ArchFigures arch_figures(const MicroArch& a) {
   ArchFigures f;
@@ -76,15 +86,15 @@ DesignEvaluation DesignEvaluator::evaluate(const Eigen::VectorXd& split, const S
   }
   TrainingModel m(spec_, a, workload_, devices_, options_);
   out.training = m.evaluate(s);
+  apply_budget(goal_, out.training);
   return out;
 }
 
-double DesignEvaluator::time(const Eigen::VectorXd& split, const Strategy& s) const {
+double DesignEvaluator::objective(const Eigen::VectorXd& split, const Strategy& s) const {
   const MicroArch a = generate_micro_arch(spec_, split_of(split));
   if (!a.feasible) return kInf;
   TrainingModel m(spec_, a, workload_, devices_, options_);
-  const TrainingResult r = m.evaluate(s);
-  return r.feasible && r.iteration_time > 0.0 ? r.iteration_time : kInf;
+  return goal_value(goal_, m.evaluate(s));
 }
 
 std::vector<RankedStrategy> rank_strategies(const DesignEvaluator& e,
@@ -109,13 +119,15 @@ std::vector<RankedStrategy> rank_strategies(const DesignEvaluator& e,
           if (!m) m.emplace(e.spec(), a, e.workload(), e.devices(), e.options());
           for (std::size_t i = range.begin(); i != range.end(); ++i) {
             out[i] = {all[i], m->evaluate(all[i])};
+            apply_budget(e.goal(), out[i].result);
           }
         });
   }
   if (evaluated != nullptr) *evaluated = out.size();
-  std::stable_sort(out.begin(), out.end(), [](const RankedStrategy& x, const RankedStrategy& y) {
+  const GoalKind kind = e.goal().kind;
+  std::stable_sort(out.begin(), out.end(), [kind](const RankedStrategy& x, const RankedStrategy& y) {
     if (x.result.feasible != y.result.feasible) return x.result.feasible;
-    return x.result.feasible && x.result.iteration_time < y.result.iteration_time;
+    return x.result.feasible && measure(kind, x.result) < measure(kind, y.result);
   });
   return out;
 }
@@ -135,7 +147,7 @@ Sensitivities sensitivities(const DesignEvaluator& e, const SplitSpace& space,
     Eigen::VectorXd up = split, down = split;
     up[k] = std::min(split[k] + step, space.upper()[k]);
     down[k] = std::max(split[k] - step, space.lower()[k]);
-    const double fu = e.time(up, s), fd = e.time(down, s), f0 = e.time(split, s);
+    const double fu = e.objective(up, s), fd = e.objective(down, s), f0 = e.objective(split, s);
     double d = 0.0;
     if (std::isfinite(fu) && std::isfinite(fd) && up[k] > down[k]) d = (fu - fd) / (up[k] - down[k]);
     else if (std::isfinite(fu) && std::isfinite(f0) && up[k] > split[k]) d = (fu - f0) / (up[k] - split[k]);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/arch/arch_spec.hpp"
+#include "engine/explore/goal.hpp"
 #include "engine/parallel/strategy.hpp"
 #include "engine/graph/workload.hpp"
 #include "search/split_space.hpp"
@@ -49,11 +50,14 @@ struct DesignEvaluation {
 class DesignEvaluator {
  public:
   DesignEvaluator(ArchSpec spec, WorkloadSpec workload, int devices,
-                  TrainingOptions options = {});
-  // Full result at a split (a point in the template's split layout).
+                  TrainingOptions options = {}, Goal goal = {});
+  // Full result at a split (a point in the template's split layout); over the goal's budget
+  // it is infeasible with the reason.
   [[nodiscard]] DesignEvaluation evaluate(const Eigen::VectorXd& split, const Strategy& s) const;
-  // Iteration time in seconds, +inf when infeasible.
-  [[nodiscard]] double time(const Eigen::VectorXd& split, const Strategy& s) const;
+  // What the goal minimizes (goal.hpp): the iteration time in seconds by default; +inf when
+  // infeasible or over the goal's budget.
+  [[nodiscard]] double objective(const Eigen::VectorXd& split, const Strategy& s) const;
+  [[nodiscard]] const Goal& goal() const { return goal_; }
   [[nodiscard]] const ArchSpec& spec() const { return spec_; }
   [[nodiscard]] const WorkloadSpec& workload() const { return workload_; }
   [[nodiscard]] int devices() const { return devices_; }
@@ -64,6 +68,7 @@ class DesignEvaluator {
   WorkloadSpec workload_;
   int devices_;
   TrainingOptions options_;
+  Goal goal_;
 };
 
 struct RankedStrategy {
@@ -72,17 +77,17 @@ struct RankedStrategy {
 };
 
 // Every valid strategy for the workload on the evaluator's devices (parallel/strategy_enumeration),
-// timed on the design at `split`; feasible ones by iteration time (ties: enumeration order),
-// then the infeasible ones. `evaluated` receives how many were timed, `arch` the figures of
+// timed on the design at `split`; feasible ones by the goal's measure (the iteration time by
+// default; ties: enumeration order), then the infeasible ones (over the goal's budget too). `evaluated` receives how many were timed, `arch` the figures of
 // the micro-architecture they were timed on.
 [[nodiscard]] std::vector<RankedStrategy> rank_strategies(const DesignEvaluator& e,
                                                           const Eigen::VectorXd& split,
                                                           std::size_t* evaluated = nullptr,
                                                           ArchFigures* arch = nullptr);
 
-// d(iteration time)/d(resource) at a split for each component: seconds per extra mm² of die,
-// per W and per mm of perimeter (central differences of the split fractions, divided by the
-// budgets), and which budgets bind (their fractions sum to 1).
+// d(objective)/d(resource) at a split for each component: per extra mm² of die, per W and per
+// mm of perimeter (seconds for the default goal; central differences of the split fractions,
+// divided by the budgets), and which budgets bind (their fractions sum to 1).
 struct Sensitivity {
   std::string component;
   double per_mm2 = 0.0, per_watt = 0.0, per_mm = 0.0;

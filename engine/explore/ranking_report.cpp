@@ -44,7 +44,8 @@ std::vector<std::pair<std::string, std::size_t>> dropped_by_reason(
   return out;
 }
 
-std::string ranking_reason(const std::vector<RankedStrategy>& ranked, std::size_t row) {
+std::string ranking_reason(const std::vector<RankedStrategy>& ranked, std::size_t row,
+                           GoalKind by) {
   const TrainingResult& r = ranked.at(row).result;
   if (!r.feasible) return r.reason;
   const auto parts = r.breakdown.parts();
@@ -52,10 +53,18 @@ std::string ranking_reason(const std::vector<RankedStrategy>& ranked, std::size_
     const auto largest = *std::max_element(parts.begin(), parts.end(), [](const auto& a, const auto& b) {
       return a.second < b.second;
     });
-    std::string out = printf_string("fastest; largest part %s (%.0f%%)", largest.first,
+    const std::string first =
+        by == GoalKind::kTime ? std::string("fastest") : "lowest " + std::string(to_string(by));
+    std::string out = printf_string("%s; largest part %s (%.0f%%)", first.c_str(), largest.first,
                                     100.0 * largest.second / r.iteration_time);
     if (ranked.size() > 1 && ranked[1].result.feasible) {
-      out += "; runner-up " + signed_seconds(ranked[1].result.iteration_time - r.iteration_time);
+      const double gap = by == GoalKind::kTime
+                             ? 0.0
+                             : measure(by, ranked[1].result) / measure(by, r) - 1.0;
+      out += "; runner-up " + (by == GoalKind::kTime
+                                   ? signed_seconds(ranked[1].result.iteration_time - r.iteration_time)
+                                   : printf_string("%+.2f%% %s", 100.0 * gap,
+                                                   std::string(to_string(by)).c_str()));
     }
     return out;
   }
@@ -75,10 +84,14 @@ std::string ranking_reason(const std::vector<RankedStrategy>& ranked, std::size_
 }
 
 std::string format_ranking(const std::vector<RankedStrategy>& ranked, std::size_t top,
-                           const std::string& title) {
+                           const std::string& title, GoalKind by) {
   const std::size_t fit = feasible_count(ranked);
-  std::string out = printf_string("%s: %zu strategies ranked, %zu feasible", title.c_str(),
-                                  ranked.size(), fit);
+  std::string out = printf_string("%s: %zu strategies ranked", title.c_str(), ranked.size());
+  if (by != GoalKind::kTime) {
+    out += printf_string(" by %s (%s per iteration)", std::string(to_string(by)).c_str(),
+                         std::string(goal_unit(by)).c_str());
+  }
+  out += printf_string(", %zu feasible", fit);
   const auto dropped = dropped_by_reason(ranked);
   if (!dropped.empty()) {
     out += "; dropped:";
@@ -94,16 +107,17 @@ std::string format_ranking(const std::vector<RankedStrategy>& ranked, std::size_
   for (std::size_t i = 0; i < n; ++i) {
     width = std::max(width, static_cast<int>(to_string(ranked[i].strategy).size()));
   }
-  out += printf_string("%-4s %-*s %12s %9s %6s %9s  %s\n", "rank", width, "strategy",
-                       "iteration", "vs #1", "MFU", "memory", "why");
+  out += printf_string("%-4s %-*s %12s %9s %6s %9s %9s  %s\n", "rank", width, "strategy",
+                       "iteration", "vs #1", "MFU", "memory", "J/token", "why");
   const double best = ranked.front().result.iteration_time;
   for (std::size_t i = 0; i < n; ++i) {
     const TrainingResult& r = ranked[i].result;
-    out += printf_string("%-4zu %-*s %12s %8.1f%% %5.1f%% %6.1f GB  %s\n", i + 1, width,
+    out += printf_string("%-4zu %-*s %12s %8.1f%% %5.1f%% %6.1f GB %9.4g  %s\n", i + 1, width,
                          to_string(ranked[i].strategy).c_str(),
                          format_seconds(r.iteration_time).c_str(),
                          100.0 * (r.iteration_time - best) / best, 100.0 * r.mfu,
-                         r.memory.total().si() / 1e9, ranking_reason(ranked, i).c_str());
+                         r.memory.total().si() / 1e9, r.energy.joules_per_token,
+                         ranking_reason(ranked, i, by).c_str());
   }
   // The breakdowns side by side: one column per ranked strategy.
   out += printf_string("\n%-16s", "critical stage");
@@ -141,9 +155,11 @@ std::string ranking_csv(const std::vector<RankedStrategy>& ranked, std::size_t t
   return out;
 }
 
-nlohmann::ordered_json ranking_json(const std::vector<RankedStrategy>& ranked, std::size_t top) {
+nlohmann::ordered_json ranking_json(const std::vector<RankedStrategy>& ranked, std::size_t top,
+                                    GoalKind by) {
   nlohmann::ordered_json j;
   const std::size_t fit = feasible_count(ranked);
+  j["ranked_by"] = std::string(to_string(by));
   j["ranked"] = ranked.size();
   j["feasible"] = fit;
   nlohmann::ordered_json dropped = nlohmann::ordered_json::object();
@@ -159,7 +175,12 @@ nlohmann::ordered_json ranking_json(const std::vector<RankedStrategy>& ranked, s
     row["gap_to_best_s"] = r.iteration_time - ranked.front().result.iteration_time;
     row["mfu"] = r.mfu;
     row["memory_gb"] = r.memory.total().si() / 1e9;
-    row["why"] = ranking_reason(ranked, i);
+    row["joules"] = r.energy.joules;
+    row["joules_per_token"] = r.energy.joules_per_token > 0.0
+                                  ? nlohmann::ordered_json(r.energy.joules_per_token)
+                                  : nlohmann::ordered_json();
+    if (r.cost.modelled) row["usd"] = r.cost.usd;
+    row["why"] = ranking_reason(ranked, i, by);
     nlohmann::ordered_json b;
     for (const auto& [name, v] : r.breakdown.parts()) b[std::string(name) + "_s"] = v;
     row["breakdown"] = b;

@@ -23,16 +23,18 @@ namespace pathfinder {
 
 // One line for a feasible row against the best: the two parts of the breakdown that differ
 // most, e.g. "+0.062 s vs #1: pipeline_bubble +0.41 s, tensor_comm -0.33 s"; for the best
-// itself, its largest part and the runner-up's gap.
+// itself, its largest part and the runner-up's gap (in the ranking's measure `by`).
 [[nodiscard]] std::string ranking_reason(const std::vector<RankedStrategy>& ranked,
-                                         std::size_t row);
+                                         std::size_t row, GoalKind by = GoalKind::kTime);
 
+// `by`: what the ranking sorted on (rank_strategies' goal), named in the title line.
 [[nodiscard]] std::string format_ranking(const std::vector<RankedStrategy>& ranked,
-                                         std::size_t top, const std::string& title);
+                                         std::size_t top, const std::string& title,
+                                         GoalKind by = GoalKind::kTime);
 // One row per ranked strategy of the top N: rank, strategy, times, MFU, memory, the breakdown's
 // parts and the reason.
 [[nodiscard]] std::string ranking_csv(const std::vector<RankedStrategy>& ranked, std::size_t top);
 [[nodiscard]] nlohmann::ordered_json ranking_json(const std::vector<RankedStrategy>& ranked,
-                                                  std::size_t top);
+                                                  std::size_t top, GoalKind by = GoalKind::kTime);
 
 }  // namespace pathfinder

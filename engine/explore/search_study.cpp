@@ -94,6 +94,10 @@ SearchStudy read_search_study(const ConfigNode& root) {
     b->finish();
   }
   if (auto n = root.optional_child("search")) s.options = read_search_options(*n);
+  s.goal = read_goal(root);
+  s.goal_loc = root.has("objective") ? root.loc_of("objective")
+               : root.has("max_usd_per_mtoken") ? root.loc_of("max_usd_per_mtoken")
+                                                : root.loc();
   root.finish();
   s.options.validate();
   return s;
@@ -125,7 +129,7 @@ StudyOutcome run_search_study(const SearchStudy& study, const DesignEvaluator& e
   opt.initial = o.template_split;
   const Objective f = [&e, &candidates](const Eigen::VectorXd& x) {
     double best = std::numeric_limits<double>::infinity();
-    for (const Strategy& s : candidates) best = std::min(best, e.time(x, s));
+    for (const Strategy& s : candidates) best = std::min(best, e.objective(x, s));
     return best;
   };
   if (candidates.empty()) return o;
@@ -170,8 +174,19 @@ std::string format_outcome(const StudyOutcome& o, const DesignEvaluator& e) {
                        format_seconds(t0).c_str(), format_seconds(t1).c_str(),
                        t1 > 0 && o.at_template.feasible ? t0 / t1 : 0.0,
                        100.0 * o.best.training.mfu);
+  const GoalKind goal = e.goal().kind;
+  if (goal != GoalKind::kTime) {
+    const double m0 = measure(goal, o.at_template), m1 = measure(goal, o.best.training);
+    out += printf_string("objective %s: template split %.6g %s -> searched split %.6g %s (%.2fx)\n\n",
+                         std::string(to_string(goal)).c_str(), m0,
+                         std::string(goal_unit(goal)).c_str(), m1,
+                         std::string(goal_unit(goal)).c_str(),
+                         m1 > 0 && o.at_template.feasible ? m0 / m1 : 0.0);
+  }
+  const std::string unit(goal_unit(goal));
   out += printf_string("%-14s %15s %15s %15s %11s %11s %11s\n", "component", "area", "power",
-                       "perimeter", "s per mm2", "s per W", "s per mm");
+                       "perimeter", (unit + " per mm2").c_str(), (unit + " per W").c_str(),
+                       (unit + " per mm").c_str());
   const int h = static_cast<int>(t.split.size());
   for (int i = 0; i < h; ++i) {
     const auto frac = [&](int b) {

@@ -9,6 +9,8 @@
 //   shortlist: 3                      # keep the best few; the split search takes the best of
 //                                     # them at every point (joint search)
 //   search: {optimizer: pgd, restarts: 10, steps: 100, learning_rate: 1, seed: 1}
+//   objective: energy                # time (default), energy, edp or cost; optional budgets
+//   max_j_per_token: 0.5             # max_j_per_token, max_usd_per_mtoken
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -48,6 +50,10 @@ struct SearchStudy {
   // it is read, each value checked there and located here.
   std::vector<ConfigOverride> budget;
   SearchOptions options;
+  // What the split search minimizes (`objective:`, `max_j_per_token:`, `max_usd_per_mtoken:`;
+  // goal.hpp), and where it was given.
+  Goal goal;
+  SourceLoc goal_loc;
 };
 
 // Strict: unknown keys, wrong types, a bad strategy or bad options are ConfigErrors with

@@ -106,6 +106,7 @@ PointResult search_point(const StudySpec& s, const DesignEvaluator& e, const Stu
       joint.shortlist = s.shortlist;
       joint.check_memory = s.check_memory;
       joint.options = s.optimizer;
+      joint.goal = s.goal;
       StudyOutcome o = run_search_study(joint, e);
       if (!o.search.feasible()) {
         return infeasible(o.at_template.reason.empty() ? "the search found no feasible design"
@@ -132,6 +133,12 @@ std::string settings_text(const StudySpec& s, const std::string& techlib_dir,
   append(t, "check_memory", s.check_memory ? "true" : "false");
   append(t, "software", s.software.empty() ? kDefaultSoftwareProfile : s.software);
   append(t, "search", s.search ? std::string(to_string(*s.search)) : "axis");
+  // (a time objective without budgets, the default, adds nothing: earlier results stay valid)
+  if (s.goal.kind != GoalKind::kTime) append(t, "objective", std::string(to_string(s.goal.kind)));
+  if (s.goal.max_j_per_token) append(t, "max_j_per_token", printf_string("%.17g", *s.goal.max_j_per_token));
+  if (s.goal.max_usd_per_mtoken) {
+    append(t, "max_usd_per_mtoken", printf_string("%.17g", *s.goal.max_usd_per_mtoken));
+  }
   for (const auto* sets : {&s.set_template, &s.set_workload, &s.set_techlib}) {
     for (const ConfigOverride& o : *sets) append(t, "set " + o.origin, o.value);
   }
@@ -394,7 +401,10 @@ PointResult evaluate_point(const StudySpec& s, const StudyContext& c, const Stud
     const ArchSpec spec = bind_template(c.lib, point_template(c.templates.at(p.tmpl), p));
     TrainingOptions options = TrainingOptions::from(c.software);
     options.check_memory = s.check_memory;
-    const DesignEvaluator e(spec, c.workloads.at(p.workload), p.devices, options);
+    if (const std::string why = cost_model_missing(s.goal, spec); !why.empty()) {
+      return infeasible("a cost goal needs a cost model: " + why, written(p));
+    }
+    const DesignEvaluator e(spec, c.workloads.at(p.workload), p.devices, options, s.goal);
     return search_point(s, e, p);
   } catch (const ConfigError& e) {  // a system the point cannot build
     return infeasible(messages_of(e.diagnostics()), written(p));

@@ -19,6 +19,8 @@
 //   strategy: RC-1-1-d512-p1      # the fixed strategy (search none; optional for architecture)
 //   shortlist: 3                  # architecture without a fixed strategy: best few, jointly
 //   optimizer: {optimizer: pgd, restarts: 2, steps: 30}   # architecture: SearchOptions
+//   objective: energy             # what searches minimize: time (default), energy, edp, cost;
+//   max_j_per_token: 0.5          # optional budgets: max_j_per_token, max_usd_per_mtoken
 //   outputs:
 //     - {plot: line, x: logic, y: iteration_s, series: memory, title: "...", log_y: true}
 //
@@ -62,6 +64,7 @@
 
 #include "engine/config/node.hpp"  // ConfigOverride
 #include "engine/core/error.hpp"
+#include "engine/explore/goal.hpp"
 #include "engine/parallel/strategy.hpp"
 #include "search/search_types.hpp"
 
@@ -168,6 +171,8 @@ struct StudySpec {
   std::optional<PartialStrategy> strategy;  // the `strategy:` key, as written
   int shortlist = 3;
   SearchOptions optimizer;
+  Goal goal;  // what strategy and architecture searches minimize (goal.hpp)
+  SourceLoc goal_loc;
   std::vector<PlotSpec> outputs;
 
   [[nodiscard]] const StudyAxis* find_axis(AxisKind k) const;

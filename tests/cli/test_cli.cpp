@@ -1128,6 +1128,55 @@ TEST_CASE("eval --strategy search ranks strategies; the winner's time is eval's"
 
 namespace pathfinder {
 
+TEST_CASE("rank by energy or cost, under budgets, with a Pareto front; search by energy",
+          "[cli][energy]") {
+  const std::string base = "rank --template templates/a100.yaml --workload "
+                           "studies/workloads/gpt3_1.3b.yaml --devices 8 ";
+  const Run r = run(base + "--objective energy --pareto time,energy --top 3 --format json");
+  REQUIRE(r.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  CHECK(j["ranked_by"] == "energy");
+  REQUIRE(j["top"].size() == 3);
+  CHECK(j["top"][1]["joules"].get<double>() >= j["top"][0]["joules"].get<double>());
+  CHECK(j["top"][2]["joules"].get<double>() >= j["top"][1]["joules"].get<double>());
+  // The front's last point has the least energy: the energy ranking's winner's.
+  const nlohmann::json& front = j["pareto"]["front"];
+  REQUIRE_FALSE(front.empty());
+  CHECK(front.back()["energy"].get<double>() == j["top"][0]["joules"].get<double>());
+  // A budget below every strategy's energy per token leaves none.
+  const Run none = run(base + "--max-j-per-token 1e-9");
+  CHECK(none.code == 0);
+  CHECK(none.out.find("over budget") != std::string::npos);
+  CHECK(none.out.find("no feasible strategy") != std::string::npos);
+  // Errors: a misspelt objective, a cost on a template without prices, a ranking option on a
+  // plain eval.
+  const Run typo = run(base + "--objective energie");
+  CHECK(typo.code == 2);
+  CHECK(first_line(typo.err) == "command line: error: --objective: expected one of time, energy, "
+                                "edp or cost, got \"energie\"; did you mean \"energy\"?");
+  const Run tpu = run("rank --template templates/tpu_systolic.yaml --workload "
+                      "studies/workloads/gpt3_1.3b.yaml --devices 8 --objective cost");
+  CHECK(tpu.code == 2);
+  CHECK(first_line(tpu.err) == "command line: error: --objective: a cost needs a cost model: the "
+                               "template TPU-class-systolic has no cost section");
+  const Run plain = run("eval --template templates/a100.yaml --workload "
+                        "studies/workloads/gpt3_1.3b.yaml --objective energy");
+  CHECK(plain.code == 2);
+  CHECK(first_line(plain.err) == "command line: error: --objective: applies to a strategy search: "
+                                 "add --strategy search (or use rank)");
+  // search: an energy objective, and a time-energy front.
+  const Run se = run("search tests/data/studies/small_search.yaml --threads 1 --objective energy");
+  CHECK(se.code == 0);
+  CHECK(se.out.find("objective energy: template split") != std::string::npos);
+  CHECK(se.out.find("J per mm2") != std::string::npos);
+  const Run sp = run("search tests/data/studies/small_search.yaml --threads 1 --pareto time,energy "
+                     "--pareto-points 3 --format json");
+  REQUIRE(sp.code == 0);
+  const nlohmann::json pj = nlohmann::json::parse(sp.out);
+  CHECK(pj["searched"] == 3);
+  CHECK_FALSE(pj["front"].empty());
+}
+
 TEST_CASE("numeric options say what they accept; --version", "[cli][config-error]") {
   const Run zero = run("eval --template templates/a100.yaml --workload "
                        "studies/workloads/gpt3_13b.yaml --devices 0");

@@ -1,6 +1,7 @@
 // The search objective: a split's micro-architecture timed on a workload and strategy.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/parallel/strategy_enumeration.hpp"
@@ -50,7 +51,7 @@ TEST_CASE("the objective at the template split is the training model's time", "[
   const GptSpec w = std::get<GptSpec>(e.workload());
   GptTraining direct = test::training_model("a100", w, 8, e.options());
   CHECK(r.iteration_time == Approx(direct.evaluate(s).iteration_time));
-  CHECK(e.time(template_point(e.spec()), s) == Approx(r.iteration_time));
+  CHECK(e.objective(template_point(e.spec()), s) == Approx(r.iteration_time));
 }
 
 TEST_CASE("the evaluation record carries the micro-architecture's figures", "[explore]") {
@@ -74,7 +75,7 @@ TEST_CASE("an infeasible design is +inf, not an exception", "[explore]") {
   const DesignEvaluator e = gpt13b_on(8);
   Eigen::VectorXd x = template_point(e.spec());
   x[0] = 0.0;  // no core area: no MCUs
-  CHECK(std::isinf(e.time(x, parse_strategy("tp8-mb1"))));
+  CHECK(std::isinf(e.objective(x, parse_strategy("tp8-mb1"))));
   const DesignEvaluation d = e.evaluate(x, parse_strategy("tp8-mb1"));
   CHECK_FALSE(d.training.feasible);
   CHECK_FALSE(d.arch.feasible);
@@ -114,6 +115,52 @@ TEST_CASE("sensitivities: more core power speeds a compute-bound iteration", "[e
     std::printf("  %-14s %+.3e s/mm2 %+.3e s/W %+.3e s/mm\n", c.component.c_str(), c.per_mm2,
                 c.per_watt, c.per_mm);
   }
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("the goal decides the objective and the ranking; a budget drops with a reason",
+          "[explore][goal]") {
+  const test::ShippedSystem& s = test::shipped_system("a100");
+  const WorkloadSpec w = load_workload(test::source_path("studies/workloads/gpt3_13b.yaml")).spec;
+  const Eigen::VectorXd x = ResourceSplit::from_template(s.spec.tmpl).values();
+  Goal energy;
+  energy.kind = GoalKind::kEnergy;
+  const DesignEvaluator e(s.spec, w, 64, {}, energy);
+  const Strategy st = parse_strategy("tp8-pp2-dp4-mb1");
+  const TrainingResult r = e.evaluate(x, st).training;
+  REQUIRE(r.feasible);
+  CHECK(e.objective(x, st) == r.energy.joules);
+  // Ranked by energy: feasible strategies in increasing joules.
+  const std::vector<RankedStrategy> ranked = rank_strategies(e, x);
+  double last = 0.0;
+  std::size_t feasible = 0;
+  for (const RankedStrategy& q : ranked) {
+    if (!q.result.feasible) break;
+    CHECK(q.result.energy.joules >= last);
+    last = q.result.energy.joules;
+    ++feasible;
+  }
+  REQUIRE(feasible > 2);
+  // A budget between the best and the second best energy per token keeps only the best; the
+  // others are out "over budget (... J per token, budget ...)".
+  Goal tight = energy;
+  tight.max_j_per_token = 0.5 * (ranked[0].result.energy.joules_per_token +
+                                 ranked[1].result.energy.joules_per_token);
+  const DesignEvaluator b(s.spec, w, 64, {}, tight);
+  const std::vector<RankedStrategy> kept = rank_strategies(b, x);
+  CHECK(kept[0].result.feasible);
+  CHECK(kept[0].strategy == ranked[0].strategy);
+  CHECK_FALSE(kept[1].result.feasible);
+  const auto second = std::find_if(kept.begin(), kept.end(), [&](const RankedStrategy& q) {
+    return q.strategy == ranked[1].strategy;
+  });
+  REQUIRE(second != kept.end());
+  CHECK_FALSE(second->result.feasible);
+  CHECK(second->result.reason.rfind("over budget (", 0) == 0);
+  CHECK(std::isinf(b.objective(x, ranked[1].strategy)));
 }
 
 }  // namespace pathfinder
