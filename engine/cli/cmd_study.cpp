@@ -114,7 +114,7 @@ void add_study_command(CLI::App& app, int& exit_code) {
       j["invalid"] = run.invalid;
       j["complete"] = run.complete();
       j["checks"] = checks;
-      if (const auto best = best_row(run.table)) {  // every column of the best row, as in the CSV
+      if (const auto best = best_row(run.table, study.goal.kind)) {  // every column of the best row, as in the CSV
         nlohmann::ordered_json row;
         for (std::size_t c = 0; c < run.table.columns.size(); ++c) {
           const std::string& name = run.table.columns[c];

@@ -297,8 +297,10 @@ std::string summary_text(const StudySpec& s, const StudyTable& t, const OutputOp
                       devices ? (std::to_string(*s.devices) + " devices").c_str() : "devices per point",
                       search ? std::string(to_string(*s.search)).c_str() : "per point",
                       t.rows.size(), feasible);
-  if (const auto best = best_row(t)) {
-    md += "## Best point\n\n";
+  if (const auto best = best_row(t, s.goal.kind)) {
+    md += s.goal.kind == GoalKind::kTime
+              ? "## Best point\n\n"
+              : "## Best point (lowest " + std::string(to_string(s.goal.kind)) + ")\n\n";
     std::string where;
     for (std::size_t a = 0; a < s.axes.size(); ++a) {  // an empty cell: nothing set
       if (t.cell(*best, a).empty()) continue;
@@ -337,12 +339,29 @@ std::string summary_text(const StudySpec& s, const StudyTable& t, const OutputOp
 
 }  // namespace
 
-std::optional<std::size_t> best_row(const StudyTable& t) {
+std::optional<std::size_t> best_row(const StudyTable& t, GoalKind by) {
+  // The row's value of the objective, from its columns.
+  const auto value = [&](std::size_t r) -> std::optional<double> {
+    switch (by) {
+      case GoalKind::kTime: return t.number(r, kIteration);
+      case GoalKind::kEnergy: return t.number(r, "energy_j");
+      case GoalKind::kEnergyDelay: {
+        const auto e = t.number(r, "energy_j"), i = t.number(r, kIteration);
+        return e && i ? std::optional(*e * *i) : std::nullopt;
+      }
+      case GoalKind::kCost: return t.number(r, "usd");
+    }
+    return std::nullopt;
+  };
   std::optional<std::size_t> best;
+  std::optional<double> best_value;
   const auto f = t.column("feasible");
   for (std::size_t r = 0; f && r < t.rows.size(); ++r) {
-    const auto v = t.number(r, kIteration);
-    if (t.cell(r, *f) == "1" && v && (!best || *v < *t.number(*best, kIteration))) best = r;
+    const auto v = value(r);
+    if (t.cell(r, *f) == "1" && v && (!best || *v < *best_value)) {
+      best = r;
+      best_value = v;
+    }
   }
   return best;
 }

@@ -13,8 +13,9 @@
 
 namespace pathfinder {
 
-// The feasible row with the shortest iteration, or nullopt.
-[[nodiscard]] std::optional<std::size_t> best_row(const StudyTable& t);
+// The feasible row best by `by` (the study's objective: the shortest iteration by default,
+// the least energy_j, energy_j x iteration_s or usd), or nullopt.
+[[nodiscard]] std::optional<std::size_t> best_row(const StudyTable& t, GoalKind by = GoalKind::kTime);
 
 // An aligned text table (or a markdown one) of the rows: the axes, the strategy and the
 // headline results (iteration, MFU, tokens/s), "infeasible: reason" otherwise. More than

@@ -5,6 +5,8 @@
 // "measured" come from the shipped studies' CLI runs (studies/README.md). About 2x from
 // parallelism optimization alone: the Fig. 10 ladder's first two rungs here (sequence-batched
 // LM), and tests/explore/test_paper_claims.cpp on the reference's node in both countings.
+// Beyond the paper, the energy and cost studies' findings (power_cap.yaml,
+// gpt3_175b_node_memory_cost.yaml), likewise reduced.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include <utility>
 
 #include "engine/config/node.hpp"
+#include "engine/study/study_outputs.hpp"
 #include "tests/study/study_fixtures.hpp"
 
 namespace pathfinder {
@@ -53,6 +56,7 @@ TEST_CASE("the shipped case studies load, with their technologies, and have the 
       {"gpt3_175b_strategy_selection", 6},  // A100, H100 x 256, 512, 1024 devices
       {"llama3_405b_strategy", 2},          // 8K and 128K context on 16,384 H100
       {"power_cap", 8},                     // A100 at 100 ... 400 W
+      {"gpt3_175b_node_memory_cost", 20},   // 4 HBM generations x 5 logic nodes
   };
   for (const auto& [name, points] : studies) {
     INFO(name);
@@ -271,6 +275,36 @@ TEST_CASE("power caps: the devices' energy per token falls, the system's rises, 
   }
   CHECK(v(2, "chip_j_per_token") == Approx(0.108).epsilon(0.02));
   CHECK(v(0, "chip_j_per_token") == Approx(0.074).epsilon(0.02));
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("cost per token: the next node pays for its dearer wafer; the cheapest is best by cost",
+          "[study][cost]") {
+  // studies/gpt3_175b_node_memory_cost.yaml at N5 and N3 with HBM3: measured by the shipped
+  // study, 0.386 and 0.280 USD per million tokens (2.28 and 1.64 J per token).
+  StudySpec s = load_study(test::source_path("studies/gpt3_175b_node_memory_cost.yaml"));
+  REQUIRE(s.goal.kind == GoalKind::kCost);
+  for (StudyAxis& a : s.axes) {
+    if (a.name() == "memory") a.values = {a.values[1]};                 // HBM3
+    if (a.name() == "logic") a.values = {a.values[1], a.values[3]};     // N5, N3
+  }
+  const StudyRun run = run_study(s, test::run_options(test::fresh_dir("node-memory-cost")));
+  REQUIRE(run.complete());
+  const StudyTable& t = run.table;
+  REQUIRE(t.rows.size() == 2);
+  const auto v = [&](std::size_t row, const char* column) {
+    REQUIRE(t.cell(row, *t.column("feasible")) == "1");
+    return *t.number(row, column);
+  };
+  REQUIRE(t.cell(0, *t.column("logic")) == "N5");
+  CHECK(v(1, "usd_per_mtoken") < v(0, "usd_per_mtoken"));
+  CHECK(v(0, "usd_per_mtoken") == Approx(0.386).epsilon(0.02));
+  CHECK(v(1, "usd_per_mtoken") == Approx(0.280).epsilon(0.02));
+  CHECK(v(1, "j_per_token") == Approx(1.64).epsilon(0.02));
+  CHECK(best_row(t, GoalKind::kCost) == std::optional<std::size_t>(1));
 }
 
 }  // namespace pathfinder
