@@ -1,5 +1,7 @@
 #include "engine/study/study_outputs.hpp"
 
+#include "engine/explore/pareto.hpp"
+
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -276,6 +278,41 @@ void run_gnuplot(const OutputOptions& o, const PlotSpec& p, const std::string& s
   }
 }
 
+// The value of goal measure `by` in row r, from its columns.
+std::optional<double> row_measure(const StudyTable& t, std::size_t r, GoalKind by) {
+  switch (by) {
+    case GoalKind::kTime: return t.number(r, kIteration);
+    case GoalKind::kEnergy: return t.number(r, "energy_j");
+    case GoalKind::kEnergyDelay: {
+      const auto e = t.number(r, "energy_j"), i = t.number(r, kIteration);
+      return e && i ? std::optional(*e * *i) : std::nullopt;
+    }
+    case GoalKind::kCost: return t.number(r, "usd");
+  }
+  return std::nullopt;
+}
+
+std::string pareto_section(const StudySpec& s, const StudyTable& t,
+                           const std::array<GoalKind, 2>& m) {
+  const std::string a(to_string(m[0])), b(to_string(m[1]));
+  const std::vector<std::size_t> front = pareto_rows(t, m);
+  std::string md = "## Pareto front (" + a + ", " + b + ")\n\n" +
+                   printf_string("%zu of %zu points: no other point is better on both.\n\n",
+                                 front.size(), t.rows.size());
+  md += "| point | strategy | " + a + " (" + std::string(goal_unit(m[0])) + ") | " + b + " (" +
+        std::string(goal_unit(m[1])) + ") |\n| --- | --- | ---: | ---: |\n";
+  for (const std::size_t r : front) {
+    std::string where;
+    for (std::size_t x = 0; x < s.axes.size(); ++x) {
+      if (t.cell(r, x).empty()) continue;
+      where += (where.empty() ? "" : ", ") + s.axes[x].name() + " " + t.cell(r, x);
+    }
+    md += "| " + md_text(where) + " | " + md_code(t.cell(r, *t.column("chosen_strategy"))) +
+          printf_string(" | %.6g | %.6g |\n", *row_measure(t, r, m[0]), *row_measure(t, r, m[1]));
+  }
+  return md + "\n";
+}
+
 std::string summary_text(const StudySpec& s, const StudyTable& t, const OutputOptions& o,
                          const StudyOutputs& out) {
   std::string md = "# " + md_text(s.name) + "\n\n**Question:** " + md_text(s.question) + "\n\n";
@@ -325,6 +362,7 @@ std::string summary_text(const StudySpec& s, const StudyTable& t, const OutputOp
     for (const std::string& c : checks) md += "- " + md_text(c) + "\n";
     md += "\n";
   }
+  if (s.pareto) md += pareto_section(s, t, *s.pareto);
   md += "## Results\n\n" + format_rows(s, t, 20, true) + "\nEvery input and output: `results.csv`.\n";
   if (!s.outputs.empty()) {
     md += "\n## Plots\n\n";
@@ -339,20 +377,20 @@ std::string summary_text(const StudySpec& s, const StudyTable& t, const OutputOp
 
 }  // namespace
 
+std::vector<std::size_t> pareto_rows(const StudyTable& t, const std::array<GoalKind, 2>& m) {
+  std::vector<std::array<double, 2>> points;
+  const auto f = t.column("feasible");
+  for (std::size_t r = 0; r < t.rows.size(); ++r) {
+    const auto a = row_measure(t, r, m[0]), b = row_measure(t, r, m[1]);
+    const bool ok = f && t.cell(r, *f) == "1" && a && b;
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    points.push_back(ok ? std::array{*a, *b} : std::array{kInf, kInf});
+  }
+  return non_dominated(points);
+}
+
 std::optional<std::size_t> best_row(const StudyTable& t, GoalKind by) {
-  // The row's value of the objective, from its columns.
-  const auto value = [&](std::size_t r) -> std::optional<double> {
-    switch (by) {
-      case GoalKind::kTime: return t.number(r, kIteration);
-      case GoalKind::kEnergy: return t.number(r, "energy_j");
-      case GoalKind::kEnergyDelay: {
-        const auto e = t.number(r, "energy_j"), i = t.number(r, kIteration);
-        return e && i ? std::optional(*e * *i) : std::nullopt;
-      }
-      case GoalKind::kCost: return t.number(r, "usd");
-    }
-    return std::nullopt;
-  };
+  const auto value = [&](std::size_t r) { return row_measure(t, r, by); };
   std::optional<std::size_t> best;
   std::optional<double> best_value;
   const auto f = t.column("feasible");

@@ -16,6 +16,10 @@ namespace pathfinder {
 // The feasible row best by `by` (the study's objective: the shortest iteration by default,
 // the least energy_j, energy_j x iteration_s or usd), or nullopt.
 [[nodiscard]] std::optional<std::size_t> best_row(const StudyTable& t, GoalKind by = GoalKind::kTime);
+// The feasible rows on the Pareto front of two goal measures (energy_j, usd, iteration_s
+// columns), by the first.
+[[nodiscard]] std::vector<std::size_t> pareto_rows(const StudyTable& t,
+                                                   const std::array<GoalKind, 2>& m);
 
 // An aligned text table (or a markdown one) of the rows: the axes, the strategy and the
 // headline results (iteration, MFU, tokens/s), "infeasible: reason" otherwise. More than

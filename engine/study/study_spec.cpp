@@ -1,5 +1,7 @@
 #include "engine/study/study_spec.hpp"
 
+#include "engine/explore/pareto.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -620,6 +622,12 @@ StudySpec read_study(const ConfigNode& root) {
   if (auto n = root.optional_child("optimizer")) {
     s.optimizer = read_search_options(*n);
     s.optimizer.validate();
+  }
+  if (root.has("pareto")) {
+    const std::vector<ConfigNode> items = root.items("pareto");
+    std::string text;
+    for (const ConfigNode& n : items) text += (text.empty() ? "" : ",") + n.as<std::string>();
+    s.pareto = parse_pareto(text, root.loc_of("pareto"));  // two different measures
   }
   register_files(s);
   for (const ConfigNode& n : root.optional_items("outputs")) {

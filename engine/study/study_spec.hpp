@@ -21,6 +21,7 @@
 //   optimizer: {optimizer: pgd, restarts: 2, steps: 30}   # architecture: SearchOptions
 //   objective: energy             # what searches minimize: time (default), energy, edp, cost;
 //   max_j_per_token: 0.5          # optional budgets: max_j_per_token, max_usd_per_mtoken
+//   pareto: [time, energy]        # the summary's Pareto front of the points on two measures
 //   outputs:
 //     - {plot: line, x: logic, y: iteration_s, series: memory, title: "...", log_y: true}
 //
@@ -57,6 +58,7 @@
 // log_y.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -173,6 +175,8 @@ struct StudySpec {
   SearchOptions optimizer;
   Goal goal;  // what strategy and architecture searches minimize (goal.hpp)
   SourceLoc goal_loc;
+  // `pareto: [time, energy]`: the summary lists the points no other beats on both measures.
+  std::optional<std::array<GoalKind, 2>> pareto;
   std::vector<PlotSpec> outputs;
 
   [[nodiscard]] const StudyAxis* find_axis(AxisKind k) const;

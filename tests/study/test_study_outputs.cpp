@@ -189,3 +189,25 @@ TEST_CASE("titles and labels reach the plot script and summary as literal text",
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("the summary's Pareto front and best point follow the measures' columns",
+          "[study][pareto]") {
+  // Four points: (time s, energy J, cost USD) = (10, 50, 3), (8, 60, 2), (12, 40, 4),
+  // (11, 55, 5); the last is beaten by the first on time and energy. The third is infeasible
+  // in the fifth row's copy.
+  StudyTable t{{"feasible", "iteration_s", "energy_j", "usd"},
+               {{"1", "10", "50", "3"}, {"1", "8", "60", "2"}, {"1", "12", "40", "4"},
+                {"1", "11", "55", "5"}, {"0", "", "", ""}}};
+  CHECK(pareto_rows(t, {GoalKind::kTime, GoalKind::kEnergy}) == std::vector<std::size_t>{1, 0, 2});
+  // Time and cost agree: one point is best on both.
+  CHECK(pareto_rows(t, {GoalKind::kTime, GoalKind::kCost}) == std::vector<std::size_t>{1});
+  CHECK(best_row(t) == std::optional<std::size_t>(1));
+  CHECK(best_row(t, GoalKind::kEnergy) == std::optional<std::size_t>(2));
+  // Energy-delay: 500, 480, 480, 605 J s; of the two at 480 the first.
+  CHECK(best_row(t, GoalKind::kEnergyDelay) == std::optional<std::size_t>(1));
+  CHECK(best_row(t, GoalKind::kCost) == std::optional<std::size_t>(1));
+}
+
+}  // namespace pathfinder

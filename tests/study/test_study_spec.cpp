@@ -395,3 +395,23 @@ TEST_CASE("names, titles and labels with control characters are refused", "[stud
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("a study's objective, budgets and Pareto key", "[study][goal]") {
+  const std::string fixed = "strategy: tp2-pp2-dp2-mb4\n";
+  const StudySpec s = read_study(ConfigNode::load_string(
+      kHead + fixed + "objective: cost\nmax_j_per_token: 0.5\npareto: [time, energy]\n", "s.yaml"));
+  CHECK(s.goal.kind == GoalKind::kCost);
+  CHECK(s.goal.max_j_per_token == 0.5);
+  REQUIRE(s.pareto.has_value());
+  CHECK(*s.pareto == std::array{GoalKind::kTime, GoalKind::kEnergy});
+  // kHead is 6 lines; the strategy line 7; pareto on line 8.
+  CHECK(study_error(kHead + fixed + "pareto: [time, time]\n") ==
+        "s.yaml:8:9: error: pareto: expected two of time, energy, edp or cost separated by a "
+        "comma, got \"time,time\" (the same measure twice)");
+  CHECK(study_error(kHead + fixed + "objective: speed\n") ==
+        "s.yaml:8:12: error: objective: expected one of time, energy, edp or cost, got \"speed\"");
+}
+
+}  // namespace pathfinder
