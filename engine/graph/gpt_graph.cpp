@@ -109,6 +109,7 @@ class GptBuilder {
     std::optional<ParamId> bias;
     std::int64_t in;
     std::int64_t out;
+    bool row_parallel = false;  // its output (and bias) on the T/t rows with sequence parallelism
   };
   struct LayerFwd {
     KernelId ln1, qkv, scores, softmax, context, proj, res1, ln2, fc1, gelu, fc2, res2;
@@ -143,12 +144,13 @@ class GptBuilder {
     k.layer = layer < 0 ? layer : layer + part_.first_layer;
     return b_.add(std::move(k));
   }
-  Linear linear(int layer, const std::string& n, std::int64_t in, std::int64_t out) {
+  Linear linear(int layer, const std::string& n, std::int64_t in, std::int64_t out,
+                bool row_parallel = false) {
     const int global = layer + part_.first_layer;
     const ParamId w = b_.add_parameter({name(layer, n + ".weight"), global, in * out});
     std::optional<ParamId> bias;
     if (s_.bias) bias = b_.add_parameter({name(layer, n + ".bias"), global, out});
-    return {w, bias, in, out};
+    return {w, bias, in, out, row_parallel};
   }
   // FP8 (GptPartition::fp8_linear): `elements` 16-bit values cast to FP8 with their transpose.
   KernelId fp8_cast(int layer, const std::string& n, Phase ph, double elements, Deps deps) {
@@ -164,12 +166,19 @@ class GptBuilder {
     }
     Kernel k = gemm_kernel(name(layer, n + suffix_), KernelKind::kGemm, phase_, linear_dtype(),
                            GemmShape{1, T_, lin.out, lin.in}, std::move(deps));
-    if (bias_epilogue && lin.bias) {
+    const bool add_bias = bias_epilogue && lin.bias;
+    if (add_bias && !part_.separate_bias) {
       k.flops += flops(t_ * static_cast<double>(lin.out));
       k.bytes_read += static_cast<double>(lin.out) * p_;
     }
     k.weight = lin.weight;
-    return add(std::move(k), layer);
+    const KernelId g = add(std::move(k), layer);
+    if (!add_bias || !part_.separate_bias) return g;
+    // Megatron-LM's linear: `output = torch.matmul(...)`, then `output + bias` as its own
+    // element-wise kernel over the T x out product.
+    const double e = t_ * static_cast<double>(lin.out);
+    return stream(layer, n + ".bias" + suffix_, KernelKind::kElementwise, phase_, e,
+                  e * p_ + static_cast<double>(lin.out) * p_, e * p_, {g});
   }
   // Data gradient (T, in, out) and weight gradient (in, out, T) with the bias gradient, a
   // column sum of the output gradient, in the weight-gradient epilogue.
@@ -186,12 +195,21 @@ class GptBuilder {
     wdeps.insert(wdeps.end(), wgrad_extra.begin(), wgrad_extra.end());
     Kernel wg = gemm_kernel(name(layer, n + ".wgrad"), KernelKind::kGemm, Phase::kBackwardWeight,
                             linear_dtype(), GemmShape{1, lin.in, lin.out, T_}, wdeps);
-    if (lin.bias) {
+    if (lin.bias && !part_.separate_bias) {
       wg.flops += flops(t_ * static_cast<double>(lin.out));
       wg.bytes_written += static_cast<double>(lin.out) * p_;
     }
     wg.weight = lin.weight;
     const KernelId d = add(std::move(dg), layer);
+    if (lin.bias && part_.separate_bias) {
+      // Megatron-LM: `grad_output.sum(dim=0)` (or autograd's reduction of a broadcast bias) as
+      // its own kernel reading the output gradient's rows (T/t of them for a row-parallel
+      // layer under sequence parallelism) and writing out elements.
+      const double rows = lin.row_parallel ? rows_ : t_;
+      const double e = rows * static_cast<double>(lin.out);
+      (void)stream(layer, n + ".bias.grad", KernelKind::kElementwise, Phase::kBackwardWeight, e,
+                   e * p_, static_cast<double>(lin.out) * p_, deps);
+    }
     return {d, add(std::move(wg), layer)};
   }
   KernelId stream(int layer, const std::string& n, KernelKind kind, Phase ph, double work,
@@ -434,9 +452,16 @@ void GptBuilder::attention_fwd(int i, LayerFwd& r, const Deps& qkv) {
     ctx.back() = stream(i, "attn.dropout" + suffix_, KernelKind::kElementwise, phase_,
                         3.0 * probs, probs * p_, probs * p_ + probs * bytes(1), {r.softmax});
   }
-  r.context = add(gemm_kernel(name(i, "attn.context" + suffix_), KernelKind::kAttentionContext,
-                              phase_, dt_, GemmShape{ba, s, head, s}, std::move(ctx)),
-                  i);
+  const KernelId context =
+      add(gemm_kernel(name(i, "attn.context" + suffix_), KernelKind::kAttentionContext, phase_,
+                      dt_, GemmShape{ba, s, head, s}, std::move(ctx)),
+          i);
+  // The batched product's [b·a/t, s, d] output back to Megatron's [s, b, a/t·d] layout:
+  // `context_layer.permute(2, 0, 1, 3).contiguous()`, a copy (Megatron-LM and Megatron-Core's
+  // unfused attention); its backward is a view.
+  const double e = t_ * static_cast<double>(s_.value_width() / tp_);
+  r.context = stream(i, "attn.context.permute" + suffix_, KernelKind::kElementwise, phase_, 0.0,
+                     e * p_, e * p_, {context});
 }
 
 // MLA forward (DeepSeek-V2 §2.1, Megatron-Core MultiLatentAttention): on every rank of the
@@ -631,6 +656,13 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
     dqkv = {dq, dk, dv};
   }
   if (rotary_) dqkv = {rotary(i, "rotary.bwd", Phase::kBackwardData, dqkv)};
+  if (!flash_ && !s_.mla()) {
+    // The query, key and value gradients into the fused QKV output's gradient: the backward of
+    // the unfused attention's split of that output into q, k and v (autograd's torch.cat).
+    const double e = t_ * static_cast<double>(w.qkv.out);
+    dqkv = {stream(i, "qkv.grad.concat", KernelKind::kElementwise, Phase::kBackwardData, 0.0,
+                   e * p_, e * p_, dqkv)};
+  }
   const Deps ln1_in = gather_in(i, "ln1.regather.bwd", Phase::kBackwardData, {fw.ln1},
                                   part_.overlap_sp_regather);
   Deps qkv_r;
@@ -882,7 +914,7 @@ ComputeGraph GptBuilder::build() {
     } else {
       w.qkv = linear(i, "qkv", h, qkv_out);
     }
-    w.proj = linear(i, "proj", s_.value_width() / tp_, h);
+    w.proj = linear(i, "proj", s_.value_width() / tp_, h, /*row_parallel=*/true);
     norm_params(i, "ln2", h);
     if (moe_at(i)) {
       const int global = i + part_.first_layer;
@@ -898,12 +930,12 @@ ComputeGraph GptBuilder::build() {
         const std::int64_t fs = s_.shared_experts * s_.expert_width() / tp_;
         w.fc1 = linear(i, "shared.fc1", h, fs);
         if (swiglu_) w.up = linear(i, "shared.up", h, fs);
-        w.fc2 = linear(i, "shared.fc2", fs, h);
+        w.fc2 = linear(i, "shared.fc2", fs, h, /*row_parallel=*/true);
       }
     } else {
       w.fc1 = linear(i, "fc1", h, s_.ffn / tp_);
       if (swiglu_) w.up = linear(i, "up", h, s_.ffn / tp_);
-      w.fc2 = linear(i, "fc2", s_.ffn / tp_, h);
+      w.fc2 = linear(i, "fc2", s_.ffn / tp_, h, /*row_parallel=*/true);
     }
     params_.push_back(w);
   }

@@ -228,6 +228,10 @@ struct GptPartition {
   // normalise (4 + 4) = 38 B per logit; backward scale by the loss gradient (4 + 4) and cast
   // back (4 + 2) = 14 B. Off: one fused kernel each way in the activations' precision.
   bool fp32_cross_entropy = false;
+  // Linear biases as Megatron-LM adds them: the QKV bias as its own element-wise kernel after
+  // the GEMM, every bias gradient as its own column sum (SoftwareProfile::separate_bias);
+  // false: in the GEMMs' epilogues (cuBLASLt, Transformer Engine).
+  bool separate_bias = false;
   // What `recompute=selective` recomputes: off, the attention core (Megatron-LM's, Korthikanti
   // et al. 2022; nothing with flash attention); on, PyTorch's op-level selective checkpointing
   // as torchtitan applies it (activation_checkpoint.py, selective_ac_option "op": the outputs

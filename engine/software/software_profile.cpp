@@ -70,6 +70,11 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
                         "expected attention or ops, got " + k->quoted("selective_recompute"));
     }
     s.selective_op = sel == "ops";
+    const std::string bias = k->get_or<std::string>("bias", "epilogue");
+    if (bias != "epilogue" && bias != "separate") {
+      throw k->error_at("bias", "expected epilogue or separate, got " + k->quoted("bias"));
+    }
+    s.separate_bias = bias == "separate";
     k->finish();
   }
   if (auto m = root.optional_child("memory_model")) {

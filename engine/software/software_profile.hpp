@@ -78,6 +78,10 @@ struct SoftwareProfile {
   // `kernels: {selective_recompute: ops}`: recompute=selective as op-level selective
   // checkpointing (GptPartition::selective_op, torchtitan); `attention` (default): Megatron's.
   bool selective_op = false;
+  // `kernels: {bias: separate}`: linear biases added and reduced by their own kernels, as
+  // Megatron-LM's linear layers do (GptPartition::separate_bias); `epilogue` (default): fused
+  // into the GEMMs.
+  bool separate_bias = false;
   // What the stack keeps in device memory beyond the ZeRO/Korthikanti counts (memory_model:
   // block; GPT workloads).
   MemoryModel memory;

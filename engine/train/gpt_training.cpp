@@ -110,6 +110,7 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
     p.fp8_linear = options_.fp8_linear;
     p.flash2 = options_.flash2;
     p.fp32_cross_entropy = options_.fp32_cross_entropy;
+    p.separate_bias = options_.separate_bias;
     p.selective_op = options_.selective_op;
     p.context = s.cp;
     p.expert = s.ep;

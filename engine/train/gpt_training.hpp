@@ -50,6 +50,8 @@ struct TrainingOptions {
   bool flash2 = false;
   // The loss in unfused fp32 passes (GptPartition::fp32_cross_entropy; the profile's choice).
   bool fp32_cross_entropy = false;
+  // Linear biases by their own kernels (GptPartition::separate_bias; the profile's choice).
+  bool separate_bias = false;
   // recompute=selective as op-level selective checkpointing (GptPartition::selective_op).
   bool selective_op = false;
   // The element type the data-parallel gradients are reduced in (SoftwareProfile).
@@ -71,6 +73,7 @@ struct TrainingOptions {
     o.fp8_linear = s.fp8_linear;
     o.flash2 = s.flash2;
     o.fp32_cross_entropy = s.fp32_cross_entropy;
+    o.separate_bias = s.separate_bias;
     o.gradient_reduction = s.gradient_reduction;
     o.selective_op = s.selective_op;
     return o;

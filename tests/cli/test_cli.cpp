@@ -890,10 +890,12 @@ TEST_CASE("eval --software picks the framework's overlaps and host costs", "[cli
   REQUIRE(core.code == 0);
   CHECK(lm.out == named.out);  // megatron-lm is the default
   CHECK(core.out == file.out);  // a name or its file
-  // Megatron-Core reduces gradients during the backward pass: never slower (time-window sharing).
-  CHECK(iteration_of(core) <= iteration_of(lm));
-  CHECK(iteration_of(core) < iteration_of(lm) - 1e-3);  // the reduction (~0.1 s) partly hidden
-  CHECK(iteration_of(flag) == iteration_of(core));      // the same overlap from the flag
+  // Reducing gradients during the backward pass (Megatron-Core's, or --dp-overlap on the
+  // default profile) is never slower (time-window sharing): the reduction (~0.1 s) partly
+  // hidden. megatron-core differs in more (its linear biases in the GEMMs' epilogues, its
+  // per-kernel host cost not refitted), so the flag is compared with the default.
+  CHECK(iteration_of(flag) < iteration_of(lm) - 1e-3);
+  CHECK(iteration_of(core) != iteration_of(lm));
   // deepflow-reference has no framework host costs: the 10 ms per iteration go.
   const Run ref = run(base + " --software deepflow-reference");
   CHECK(iteration_of(lm) - iteration_of(ref) >= 10e-3);

@@ -136,3 +136,50 @@ TEST_CASE("per-device parameters of a tensor-parallel layer", "[graph]") {
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("Megatron-LM's separate bias kernels and the unfused attention's layout copies",
+          "[graph]") {
+  // Korthikanti's 22B layer at tp 8: T = 4·2048 = 8192 tokens, h = 6144, f = 24576, fp16.
+  const GptSpec s = spec22b();
+  const double T = 8192, h = 6144, f = 24576, t = 8, p = 2;
+  const auto find = [](const ComputeGraph& g, const std::string& name) -> const Kernel* {
+    for (const Kernel& k : g.kernels()) {
+      if (k.name == name) return &k;
+    }
+    return nullptr;
+  };
+  GptPartition part = one_layer(8, true, Recompute::kNone);
+  const ComputeGraph fused = build_gpt_graph(s, part);
+  part.separate_bias = true;
+  const ComputeGraph separate = build_gpt_graph(s, part);
+  // The context's [b·a/t, s, d] -> [s, b, a/t·d] copy forward: T·h/t elements read and written.
+  const Kernel* permute = find(fused, "l0.attn.context.permute.fwd");
+  REQUIRE(permute != nullptr);
+  CHECK(permute->bytes().si() == Approx(2 * T * h / t * p));
+  // The q, k and v gradients concatenated into the fused QKV output's: T·3h/t both ways.
+  const Kernel* concat = find(fused, "l0.qkv.grad.concat");
+  REQUIRE(concat != nullptr);
+  CHECK(concat->bytes().si() == Approx(2 * T * 3 * h / t * p));
+  // Epilogue (default): the QKV bias in the GEMM, no bias kernels.
+  CHECK(find(fused, "l0.qkv.bias.fwd") == nullptr);
+  CHECK(find(fused, "l0.fc1.bias.grad") == nullptr);
+  CHECK(find(fused, "l0.qkv.fwd")->flops.si() == Approx(2 * T * (3 * h / t) * h + T * 3 * h / t));
+  // Separate: `output + bias` over the T x 3h/t product (read it and the bias, write it) ...
+  const Kernel* add = find(separate, "l0.qkv.bias.fwd");
+  REQUIRE(add != nullptr);
+  CHECK(add->bytes_read.si() == Approx(T * 3 * h / t * p + 3 * h / t * p));
+  CHECK(add->bytes_written.si() == Approx(T * 3 * h / t * p));
+  CHECK(find(separate, "l0.qkv.fwd")->flops.si() == Approx(2 * T * (3 * h / t) * h));
+  // ... and each bias gradient a column sum of its output gradient: the column-parallel QKV
+  // and FFN1 over all T rows, the row-parallel projection and FFN2 over T/t with SP.
+  const auto reads = [&](const std::string& n) { return find(separate, n)->bytes_read.si(); };
+  CHECK(reads("l0.qkv.bias.grad") == Approx(T * 3 * h / t * p));
+  CHECK(reads("l0.fc1.bias.grad") == Approx(T * f / t * p));
+  CHECK(reads("l0.proj.bias.grad") == Approx(T / t * h * p));
+  CHECK(reads("l0.fc2.bias.grad") == Approx(T / t * h * p));
+  CHECK(separate.size() == fused.size() + 5);
+}
+
+}  // namespace pathfinder

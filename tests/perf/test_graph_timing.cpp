@@ -40,12 +40,13 @@ TEST_CASE("small kernels are host-bound, large ones device-bound", "[perf]") {
   KernelTimer timer(test::shipped_machine("a100"));
   const double bw = timer.machine().stream_bandwidth;
   {
-    // 100 kernels of 1 KB: ~0.1 us each on the device, a new one issued every 80 us (the A100
-    // template's training_dispatch). The last is issued at 99 x 80 us and starts 5 us later.
+    // 100 kernels of 1 KB: ~0.1 us each on the device, a new one issued every 65 us (the
+    // megatron-lm profile's training_dispatch). The last is issued at 99 x 65 us and starts 5 us
+    // later.
     const Workload w = chain(100, 1e3, 1);
     const GraphTiming g = time_workload(w, timer);
     const double d = 1e3 / bw + 100e-9;
-    CHECK(g.micro_batch_span == Approx(99 * 80e-6 + 5e-6 + d));
+    CHECK(g.micro_batch_span == Approx(99 * 65e-6 + 5e-6 + d));
     // Iteration: span + update (5 us + d) + synchronize 11 us + the profile's per-iteration
     // host time (megatron-lm.yaml: 0 ms [fit]); no input.
     CHECK(g.iteration_time == Approx(g.micro_batch_span + 5e-6 + d + 11e-6));
@@ -75,11 +76,11 @@ TEST_CASE("later micro-batches repeat the first at the device's or the host's pa
   CHECK(g.iteration_time ==
         Approx(g.micro_batch_span + 3 * 10 * d + g.update_span + 11e-6));
   CHECK(g.device_busy == Approx(40 * d + d));
-  // Host-bound: repeats cost 100 dispatches of 80 us each.
+  // Host-bound: repeats cost 100 dispatches of 65 us each.
   const Workload small = chain(100, 1e3, 4);
   const GraphTiming h = time_workload(small, timer);
   CHECK(h.iteration_time ==
-        Approx(h.micro_batch_span + 3 * 100 * 80e-6 + h.update_span + 11e-6));
+        Approx(h.micro_batch_span + 3 * 100 * 65e-6 + h.update_span + 11e-6));
 }
 
 TEST_CASE("the input batch crosses the host link once per iteration", "[perf]") {

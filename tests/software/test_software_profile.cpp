@@ -31,7 +31,8 @@ TEST_CASE("shipped software profiles load with their sourced values", "[software
   CHECK(m.name == "megatron-lm");  // the default
   // 12 us dispatch + the A100's 5 us launch + 11 us synchronize = the 28 us GEMM call floor.
   CHECK(m.dispatch.in(units::microseconds) == Approx(12.0));
-  CHECK(m.training_dispatch.in(units::microseconds) == Approx(80.0));  // [fit] vTrain
+  CHECK(m.training_dispatch.in(units::microseconds) == Approx(65.0));  // [fit] vTrain
+  CHECK(m.separate_bias);  // Megatron-LM's `output + bias`, `grad_output.sum(dim=0)`
   CHECK(m.iteration.si() == 0.0);  // [fit] vTrain, refitted once the loss was modelled
   CHECK(m.fp32_cross_entropy);    // Megatron's vocab_parallel_cross_entropy(output.float())
   CHECK_FALSE(m.overlap_data_parallel);  // local DDP: reduction after the backward pass
@@ -57,7 +58,7 @@ TEST_CASE("a template takes the profile's host costs and keeps its hardware ones
   const ArchTemplate t = test::shipped_template("a100");  // with megatron-lm
   CHECK((t.host.dispatch + t.host.launch_latency + t.host.synchronize).in(units::microseconds) ==
         Approx(28.0));
-  CHECK(t.host.training_dispatch.in(units::microseconds) == Approx(80.0));
+  CHECK(t.host.training_dispatch.in(units::microseconds) == Approx(65.0));
   CHECK(t.host.host_to_device.si() == Approx(25e9));  // the template's PCIe Gen4 rate
 }
 
@@ -151,6 +152,9 @@ TEST_CASE("kernels: attention names the flash-attention implementation", "[softw
         "fp32_if_bf16, got \"fp16\"");
   CHECK(profile_error(std::string(kMinimal) + "kernels:\n  selective_recompute: all\n") ==
         "p.yaml:5:24: error: kernels.selective_recompute: expected attention or ops, got \"all\"");
+  CHECK(profile_error(std::string(kMinimal) + "kernels:\n  bias: fused\n") ==
+        "p.yaml:5:9: error: kernels.bias: expected epilogue or separate, got \"fused\"");
+  CHECK_FALSE(read_software_profile(ConfigNode::load_string(kMinimal, "p.yaml")).separate_bias);
 }
 
 }  // namespace pathfinder

@@ -112,10 +112,10 @@ TEST_CASE("[calibration] vTrain: 1,440 single-node A100 training iterations", "[
   std::printf("strategy ranking: mean Spearman rho %.3f over %zu model/batch groups\n", rho,
               groups.size());
   CHECK(errors.size() == 1440);
-  // 7.38%, bias -0.8%, with the fp32 loss modelled, megatron-lm.yaml's iteration refitted and a tied
-  // head on the embedding's own stage reduced and updated once
-  // (8.81% before; issue 12's goal 7%).
-  CHECK(mape <= 0.08);
+  // 7.19%, bias -0.8%, with the fp32 loss, a tied head on the embedding's own stage reduced and
+  // updated once, Megatron-LM's separate bias kernels and the attention's layout copies
+  // modelled and megatron-lm.yaml's host fits refitted (8.81% before those; issue 12's goal 7%).
+  CHECK(mape <= 0.075);
   CHECK(rho >= 0.8);
 }
 
@@ -175,8 +175,10 @@ TEST_CASE("[calibration] Korthikanti Table 4: one 22B layer with tensor parallel
   std::printf("worst forward %.1f%% (bound 6%%), worst backward %.1f%% (bound 3%%)\n",
               100 * worst_fwd, 100 * worst_bwd);
   // Backward, with sequence parallelism's re-gathers on the compute stream (software profile
-  // megatron-lm): every row within 3%. Forward runs 3.6% (5.9% with SP) fast on every row: a
-  // mechanism of ~0.3 ms per layer forward is still missing (not fitted away).
+  // megatron-lm), the separate bias-gradient reductions and the q/k/v gradients' concatenation:
+  // every row within 3% (worst +2.9%). Forward, with the separate QKV bias add and the
+  // context's layout copy: 2.6% fast without SP, 5.1% with it (from 3.6% and 5.9%); what SP's
+  // forward still lacks is not identified (not fitted away).
   CHECK(worst_bwd <= 0.03);
   CHECK(worst_fwd <= 0.06);
 }

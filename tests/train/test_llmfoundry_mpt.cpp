@@ -131,7 +131,8 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
     REQUIRE(check_strategy(s, w, r.gpus).empty());
     TrainingOptions o = base;
     o.fp8_linear = r.precision == "amp_fp8";
-    const test::ShippedSystem& sys = test::shipped_system(r.gpu == "h100_80gb" ? "h100" : "a100");
+    const test::ShippedSystem& sys =
+        test::shipped_system(r.gpu == "h100_80gb" ? "h100" : "a100", "fsdp");
     const TrainingResult t = evaluate_training(sys.spec, sys.arch, w, s, o);
     REQUIRE(t.feasible);
     const double pred = t.tokens_per_second / r.gpus;

@@ -138,7 +138,7 @@ std::pair<std::string, std::vector<ConfigOverride>> model_of(const Row& r) {
 TEST_CASE("[calibration] NeMo 24.07 FP8 pre-training on DGX H100: tokens/s/GPU", "[train]") {
   const std::vector<Row> rows = pretraining_rows();
   REQUIRE(rows.size() == 12);  // 5B, 20B, 175B x2, Llama 2 x3, Nemotron x3, Llama 3 x2
-  const test::ShippedSystem& sys = test::shipped_system("h100");
+  const test::ShippedSystem& sys = test::shipped_system("h100", "nemo-fp8");
   TrainingOptions o = TrainingOptions::from(
       load_software_profile(test::source_path("templates/software/nemo-fp8.yaml")));
   std::printf("\n%-14s %5s %-40s %9s %9s %7s\n", "NeMo 24.07", "gpus", "strategy", "measured",

@@ -104,7 +104,10 @@ TEST_CASE("[calibration] torchtitan Llama 3.1 on H100 and H200: tokens/s/GPU", "
         cap.push_back({key, value, key, std::nullopt});
       }
     }
-    const ArchTemplate t = load_template(test::source_path(h200 ? "templates/h200.yaml" : "templates/h100.yaml"), cap);
+    // With the fsdp profile's host costs (the kernels are timed with them).
+    const ArchTemplate t = with_software(
+        load_template(test::source_path(h200 ? "templates/h200.yaml" : "templates/h100.yaml"), cap),
+        load_software_profile(test::source_path("templates/software/fsdp.yaml")));
     test::ShippedSystem s{bind_template(test::shipped_techlib(), t), {}};
     s.arch = generate_micro_arch(s.spec, ResourceSplit::from_template(s.spec.tmpl));
     if (!h200) {

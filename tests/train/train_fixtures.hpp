@@ -37,13 +37,23 @@ struct ShippedSystem {
   MicroArch arch;
 };
 
-inline const ShippedSystem& shipped_system(const std::string& name) {
+// The shipped template bound with its shipped software profile, or with `software` (a name in
+// templates/software/): the profile sets the host costs the kernels are timed with.
+inline const ShippedSystem& shipped_system(const std::string& name,
+                                           const std::string& software = "") {
   static std::map<std::string, ShippedSystem> cache;
-  auto it = cache.find(name);
+  const std::string key = name + "|" + software;
+  auto it = cache.find(key);
   if (it == cache.end()) {
-    ShippedSystem s{bind_template(shipped_techlib(), shipped_template(name)), {}};
+    const ArchTemplate t =
+        software.empty()
+            ? shipped_template(name)
+            : with_software(load_template(source_path("templates/" + name + ".yaml")),
+                            load_software_profile(source_path("templates/software/" + software +
+                                                              ".yaml")));
+    ShippedSystem s{bind_template(shipped_techlib(), t), {}};
     s.arch = generate_micro_arch(s.spec, ResourceSplit::from_template(s.spec.tmpl));
-    it = cache.emplace(name, std::move(s)).first;
+    it = cache.emplace(key, std::move(s)).first;
   }
   return it->second;
 }
