@@ -15,7 +15,10 @@
 // weight gradients (Korthikanti et al. 2022, §4.2.2): on the compute stream unless the
 // partition overlaps them with the data-gradient GEMMs (GptPartition::overlap_sp_regather).
 // Recomputation re-runs a layer's forward (full) or its attention core (selective: scores,
-// softmax, context) at the start of its backward.
+// softmax, context) at the start of its backward. The unfused attention is Megatron's: its
+// softmax one fused kernel where FusedScaleMaskSoftmax takes the shape, else PyTorch's five
+// ops in fp32; the context copied back to [s, b, h] (a permute); the q, k and v gradients
+// concatenated into the fused QKV output's.
 //
 // Notation: b micro-batch, s sequence, T = b·s tokens, h hidden, a heads, h/a head size, f FFN,
 // V vocabulary, p bytes per element. GEMMs are (batch; m, n, k) with C[m×n] = A[m×k]·B[k×n].
@@ -74,6 +77,7 @@
 //                      Backward mirrors it (the router's dgrad/wgrad and softmax backward).
 //                      The first dense_layers layers keep the dense MLP (DeepSeek-V3).
 //   untied             the logits weight is its own V·h/t parameter on the last stage
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -132,6 +136,24 @@ class GptBuilder {
   [[nodiscard]] double expert_rows() const {  // rows of each local expert's GEMMs
     return std::ceil(t_ * static_cast<double>(s_.top_k) * static_cast<double>(part_.expert) /
                      static_cast<double>(s_.experts) * s_.expert_imbalance);
+  }
+  // Whether the unfused attention's softmax runs as Megatron's fused kernel
+  // (FusedScaleMaskSoftmax.is_kernel_available): 16-bit scores, 16 < s <= 4096, s a multiple
+  // of 4, and b·a/t a multiple of 4 and of the kernel's batches per block (128 threads of
+  // min(32, 2^ceil(log2 s)) lanes, two rows a warp when s <= 128; for a causal mask the
+  // batches, else the query rows). Otherwise PyTorch's ops run one by one (unfused_softmax).
+  [[nodiscard]] bool fused_softmax() const {
+    const std::int64_t s = s_.sequence;
+    const std::int64_t batches = s_.micro_batch * (s_.heads / tp_);
+    if (!(dt_ == DataType::kFp16 || dt_ == DataType::kBf16) || s <= 16 || s > 4096 ||
+        s % 4 != 0 || batches % 4 != 0) {
+      return false;
+    }
+    std::int64_t pow2 = 1;
+    while (pow2 < s) pow2 *= 2;
+    const std::int64_t warp = std::min<std::int64_t>(pow2, 32);
+    const std::int64_t per_block = (128 / warp) * (pow2 <= 128 ? 2 : 1);
+    return (s_.causal ? batches : s) % per_block == 0;
   }
   // Which forward kernels a pass emits: the forward itself, or a recomputation in backward.
   enum class Pass { kForward, kRecomputeLayer, kRecomputeAttention };
@@ -444,8 +466,23 @@ void GptBuilder::attention_fwd(int i, LayerFwd& r, const Deps& qkv) {
   r.scores = add(gemm_kernel(name(i, "attn.scores" + suffix_), KernelKind::kAttentionScores,
                              phase_, dt_, GemmShape{ba, s, s, head}, qkv),
                  i);
-  r.softmax = stream(i, "attn.softmax" + suffix_, KernelKind::kSoftmax, phase_, 6.0 * probs,
-                     probs * p_, probs * p_, {r.scores});
+  if (fused_softmax()) {
+    r.softmax = stream(i, "attn.softmax" + suffix_, KernelKind::kSoftmax, phase_, 6.0 * probs,
+                       probs * p_, probs * p_, {r.scores});
+  } else {
+    // Megatron's forward_torch_softmax with softmax in fp32 (apply_query_key_layer_scaling):
+    // .float(), * scale, masked_fill, Softmax, .half(): five kernels, fp32 in between.
+    const Bytes f = probs * bytes(4);
+    KernelId k = stream(i, "attn.softmax.to_fp32" + suffix_, KernelKind::kElementwise, phase_,
+                        0.0, probs * p_, f, {r.scores});
+    k = stream(i, "attn.softmax.scale" + suffix_, KernelKind::kElementwise, phase_, probs, f, f,
+               {k});
+    k = stream(i, "attn.softmax.mask" + suffix_, KernelKind::kElementwise, phase_, probs, f, f,
+               {k});
+    k = stream(i, "attn.softmax" + suffix_, KernelKind::kSoftmax, phase_, 4.0 * probs, f, f, {k});
+    r.softmax = stream(i, "attn.softmax.to_16bit" + suffix_, KernelKind::kElementwise, phase_,
+                       0.0, f, probs * p_, {k});
+  }
   Deps ctx = qkv;
   ctx.push_back(r.softmax);
   if (s_.dropout) {  // draw, compare, scale: 3 per probability; writes the mask
@@ -644,8 +681,23 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
         s_.dropout ? stream(i, "attn.dropout.bwd", KernelKind::kElementwise, Phase::kBackwardData,
                             probs, probs * p_ + probs * bytes(1), probs * p_, {dp})
                    : dp;
-    const KernelId sm_b = stream(i, "attn.softmax.bwd", KernelKind::kSoftmax, Phase::kBackwardData,
-                                 5.0 * probs, 2.0 * probs * p_, probs * p_, {dp_in, fw.softmax});
+    KernelId sm_b = 0;
+    if (fused_softmax()) {
+      sm_b = stream(i, "attn.softmax.bwd", KernelKind::kSoftmax, Phase::kBackwardData, 5.0 * probs,
+                    2.0 * probs * p_, probs * p_, {dp_in, fw.softmax});
+    } else {
+      // Autograd through the five ops: the gradient to fp32, Softmax's backward (reading its
+      // fp32 output), masked_fill's (zeroing the masked entries), the scale's, back to 16 bits.
+      const Bytes f = probs * bytes(4);
+      const Phase bd = Phase::kBackwardData;
+      KernelId k = stream(i, "attn.softmax.to_16bit.bwd", KernelKind::kElementwise, bd, 0.0,
+                          probs * p_, f, {dp_in, fw.softmax});
+      k = stream(i, "attn.softmax.bwd", KernelKind::kSoftmax, bd, 3.0 * probs, 2.0 * f, f, {k});
+      k = stream(i, "attn.softmax.mask.bwd", KernelKind::kElementwise, bd, probs, f, f, {k});
+      k = stream(i, "attn.softmax.scale.bwd", KernelKind::kElementwise, bd, probs, f, f, {k});
+      sm_b = stream(i, "attn.softmax.to_fp32.bwd", KernelKind::kElementwise, bd, 0.0, f,
+                    probs * p_, {k});
+    }
     // Scores S = Q·Kᵀ: dQ = dS·K and dK = dSᵀ·Q, each (s, h/a, s) per (sequence, head).
     const KernelId dq =
         attention_bwd(i, "attn.scores.dgrad_query", KernelKind::kAttentionScores,

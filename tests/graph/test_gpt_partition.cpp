@@ -2,6 +2,10 @@
 // pipeline stages, checked against closed forms.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "engine/graph/workload.hpp"
 
 namespace pathfinder {
@@ -180,6 +184,47 @@ TEST_CASE("Megatron-LM's separate bias kernels and the unfused attention's layou
   CHECK(reads("l0.proj.bias.grad") == Approx(T / t * h * p));
   CHECK(reads("l0.fc2.bias.grad") == Approx(T / t * h * p));
   CHECK(separate.size() == fused.size() + 5);
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("Megatron's fused softmax takes b·a/t in multiples of its batches per block",
+          "[graph]") {
+  // FusedScaleMaskSoftmax.is_kernel_available with a causal mask: 16 < s <= 4096, s % 4 == 0,
+  // b·a/t % 4 == 0 and % batches-per-block (128 threads / 32 lanes, one row a warp for s > 128:
+  // 4). GPT-3 13B (40 heads) at s = 2048: tp8 and micro-batch 1 gives 5 rows -> PyTorch's ops;
+  // micro-batch 4 gives 20 -> the fused kernel.
+  GptSpec s{40, 5120, 40, 4 * 5120, 2048, 51200, 1, 8, DataType::kFp16, Optimizer::kAdam};
+  const auto names = [&](int mb) {
+    s.micro_batch = mb;
+    const ComputeGraph g = build_gpt_graph(s, one_layer(8, false, Recompute::kNone));
+    std::vector<std::string> out;
+    for (const Kernel& k : g.kernels()) out.push_back(k.name);
+    return out;
+  };
+  const auto has = [](const std::vector<std::string>& v, const std::string& n) {
+    return std::find(v.begin(), v.end(), n) != v.end();
+  };
+  const std::vector<std::string> unfused = names(1), fused = names(4);
+  for (const char* k : {"l0.attn.softmax.to_fp32.fwd", "l0.attn.softmax.scale.fwd",
+                        "l0.attn.softmax.mask.fwd", "l0.attn.softmax.fwd",
+                        "l0.attn.softmax.to_16bit.fwd", "l0.attn.softmax.to_fp32.bwd"}) {
+    CHECK(has(unfused, k));
+  }
+  CHECK_FALSE(has(fused, "l0.attn.softmax.to_fp32.fwd"));
+  CHECK(has(fused, "l0.attn.softmax.fwd"));
+  CHECK(unfused.size() == fused.size() + 8);  // 4 more kernels each way
+  // The unfused forward's traffic: 5·2048² scores, 2 B in and 4 B out, then three fp32 passes,
+  // then 4 B in and 2 B out: (2 + 4) + 3·8 + (4 + 2) = 36 B per score.
+  s.micro_batch = 1;
+  double bytes = 0.0;
+  const ComputeGraph g = build_gpt_graph(s, one_layer(8, false, Recompute::kNone));
+  for (const Kernel& k : g.kernels()) {
+    if (k.phase == Phase::kForward && k.name.rfind("l0.attn.softmax", 0) == 0) bytes += k.bytes().si();
+  }
+  CHECK(bytes == Approx(36.0 * 5 * 2048.0 * 2048.0));
 }
 
 }  // namespace pathfinder

@@ -112,10 +112,12 @@ TEST_CASE("[calibration] vTrain: 1,440 single-node A100 training iterations", "[
   std::printf("strategy ranking: mean Spearman rho %.3f over %zu model/batch groups\n", rho,
               groups.size());
   CHECK(errors.size() == 1440);
-  // 7.19%, bias -0.8%, with the fp32 loss, a tied head on the embedding's own stage reduced and
-  // updated once, Megatron-LM's separate bias kernels and the attention's layout copies
-  // modelled and megatron-lm.yaml's host fits refitted (8.81% before those; issue 12's goal 7%).
-  CHECK(mape <= 0.075);
+  // 6.84%, bias -0.5% (issue 12's goal 7%), with the fp32 loss, a tied head on the embedding's
+  // own stage reduced and updated once, Megatron-LM's separate bias kernels, the attention's
+  // layout copies and its unfused softmax where the fused kernel does not take the shape (tp8
+  // at micro-batch 1: 2 heads x 1 sequence per rank, not a multiple of 4), and megatron-lm.yaml's
+  // host fits refitted (8.81% before those).
+  CHECK(mape <= 0.07);
   CHECK(rho >= 0.8);
 }
 
