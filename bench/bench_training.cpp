@@ -105,6 +105,27 @@ void BM_Gpt3EntryPoint(benchmark::State& state) {
 }
 BENCHMARK(BM_Gpt3EntryPoint)->Unit(benchmark::kMicrosecond);
 
+// Issue 18: the same evaluation into a reused result (as a search loop keeps one): warm, it
+// allocates nothing; the benchmark fails if it does.
+void BM_Gpt3EntryPointReused(benchmark::State& state) {
+  static const TechLibrary lib = load_tech_library_dir(kRoot + "/techlib");
+  const ArchSpec spec = a100_spec(lib);
+  const MicroArch arch = generate_micro_arch(spec, ResourceSplit::from_template(spec.tmpl));
+  GptSpec w = std::get<GptSpec>(load_workload(kRoot + "/studies/workloads/gpt3_175b.yaml").spec);
+  const Strategy s = parse_strategy("tp8-pp8-dp16-mb1-1f1b-recompute=selective");
+  w.global_batch = 96 * s.dp;
+  TrainingModel model(spec, arch, w, s.devices(), TrainingOptions::from(software_profile()));
+  TrainingResult r;
+  model.evaluate(s, r);  // warm: the memo filled, r's vectors sized
+  timed(state, [&] {
+    model.evaluate(s, r);
+    return r.iteration_time;
+  });
+  if (state.counters["allocs_per_eval"] > 0.0) state.SkipWithError("a warm evaluation allocated");
+  state.SetLabel(to_string(s));
+}
+BENCHMARK(BM_Gpt3EntryPointReused)->Unit(benchmark::kMicrosecond);
+
 // Issue 16: the energy accounting alone on the same evaluation (8 pipeline stages), against
 // BM_Gpt3EntryPoint's whole evaluation (goal: <= 10% of it).
 void BM_IterationEnergy(benchmark::State& state) {

@@ -197,14 +197,20 @@ void GptTraining::add_sharded_passes(const Parts& pt, const GroupPlacement& data
 }
 
 TrainingResult GptTraining::evaluate(const Strategy& s) {
-  PF_ASSERT(s.devices() == system_.devices && s.micro_batch > 0);
   TrainingResult r;
+  evaluate(s, r);
+  return r;
+}
+
+void GptTraining::evaluate(const Strategy& s, TrainingResult& r) {
+  PF_ASSERT(s.devices() == system_.devices && s.micro_batch > 0);
+  reset_keeping_storage(r);
   r.strategy = s;
   r.memory = gpt_memory_footprint(spec_, s, options_.memory);
   r.memory_capacity = timer_.machine().main_memory.capacity;
   r.model_flops = gpt_model_flops(spec_);  // Narayanan et al. 2021 eq. 3, generalised
   r.micro_batches = spec_.global_batch / (static_cast<std::int64_t>(s.dp) * s.micro_batch);
-  if (reject_if_out_of_memory(r, options_.check_memory)) return r;
+  if (reject_if_out_of_memory(r, options_.check_memory)) return;
   if (s.zero < 3 || s.dp == 1) {
     time_iteration(s, 0, r);
   } else {
@@ -214,15 +220,14 @@ TrainingResult GptTraining::evaluate(const Strategy& s) {
     // (usually tensor groups inside a node, Narayanan et al. 2021 §3.3).
     time_iteration(s, 1, r);
     if (placements(s, 2).mapping.order != placements(s, 1).mapping.order) {
-      TrainingResult other = r;
-      time_iteration(s, 2, other);
-      if (other.iteration_time < r.iteration_time) r = std::move(other);
+      other_ = r;  // copy-assigned into other_'s storage
+      time_iteration(s, 2, other_);
+      if (other_.iteration_time < r.iteration_time) std::swap(r, other_);
     }
   }
   r.mfu = r.model_flops / (r.iteration_time * system_.devices * peak_);
   r.tokens_per_second =
       static_cast<double>(spec_.global_batch * spec_.sequence) / r.iteration_time;
-  return r;
 }
 
 void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {

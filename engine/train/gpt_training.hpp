@@ -87,6 +87,9 @@ class GptTraining {
               TrainingOptions options = {});
   // The strategy must be valid for the spec and the system's device count (check_strategy).
   [[nodiscard]] TrainingResult evaluate(const Strategy& s);
+  // The same into `r`, reusing its storage: no allocation once warm (the memo filled, r's
+  // vectors sized).
+  void evaluate(const Strategy& s, TrainingResult& r);
   // One tensor-parallel layer's forward, backward (recomputation included) and update on one
   // device for the strategy's tp, sp, recompute and micro-batch (Korthikanti's Table 4 unit).
   [[nodiscard]] const StageTimes& layer_times(const Strategy& s) {
@@ -137,6 +140,7 @@ class GptTraining {
   TrainingOptions options_;
   IterationInput input_;       // time_iteration's, reused across evaluations
   IterationScratch scratch_;
+  TrainingResult other_;       // ZeRO-3's second placement order, reused
   std::map<std::tuple<int, int, int, int, int, int, int, int, int>, Parts> parts_;
   std::map<std::tuple<int, int, int, int, int, int>, Placements> placements_;
 };

@@ -45,7 +45,17 @@ TrainingModel::TrainingModel(const ArchSpec& spec, const MicroArch& arch, const 
       devices_(devices) {}
 
 TrainingResult TrainingModel::evaluate(const Strategy& s) {
-  TrainingResult r = std::visit([&s](auto& m) { return m.evaluate(s); }, model_);
+  TrainingResult r;
+  evaluate(s, r);
+  return r;
+}
+
+void TrainingModel::evaluate(const Strategy& s, TrainingResult& r) {
+  if (auto* gpt = std::get_if<GptTraining>(&model_)) {
+    gpt->evaluate(s, r);
+  } else {
+    r = std::visit([&s](auto& m) { return m.evaluate(s); }, model_);
+  }
   // Absurd but well-formed inputs (a utilization of 1e-308, a bandwidth of 1e-300 B/s) can
   // drive a time to inf or nan: that is a design the model cannot answer for, never a number.
   const auto finite = [](double v) { return std::isfinite(v); };
@@ -66,7 +76,6 @@ TrainingResult TrainingModel::evaluate(const Strategy& s) {
                  "physical range (powers, energies, bandwidths, prices)";
     }
   }
-  return r;
 }
 
 TrainingResult evaluate_training(const ArchSpec& spec, const MicroArch& arch,

@@ -36,6 +36,8 @@ class TrainingModel {
   TrainingModel(const ArchSpec& spec, const MicroArch& arch, const WorkloadSpec& w, int devices,
                 TrainingOptions options = {});
   [[nodiscard]] TrainingResult evaluate(const Strategy& s);
+  // The same into `r`, reusing its storage: a warm GPT evaluation allocates nothing.
+  void evaluate(const Strategy& s, TrainingResult& r);
 
  private:
   std::variant<GptTraining, LstmTraining, GemmTraining> model_;

@@ -84,6 +84,21 @@ struct TrainingResult {
   std::optional<LocalGemm> local_gemm;  // GEMM workloads only
 };
 
+// `r` as a default-constructed result, keeping its vectors' and reason's storage: an evaluator
+// that refills one result allocates nothing once its buffers are sized.
+inline void reset_keeping_storage(TrainingResult& r) {
+  std::vector<TrainingBreakdown> stages = std::move(r.stages);
+  std::vector<double> busy = std::move(r.device_busy);
+  std::string reason = std::move(r.reason);
+  r = TrainingResult{};
+  stages.clear();
+  busy.clear();
+  reason.clear();
+  r.stages = std::move(stages);
+  r.device_busy = std::move(busy);
+  r.reason = std::move(reason);
+}
+
 // Marks `r` infeasible, with the numbers, when its memory footprint exceeds its capacity and
 // `check` is on; returns whether it did.
 bool reject_if_out_of_memory(TrainingResult& r, bool check);

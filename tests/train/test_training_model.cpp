@@ -129,3 +129,32 @@ TEST_CASE("an absurd but well-formed input gives an infeasible result, never inf
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("evaluating into a reused result gives the fresh result", "[train][model]") {
+  // One result refilled across strategies of every kind (pipeline stages up and down, ZeRO-3's
+  // two placement orders, an out-of-memory one) equals a fresh evaluation of each.
+  const test::ShippedSystem& a = test::shipped_system("a100");
+  const WorkloadSpec w = load_workload(test::source_path("studies/workloads/gpt3_1.3b.yaml")).spec;
+  TrainingModel m(a.spec, a.arch, w, 64, TrainingOptions::from(test::shipped_software("a100")));
+  TrainingModel fresh(a.spec, a.arch, w, 64, TrainingOptions::from(test::shipped_software("a100")));
+  TrainingResult r;
+  for (const char* text : {"tp2-pp8-dp4-mb1", "tp1-pp1-dp64-mb1-zero3", "tp8-pp2-dp4-mb2",
+                           "tp1-pp2-dp32-mb8", "tp2-pp8-dp4-mb1", "tp1-pp1-dp64-mb1"}) {
+    INFO(text);
+    const Strategy s = parse_strategy(text);
+    m.evaluate(s, r);
+    const TrainingResult f = fresh.evaluate(s);
+    CHECK(r.feasible == f.feasible);
+    CHECK(r.reason == f.reason);
+    CHECK(r.strategy == f.strategy);
+    CHECK(r.iteration_time == f.iteration_time);
+    CHECK(r.stages.size() == f.stages.size());
+    CHECK(r.device_busy == f.device_busy);
+    CHECK(r.energy.joules == f.energy.joules);
+    CHECK(r.critical_stage == f.critical_stage);
+  }
+}
+
+}  // namespace pathfinder
