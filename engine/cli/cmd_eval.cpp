@@ -254,14 +254,8 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
       }
     }
     if (!opt->objective.empty()) {
-      const auto k = parse_goal_kind(opt->objective);
-      if (!k) {
-        throw ConfigError(Diagnostic{command_line("--objective"),
-                                     "expected one of " + join_alternatives(valid_goal_kinds()) +
-                                         ", got \"" + opt->objective + "\"" +
-                                         did_you_mean(opt->objective, valid_goal_kinds())});
-      }
-      goal.kind = *k;
+      goal.loc = command_line("--objective");
+      goal.kind = goal_kind_from(opt->objective, goal.loc);
     }
     if (cmd->count("--max-j-per-token") > 0) {
       check_option_positive("--max-j-per-token", opt->max_j_per_token);
@@ -270,19 +264,15 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
     if (cmd->count("--max-usd-per-mtoken") > 0) {
       check_option_positive("--max-usd-per-mtoken", opt->max_usd_per_mtoken);
       goal.max_usd_per_mtoken = opt->max_usd_per_mtoken;
+      if (goal.kind != GoalKind::kCost) goal.loc = command_line("--max-usd-per-mtoken");
     }
-    if (!opt->pareto.empty()) pareto = parse_pareto(opt->pareto, command_line("--pareto"));
-    const bool cost_needed = goal.needs_cost() || (pareto && ((*pareto)[0] == GoalKind::kCost ||
-                                                              (*pareto)[1] == GoalKind::kCost));
-    if (cost_needed) {
-      Goal g;
-      g.kind = GoalKind::kCost;
-      if (const std::string why = cost_model_missing(g, spec); !why.empty()) {
-        throw ConfigError(Diagnostic{
-            command_line(goal.needs_cost() ? (goal.kind == GoalKind::kCost ? "--objective"
-                                                                           : "--max-usd-per-mtoken")
-                                           : "--pareto"),
-            "a cost needs a cost model: " + why});
+    if (const std::string why = cost_model_missing(goal, spec); !why.empty()) {
+      throw ConfigError(Diagnostic{goal.loc, "a cost needs a cost model: " + why});
+    }
+    if (!opt->pareto.empty()) {
+      pareto = parse_pareto(opt->pareto, command_line("--pareto"));
+      if (const std::string why = pareto_cost_missing(*pareto, spec); !why.empty()) {
+        throw ConfigError(Diagnostic{command_line("--pareto"), "a cost needs a cost model: " + why});
       }
     }
     if (search && opt->devices <= 0) {

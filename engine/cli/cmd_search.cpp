@@ -142,28 +142,18 @@ void add_search_command(CLI::App& app, int& exit_code) {
           complete_strategy(*study.written_strategy, workload, study.devices, study.strategy_loc);
     }
     if (!opt->objective.empty()) {
-      const auto k = parse_goal_kind(opt->objective);
-      if (!k) {
-        throw ConfigError(Diagnostic{SourceLoc{"command line", 0, 0, "--objective"},
-                                     "expected one of " + join_alternatives(valid_goal_kinds()) +
-                                         ", got \"" + opt->objective + "\"" +
-                                         did_you_mean(opt->objective, valid_goal_kinds())});
-      }
-      study.goal.kind = *k;
-      study.goal_loc = SourceLoc{"command line", 0, 0, "--objective"};
+      study.goal.loc = SourceLoc{"command line", 0, 0, "--objective"};
+      study.goal.kind = goal_kind_from(opt->objective, study.goal.loc);
     }
     if (const std::string why = cost_model_missing(study.goal, spec); !why.empty()) {
-      throw ConfigError(Diagnostic{study.goal_loc, "a cost needs a cost model: " + why});
+      throw ConfigError(Diagnostic{study.goal.loc, "a cost needs a cost model: " + why});
     }
     std::optional<std::array<GoalKind, 2>> pareto;
     if (!opt->pareto.empty()) {
       const SourceLoc at{"command line", 0, 0, "--pareto"};
       pareto = parse_pareto(opt->pareto, at);
       check_option_range("--pareto-points", opt->pareto_points, 2, 101);
-      Goal cost;
-      cost.kind = GoalKind::kCost;
-      const std::string why = cost_model_missing(cost, spec);
-      if (((*pareto)[0] == GoalKind::kCost || (*pareto)[1] == GoalKind::kCost) && !why.empty()) {
+      if (const std::string why = pareto_cost_missing(*pareto, spec); !why.empty()) {
         throw ConfigError(Diagnostic{at, "a cost needs a cost model: " + why});
       }
     }

@@ -4,7 +4,9 @@
 
 #include "engine/config/enum_read.hpp"
 #include "engine/core/enum_table.hpp"
+#include "engine/core/error.hpp"
 #include "engine/core/format.hpp"
+#include "engine/core/text.hpp"
 
 namespace pathfinder {
 namespace {
@@ -36,11 +38,24 @@ Goal read_goal(const ConfigNode& n) {
   g.kind = read_enum<GoalKind>(n, "objective", parse_goal_kind, valid_goal_kinds, GoalKind::kTime);
   g.max_j_per_token = n.optional_positive<double>("max_j_per_token");
   g.max_usd_per_mtoken = n.optional_positive<double>("max_usd_per_mtoken");
+  g.loc = n.has("objective")            ? n.loc_of("objective")
+          : n.has("max_usd_per_mtoken") ? n.loc_of("max_usd_per_mtoken")
+                                        : n.loc();
   return g;
 }
 
+GoalKind goal_kind_from(const std::string& text, const SourceLoc& where) {
+  if (const auto k = parse_goal_kind(text)) return *k;
+  throw ConfigError(Diagnostic{where, "expected one of " + join_alternatives(valid_goal_kinds()) +
+                                          ", got \"" + text + "\"" +
+                                          did_you_mean(text, valid_goal_kinds())});
+}
+
 std::string cost_model_missing(const Goal& g, const ArchSpec& spec) {
-  if (!g.needs_cost()) return {};
+  return g.needs_cost() ? cost_model_missing(spec) : std::string();
+}
+
+std::string cost_model_missing(const ArchSpec& spec) {
   if (!spec.tmpl.cost) return "the template " + spec.tmpl.name + " has no cost section";
   if (!spec.logic.wafer_usd) return "the logic node " + spec.logic.name + " has no cost (wafer_usd)";
   if (!spec.memory.usd_per_gb) return "the memory " + spec.memory.name + " has no usd_per_gb";

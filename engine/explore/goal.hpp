@@ -27,6 +27,7 @@ struct Goal {
   GoalKind kind = GoalKind::kTime;
   std::optional<double> max_j_per_token;
   std::optional<double> max_usd_per_mtoken;
+  SourceLoc loc;  // where it was given: the file's key or the command line (messages)
   // Whether it reads the cost model (a cost objective or budget).
   [[nodiscard]] bool needs_cost() const {
     return kind == GoalKind::kCost || max_usd_per_mtoken.has_value();
@@ -36,6 +37,10 @@ struct Goal {
 // The keys `objective` (one of valid_goal_kinds, default time), `max_j_per_token` and
 // `max_usd_per_mtoken` (positive) of a search or study file; strict, located.
 [[nodiscard]] Goal read_goal(const ConfigNode& n);
+// A measure's name as an option gives it (`--objective energy`); a ConfigError at `where`.
+[[nodiscard]] GoalKind goal_kind_from(const std::string& text, const SourceLoc& where);
+// `spec` without the cost model a cost needs: the reason, empty when it has one.
+[[nodiscard]] std::string cost_model_missing(const ArchSpec& spec);
 // A goal reading the cost model needs the template's cost section and its technologies'
 // prices: the reason it cannot be met, empty when it can.
 [[nodiscard]] std::string cost_model_missing(const Goal& g, const ArchSpec& spec);

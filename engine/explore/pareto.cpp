@@ -50,6 +50,11 @@ std::array<GoalKind, 2> parse_pareto(const std::string& text, const SourceLoc& w
   return {*a, *b};
 }
 
+std::string pareto_cost_missing(const std::array<GoalKind, 2>& m, const ArchSpec& spec) {
+  const bool cost = m[0] == GoalKind::kCost || m[1] == GoalKind::kCost;
+  return cost ? cost_model_missing(spec) : std::string();
+}
+
 namespace {
 
 std::string shown(GoalKind k, double v) {

@@ -25,6 +25,10 @@ namespace pathfinder {
 // "time,energy" -> {time, energy}: two different goal kinds; a ConfigError at `where` else.
 [[nodiscard]] std::array<GoalKind, 2> parse_pareto(const std::string& text, const SourceLoc& where);
 
+// A front over cost needs the cost model: the reason `spec` lacks it, empty otherwise.
+[[nodiscard]] std::string pareto_cost_missing(const std::array<GoalKind, 2>& measures,
+                                              const ArchSpec& spec);
+
 // The front for a person (one row per strategy: both measures, iteration, J/token) and as JSON.
 [[nodiscard]] std::string format_pareto(const std::vector<RankedStrategy>& ranked,
                                         const std::vector<std::size_t>& front,

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "engine/core/format.hpp"
+#include "engine/core/text.hpp"
 #include "engine/explore/pareto.hpp"
 
 namespace pathfinder {
@@ -114,13 +115,13 @@ std::string pareto_search_csv(const ParetoSearch& p, const DesignEvaluator& e) {
   std::string out = "weight," + std::string(to_string(p.measures[0])) + "," +
                     std::string(to_string(p.measures[1])) + ",iteration_s,j_per_token,strategy";
   for (const char* b : {"area.", "power.", "perimeter."}) {
-    for (const ComponentShare& c : t.split) out += "," + (b + c.name);
+    for (const ComponentShare& c : t.split) out += "," + csv_field(b + c.name);
   }
   out += "\n";
   for (const ParetoPoint& q : p.front) {
     out += printf_string("%.6g,%.9g,%.9g,%.9g,%.9g,%s", q.weight, q.measures[0], q.measures[1],
                          q.result.iteration_time, q.result.energy.joules_per_token,
-                         to_string(q.strategy).c_str());
+                         csv_field(to_string(q.strategy)).c_str());
     for (Eigen::Index i = 0; i < 3 * h; ++i) out += printf_string(",%.6g", q.split[i]);
     out += "\n";
   }

@@ -95,9 +95,6 @@ SearchStudy read_search_study(const ConfigNode& root) {
   }
   if (auto n = root.optional_child("search")) s.options = read_search_options(*n);
   s.goal = read_goal(root);
-  s.goal_loc = root.has("objective") ? root.loc_of("objective")
-               : root.has("max_usd_per_mtoken") ? root.loc_of("max_usd_per_mtoken")
-                                                : root.loc();
   root.finish();
   s.options.validate();
   return s;

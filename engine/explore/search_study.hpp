@@ -51,9 +51,8 @@ struct SearchStudy {
   std::vector<ConfigOverride> budget;
   SearchOptions options;
   // What the split search minimizes (`objective:`, `max_j_per_token:`, `max_usd_per_mtoken:`;
-  // goal.hpp), and where it was given.
+  // goal.hpp).
   Goal goal;
-  SourceLoc goal_loc;
 };
 
 // Strict: unknown keys, wrong types, a bad strategy or bad options are ConfigErrors with

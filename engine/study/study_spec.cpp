@@ -588,9 +588,6 @@ StudySpec read_study(const ConfigNode& root) {
   }
   s.check_memory = root.get_or<bool>("check_memory", true);
   s.goal = read_goal(root);
-  s.goal_loc = root.has("objective") ? root.loc_of("objective")
-               : root.has("max_usd_per_mtoken") ? root.loc_of("max_usd_per_mtoken")
-                                                : root.loc();
   if (auto sw = root.optional<std::string>("software")) {
     check_single_line(root, "software", *sw);
     const bool path = sw->find('/') != std::string::npos || sw->ends_with(".yaml");

@@ -174,7 +174,6 @@ struct StudySpec {
   int shortlist = 3;
   SearchOptions optimizer;
   Goal goal;  // what strategy and architecture searches minimize (goal.hpp)
-  SourceLoc goal_loc;
   // `pareto: [time, energy]`: the summary lists the points no other beats on both measures.
   std::optional<std::array<GoalKind, 2>> pareto;
   std::vector<PlotSpec> outputs;

@@ -468,6 +468,11 @@ TEST_CASE("energy keys: scale-out and node power per device, located errors", "[
   CHECK(patched_error("  packages: 1\n", "  packages: 1\ncost: {pue: 1.2}\n") ==
         "patched.yaml:21:7: error: cost.amortization: missing required key (expected a time such "
         "as \"1.5 us\")");
+  const std::string nv = "{technology: NVLink3, topology: switch}\n";
+  CHECK(patched_error(nv, nv + "  scale_out: {bandwidth: 25 GB/s, latency: 5 us, topology: "
+                               "fat-tree, power: -1 W}\n") ==
+        "patched.yaml:18:77: error: network.scale_out.power: expected a non-negative power, got "
+        "\"-1 W\"");
   CHECK(patched_error("  packages: 1\n", "  packages: 1\n  overhead_power: 5 GB/s\n") ==
         "patched.yaml:21:19: error: system.overhead_power: expected a power such as \"300 W\", "
         "got \"5 GB/s\" (a bandwidth)");

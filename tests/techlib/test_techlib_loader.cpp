@@ -291,3 +291,35 @@ TEST_CASE("technology fields can be overridden without a copied library", "[tech
         }) == "command line: error: --set techlib.links.x.y: expected section.technology.field "
               "with section logic, memory or network, got \"links.x.y\"");
 }
+
+namespace {
+
+std::string techlib_error(const std::string& yaml) {
+  return error_of([&] {
+    TechLibrary lib;
+    load_tech_file_into(ConfigNode::load_string(yaml, "t.yaml"), lib);
+  });
+}
+
+}  // namespace
+
+TEST_CASE("techlib: energy and cost keys are range-checked at the key", "[techlib][config-error]") {
+  const std::string node =
+      "logic:\n  T:\n    mcu: {flop_per_cycle: 512, area: 0.59 mm^2, power: 0.46 W, "
+      "nominal_frequency: 1.41 GHz}\n    vf: {nominal_voltage: 0.75 V, threshold_voltage: 0.3 V, "
+      "minimum_voltage: 0.55 V, maximum_voltage: 1.0 V}\n    sram: {}\n";
+  CHECK(techlib_error(node + "    cost: {wafer_usd: 9346, defects_per_cm2: 200}\n") ==
+        "t.yaml:6:46: error: logic.T.cost.defects_per_cm2: expected a defect density in [0, 100] "
+        "per cm^2, got \"200\"");
+  CHECK(techlib_error(node + "    cost: {wafer_usd: 0, defects_per_cm2: 0.1}\n") ==
+        "t.yaml:6:23: error: logic.T.cost.wafer_usd: expected a positive number, got \"0\"");
+  CHECK(techlib_error(node + "    cost: {wafer_usd: 9346, defects_per_cm2: 0.1, clustering: 0}\n") ==
+        "t.yaml:6:63: error: logic.T.cost.clustering: expected a positive number, got \"0\"");
+  const std::string link =
+      "network:\n  L:\n    energy: 6 pJ/bit\n    area_per_lane: 0.2 mm^2\n    lanes_per_mm: 20 /mm\n"
+      "    nominal_lane_rate: 50 Gb/s\n    max_lane_rate: 50 Gb/s\n    latency: 2 us\n"
+      "    vf: {nominal_voltage: 1.2 V, threshold_voltage: 0.35 V, minimum_voltage: 0.85 V, "
+      "maximum_voltage: 1.3 V}\n";
+  CHECK(techlib_error(link + "    static_share: 1.5\n") ==
+        "t.yaml:10:19: error: network.L.static_share: expected a fraction in [0, 1], got \"1.5\"");
+}
