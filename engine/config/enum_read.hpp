@@ -22,8 +22,11 @@ template <class E>
       fallback ? n.optional<std::string>(key) : std::optional(n.require<std::string>(key));
   if (!text) return *fallback;
   if (auto e = parse(*text)) return *e;
-  throw n.error_at(key, "expected one of " + join_alternatives(valid()) + ", got \"" + *text +
-                            "\"" + did_you_mean(*text, valid()));
+  n.report(n.error_at(key, "expected one of " + join_alternatives(valid()) + ", got \"" + *text +
+                               "\"" + did_you_mean(*text, valid())));
+  const std::optional<E> stand_in = parse(valid().front());  // collecting: go on with it
+  PF_ASSERT(stand_in.has_value());
+  return *stand_in;
 }
 
 }  // namespace pathfinder

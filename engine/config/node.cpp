@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -24,6 +25,11 @@ struct ConfigNode::Impl {
   // with_overrides re-parses the text, since YAML::Clone drops the marks errors point at.
   std::shared_ptr<const std::string> text;
   std::vector<ConfigOverride> overrides;
+};
+
+struct ConfigNode::Sink {
+  std::vector<Diagnostic> problems;
+  std::set<std::string> key_paths;  // reported ones: the first problem at a key is kept
 };
 
 namespace {
@@ -106,12 +112,39 @@ void check_document(const YAML::Node& n, DocumentWalk& w, const std::string& pat
 }  // namespace
 
 ConfigNode::ConfigNode(std::shared_ptr<const Impl> impl, std::shared_ptr<const std::string> file,
-                       std::string path, std::shared_ptr<const Origins> origins)
+                       std::string path, std::shared_ptr<const Origins> origins,
+                       std::shared_ptr<Sink> sink, bool stand_in)
     : impl_(std::move(impl)),
       file_(std::move(file)),
       path_(std::move(path)),
       origins_(std::move(origins)),
-      read_(std::make_shared<std::set<std::string>>()) {}
+      read_(std::make_shared<std::set<std::string>>()),
+      sink_(std::move(sink)),
+      stand_in_(stand_in) {}
+
+ConfigNode ConfigNode::stand_in(std::string path) const {
+  return ConfigNode(std::make_shared<Impl>(Impl{YAML::Node(YAML::NodeType::Map)}), file_,
+                    std::move(path), origins_, sink_, /*stand_in=*/true);
+}
+
+ConfigNode ConfigNode::collecting() const {
+  return ConfigNode(impl_, file_, path_, origins_, std::make_shared<Sink>(), stand_in_);
+}
+
+std::vector<Diagnostic> ConfigNode::problems() const {
+  return sink_ ? sink_->problems : std::vector<Diagnostic>{};
+}
+
+void ConfigNode::report(const ConfigError& e) const {
+  if (!sink_) throw e;
+  for (const Diagnostic& d : e.diagnostics()) {
+    const bool seen = d.loc.key_path.empty()
+                          ? std::any_of(sink_->problems.begin(), sink_->problems.end(),
+                                        [&](const Diagnostic& p) { return p.str() == d.str(); })
+                          : !sink_->key_paths.insert(d.loc.key_path).second;
+    if (!seen) sink_->problems.push_back(d);
+  }
+}
 
 SourceLoc ConfigNode::located(int mark_line, int mark_column, const std::string& path) const {
   if (origins_) {
@@ -254,51 +287,68 @@ std::string ConfigNode::quoted(std::string_view key) const {
   return c.IsDefined() ? kind_of(c) : "nothing";
 }
 
+void ConfigNode::report_missing(std::string_view key, const std::string& hint) const {
+  const YAML::Node& n = impl_->node;
+  if (n.IsMap()) {
+    for (const auto& kv : n) {
+      const std::string k = kv.first.as<std::string>();
+      if (read_->count(k) != 0 || closest_match(k, {std::string(key)}).empty()) continue;
+      report(ConfigError(Diagnostic{
+          located(kv.first.Mark().line, kv.first.Mark().column, child_path(k)),
+          "unknown key" + did_you_mean(k, {std::string(key)})}));
+      return;
+    }
+  }
+  SourceLoc l = loc();
+  l.key_path = child_path(key);
+  report(ConfigError(Diagnostic{l, "missing required key " + hint}));
+}
+
 std::optional<ConfigNode> ConfigNode::child_for_value(std::string_view key, bool required,
                                                       const std::string& expected) const {
   read_->insert(std::string(key));
+  if (stand_in_) return required ? std::optional(stand_in(child_path(key))) : std::nullopt;
   const YAML::Node& n = impl_->node;
   // Copy-construct: assigning to a YAML::Node writes through it (yaml-cpp reference semantics).
   const YAML::Node c = n.IsMap() ? n[std::string(key)] : YAML::Node(YAML::NodeType::Undefined);
   if (!c.IsDefined() || c.IsNull()) {
     if (!required) return std::nullopt;
-    // A misspelling of the missing key is the problem to report, at its own line.
-    if (n.IsMap()) {
-      for (const auto& kv : n) {
-        const std::string k = kv.first.as<std::string>();
-        if (read_->count(k) != 0 || closest_match(k, {std::string(key)}).empty()) continue;
-        throw ConfigError(Diagnostic{
-            located(kv.first.Mark().line, kv.first.Mark().column, child_path(k)),
-            "unknown key" + did_you_mean(k, {std::string(key)})});
-      }
-    }
-    SourceLoc l = loc();
-    l.key_path = child_path(key);
-    throw ConfigError(Diagnostic{l, "missing required key (expected " + expected + ")"});
+    report_missing(key, "(expected " + expected + ")");
+    return stand_in(child_path(key));
   }
-  return ConfigNode(std::make_shared<Impl>(Impl{c}), file_, child_path(key), origins_);
+  return ConfigNode(std::make_shared<Impl>(Impl{c}), file_, child_path(key), origins_, sink_);
 }
 
 ConfigNode ConfigNode::child(std::string_view key) const {
   auto c = child_for_value(key, true, "a map");
-  if (!c->is_map()) throw c->error("expected a map, got " + kind_of(c->impl_->node));
+  if (!c->is_map()) {
+    report(c->error("expected a map, got " + kind_of(c->impl_->node)));
+    return stand_in(c->path_);
+  }
   return *c;
 }
 
 std::optional<ConfigNode> ConfigNode::optional_child(std::string_view key) const {
   auto c = child_for_value(key, false, "a map");
-  if (c && !c->is_map()) throw c->error("expected a map, got " + kind_of(c->impl_->node));
+  if (c && !c->is_map()) {
+    report(c->error("expected a map, got " + kind_of(c->impl_->node)));
+    return stand_in(c->path_);
+  }
   return c;
 }
 
 std::vector<ConfigNode> ConfigNode::items(std::string_view key) const {
   auto c = child_for_value(key, true, "a list");
-  if (!c->is_sequence()) throw c->error("expected a list, got " + kind_of(c->impl_->node));
+  if (c->stand_in_) return {};
+  if (!c->is_sequence()) {
+    report(c->error("expected a list, got " + kind_of(c->impl_->node)));
+    return {};
+  }
   std::vector<ConfigNode> out;
   std::size_t i = 0;
   for (const auto& e : c->impl_->node) {
     out.push_back(ConfigNode(std::make_shared<Impl>(Impl{e}), file_,
-                             c->path_ + "[" + std::to_string(i++) + "]", origins_));
+                             c->path_ + "[" + std::to_string(i++) + "]", origins_, sink_));
   }
   return out;
 }
@@ -313,12 +363,15 @@ std::vector<ConfigNode> ConfigNode::optional_items(std::string_view key) const {
 
 std::vector<std::pair<std::string, ConfigNode>> ConfigNode::entries() const {
   std::vector<std::pair<std::string, ConfigNode>> out;
-  if (!impl_->node.IsMap()) throw error("expected a map, got " + kind_of(impl_->node));
+  if (!impl_->node.IsMap()) {
+    report(error("expected a map, got " + kind_of(impl_->node)));
+    return out;
+  }
   for (const auto& kv : impl_->node) {
     const std::string k = kv.first.as<std::string>();
     read_->insert(k);
     out.emplace_back(k, ConfigNode(std::make_shared<Impl>(Impl{kv.second}), file_, child_path(k),
-                                   origins_));
+                                   origins_, sink_));
   }
   return out;
 }
@@ -329,15 +382,19 @@ void ConfigNode::finish() const {
   for (const auto& kv : impl_->node) {
     const std::string k = kv.first.as<std::string>();
     if (read_->count(k) != 0) continue;
-    throw ConfigError(Diagnostic{located(kv.first.Mark().line, kv.first.Mark().column,
-                                         child_path(k)),
-                                 "unknown key" + did_you_mean(k, known)});
+    report(ConfigError(Diagnostic{located(kv.first.Mark().line, kv.first.Mark().column,
+                                          child_path(k)),
+                                  "unknown key" + did_you_mean(k, known)}));
   }
 }
 
 double ConfigNode::as_quantity(const DimVec& dim) const {
   const std::string expected = describe_dimension(dim);
-  if (!impl_->node.IsScalar()) throw error("expected " + expected + ", got " + kind_of(impl_->node));
+  if (stand_in_) return 1.0;
+  if (!impl_->node.IsScalar()) {
+    report(error("expected " + expected + ", got " + kind_of(impl_->node)));
+    return 1.0;
+  }
   std::string why;
   const std::string text = impl_->node.Scalar();
   auto p = parse_quantity(text, &why);
@@ -346,49 +403,67 @@ double ConfigNode::as_quantity(const DimVec& dim) const {
     if (!p && why == "no unit") msg += " (a bare number needs a unit)";
     else if (!p) msg += " (" + why + ")";
     else msg += " (" + dimension_noun(p->dim) + ")";
-    throw error(msg);
+    report(error(msg));
+    return 1.0;
   }
   // The same physical-size bound as parse_typed_quantity (quantity.hpp).
   const double a = std::abs(p->si);
   if (a != 0.0 && (a > kMaxQuantity || a < kMinQuantity)) {
-    throw error("expected " + expected + " of a physical size (between 1e-24 and 1e24 " +
-                si_unit_string(dim) + "), got \"" + text + "\"");
+    report(error("expected " + expected + " of a physical size (between 1e-24 and 1e24 " +
+                 si_unit_string(dim) + "), got \"" + text + "\""));
+    return 1.0;
   }
   return p->si;
 }
 
 double ConfigNode::as_double() const {
-  if (!impl_->node.IsScalar()) throw error("expected a number, got " + kind_of(impl_->node));
+  if (stand_in_) return 1.0;
+  if (!impl_->node.IsScalar()) {
+    report(error("expected a number, got " + kind_of(impl_->node)));
+    return 1.0;
+  }
   const std::string text = impl_->node.Scalar();
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v)) {
-    throw error("expected a number, got \"" + text + "\"");
+    report(error("expected a number, got \"" + text + "\""));
+    return 1.0;
   }
   return v;
 }
 
 long long ConfigNode::as_integer() const {
-  if (!impl_->node.IsScalar()) throw error("expected a whole number, got " + kind_of(impl_->node));
+  if (stand_in_) return 1;
+  if (!impl_->node.IsScalar()) {
+    report(error("expected a whole number, got " + kind_of(impl_->node)));
+    return 1;
+  }
   const std::string text = impl_->node.Scalar();
   char* end = nullptr;
   errno = 0;
   const long long v = std::strtoll(text.c_str(), &end, 10);
   if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE) {
-    throw error("expected a whole number, got \"" + text + "\"");
+    report(error("expected a whole number, got \"" + text + "\""));
+    return 1;
   }
   return v;
 }
 
 bool ConfigNode::as_bool() const {
+  if (stand_in_) return false;
   const std::string text = impl_->node.IsScalar() ? impl_->node.Scalar() : "";
   if (text == "true") return true;
   if (text == "false") return false;
-  throw error("expected true or false, got " + kind_of(impl_->node));
+  report(error("expected true or false, got " + kind_of(impl_->node)));
+  return false;
 }
 
 std::string ConfigNode::as_string() const {
-  if (!impl_->node.IsScalar()) throw error("expected a string, got " + kind_of(impl_->node));
+  if (stand_in_) return {};
+  if (!impl_->node.IsScalar()) {
+    report(error("expected a string, got " + kind_of(impl_->node)));
+    return {};
+  }
   return impl_->node.Scalar();
 }
 
@@ -431,11 +506,11 @@ std::string escape_for_message(std::string_view s) {
 }
 
 void check_single_line(const ConfigNode& n, const std::string& text) {
-  if (has_control(text)) throw n.error(control_message(text));
+  if (has_control(text)) n.report(n.error(control_message(text)));
 }
 
 void check_single_line(const ConfigNode& map, std::string_view key, const std::string& text) {
-  if (has_control(text)) throw map.error_at(key, control_message(text));
+  if (has_control(text)) map.report(map.error_at(key, control_message(text)));
 }
 
 }  // namespace pathfinder

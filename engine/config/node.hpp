@@ -112,9 +112,11 @@ class ConfigNode {
       if (v < static_cast<long long>(std::numeric_limits<T>::min()) ||
           (v > 0 && static_cast<unsigned long long>(v) >
                        static_cast<unsigned long long>(std::numeric_limits<T>::max()))) {
-        throw error("expected a whole number in [" + std::to_string(std::numeric_limits<T>::min()) +
-                    ", " + std::to_string(std::numeric_limits<T>::max()) + "], got \"" +
-                    scalar_text() + "\"");
+        report(error("expected a whole number in [" +
+                     std::to_string(std::numeric_limits<T>::min()) + ", " +
+                     std::to_string(std::numeric_limits<T>::max()) + "], got \"" +
+                     scalar_text() + "\""));
+        return T(1);
       }
       return static_cast<T>(v);
     } else {
@@ -134,6 +136,22 @@ class ConfigNode {
   // Rejects every key of this map that was never read.
   void finish() const;
 
+  // Reading every problem of a file (`pathfinder validate`), not only the first: a copy of this
+  // tree that records each per-key problem (a missing or unknown key, a value of the wrong kind,
+  // unit or sign) and goes on with a stand-in value (1 for numbers and quantities, an empty
+  // string, false, an empty map or list), so one pass over a reader finds them all. Only the
+  // first problem at each key path is kept: a stand-in never reports again at its own key.
+  // Readers' semantic checks still throw; callers add that error with report() and stop.
+  [[nodiscard]] ConfigNode collecting() const;
+  // The problems recorded so far in this tree, in the order found (empty unless collecting()).
+  [[nodiscard]] std::vector<Diagnostic> problems() const;
+  // Throws e, or records its diagnostics when this tree is collecting.
+  void report(const ConfigError& e) const;
+  // Reports a required key as missing: a misspelling of it (an unread key of this map a small
+  // edit away) as that key's unknown-key problem at its own line, else "missing required key
+  // <hint>" at this map.
+  void report_missing(std::string_view key, const std::string& hint) const;
+
   [[nodiscard]] ConfigError error(std::string message) const;
   [[nodiscard]] ConfigError error_at(std::string_view key, std::string message) const;
   [[nodiscard]] SourceLoc loc() const;
@@ -148,8 +166,12 @@ class ConfigNode {
 
  private:
   using Origins = std::map<std::string, SourceLoc, std::less<>>;  // key path -> where it was set
+  struct Sink;  // the problems of a collecting tree
   ConfigNode(std::shared_ptr<const Impl> impl, std::shared_ptr<const std::string> file,
-             std::string path, std::shared_ptr<const Origins> origins = nullptr);
+             std::string path, std::shared_ptr<const Origins> origins = nullptr,
+             std::shared_ptr<Sink> sink = nullptr, bool stand_in = false);
+  // An empty stand-in for a value whose problem was just recorded.
+  [[nodiscard]] ConfigNode stand_in(std::string path) const;
   // Where the node at `path` came from: the option that overrode it, else the file at the
   // yaml-cpp mark (0-based line and column; -1 for a node without one).
   [[nodiscard]] SourceLoc located(int mark_line, int mark_column, const std::string& path) const;
@@ -193,10 +215,19 @@ class ConfigNode {
     const T v = c.template as<T>();
     const double x = value_of(v);
     if (!(zero_ok ? x >= 0.0 : x > 0.0)) {
-      throw c.error(std::string("expected a ") + (zero_ok ? "non-negative " : "positive ") +
-                    noun<T>() + ", got \"" + c.scalar_text() + "\"");
+      c.report(c.error(std::string("expected a ") + (zero_ok ? "non-negative " : "positive ") +
+                       noun<T>() + ", got \"" + c.scalar_text() + "\""));
+      return one<T>();  // collecting: a stand-in that passes the check
     }
     return v;
+  }
+  template <class T>
+  static T one() {
+    if constexpr (is_quantity<T>::value) {
+      return T::from_si(1.0);
+    } else {
+      return T(1);
+    }
   }
   template <class T>
   static double value_of(const T& v) {
@@ -212,6 +243,8 @@ class ConfigNode {
   std::string path_;
   std::shared_ptr<const Origins> origins_;  // null unless with_overrides made this tree
   std::shared_ptr<std::set<std::string>> read_;
+  std::shared_ptr<Sink> sink_;  // null unless collecting()
+  bool stand_in_ = false;       // reads give stand-in values silently
 };
 
 // Text that names or describes something (a name, a title, a label) ends up in one-line

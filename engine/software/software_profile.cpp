@@ -1,5 +1,6 @@
 #include "engine/software/software_profile.hpp"
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "engine/config/node.hpp"
@@ -19,16 +20,17 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
   host.finish();
   if (auto o = root.optional_child("overlap")) {
     s.overlap_data_parallel = o->get_or<bool>("data_parallel", false);
-    s.tensor_comm_chunked = o->get_or<std::string>("tensor_parallel", "") == "chunked";
+    // A fraction in [0, 1] or the word chunked: read as text, so one message names both forms.
+    const std::string tp = o->get_or<std::string>("tensor_parallel", "0");
+    s.tensor_comm_chunked = tp == "chunked";
     if (!s.tensor_comm_chunked) {
-      try {
-        s.tensor_comm_overlap = o->get_or<double>("tensor_parallel", 0.0);
-      } catch (const ConfigError&) {  // not a number: the message below names both forms
-        s.tensor_comm_overlap = -1.0;
-      }
+      char* end = nullptr;
+      const double v = std::strtod(tp.c_str(), &end);
+      s.tensor_comm_overlap = !tp.empty() && end == tp.c_str() + tp.size() ? v : -1.0;
       if (!(s.tensor_comm_overlap >= 0.0 && s.tensor_comm_overlap <= 1.0)) {
-        throw o->error_at("tensor_parallel", "expected a fraction in [0, 1] or chunked, got " +
-                                                 o->quoted("tensor_parallel"));
+        o->report(o->error_at("tensor_parallel", "expected a fraction in [0, 1] or chunked, got " +
+                                                     o->quoted("tensor_parallel")));
+        s.tensor_comm_overlap = 0.0;
       }
     }
     s.overlap_sp_regather = o->get_or<bool>("sequence_parallel_regather", false);

@@ -224,13 +224,14 @@ PlotSpec read_plot(const StudySpec& s, const ConfigNode& n) {
   const std::string kind = n.require<std::string>("plot");
   if (kind == "line") p.kind = PlotKind::kLine;
   else if (kind == "bars") p.kind = PlotKind::kBars;
-  else throw n.error_at("plot", "unknown plot \"" + kind + "\" (expected line or bars)" + did_you_mean(kind, {"line", "bars"}));
+  else n.report(n.error_at("plot", "unknown plot \"" + kind + "\" (expected line or bars)" +
+                                       did_you_mean(kind, {"line", "bars"})));
   p.x = plot_axis(s, n, "x").name();
   p.y = n.require<std::string>("y");
   const std::vector<std::string>& ys = numeric_result_columns();
   if (std::find(ys.begin(), ys.end(), p.y) == ys.end()) {
-    throw n.error_at("y", "\"" + p.y + "\" is not a numeric result column (expected " +
-                              join_alternatives(ys) + ")" + did_you_mean(p.y, ys));
+    n.report(n.error_at("y", "\"" + p.y + "\" is not a numeric result column (expected " +
+                                 join_alternatives(ys) + ")" + did_you_mean(p.y, ys)));
   }
   if (n.has("series")) p.series = plot_axis(s, n, "series").name();
   else (void)n.optional<std::string>("series");
@@ -333,7 +334,7 @@ bool check_keyed_setting(const StudySpec& s, const ConfigNode& root, const Point
   while (k < points.axes.size() && points.axes[k].kind != kind) ++k;
   if (k == points.axes.size()) {  // not set by points
     if (!swept && !key && required) {
-      throw root.error_at(name, "missing required key (or give a " + name + " axis)");
+      root.report_missing(name, "(or give a " + name + " axis)");
     }
     return key;
   }

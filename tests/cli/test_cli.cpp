@@ -222,6 +222,55 @@ TEST_CASE("validate prints every problem of a bad template and exits 2", "[cli][
   CHECK(errs[1].rfind(two + ":16:31: error: network.inter_package.technology: unknown", 0) == 0);
 }
 
+TEST_CASE("validate lists every problem of a workload, study, search, strategy, profile, techlib",
+          "[cli][config-error]") {
+  // One collecting pass per file (ConfigNode::collecting): every missing, unknown or ill-typed
+  // key, in file order, each once; the files' comments say which problems they hold.
+  const auto problems = [](const std::string& f) {
+    const Run r = run("validate " + f);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    return lines(r.err);
+  };
+  const std::string w = "tests/data/validate/workload_five_problems.yaml";
+  CHECK(problems(w) == std::vector<std::string>{
+      w + ":6:9: error: layers: expected a positive number, got \"-3\"",
+      w + ":8:8: error: heads: expected a whole number, got \"abc\"",
+      w + ":9:1: error: fnn: unknown key; did you mean \"ffn\"?",
+      w + ":13:15: error: global_batch: expected a whole number, got a list",
+      w + ":14:12: error: precision: expected one of fp32, fp16, bf16 or fp8, got \"fp17\"; "
+          "did you mean \"fp16\"?"});
+  const std::string st = "tests/data/validate/study_three_problems.yaml";
+  CHECK(problems(st) == std::vector<std::string>{
+      st + ":7:1: error: devcies: unknown key; did you mean \"devices\"?",
+      st + ":12:15: error: check_memory: expected true or false, got \"maybe\"",
+      st + ":14:12: error: outputs[0].plot: unknown plot \"pie\" (expected line or bars); did "
+           "you mean \"line\"?"});
+  const std::string se = "tests/data/validate/search_two_problems.yaml";
+  CHECK(problems(se) == std::vector<std::string>{
+      se + ":5:10: error: devices: expected a positive number, got \"-8\"",
+      se + ":7:39: error: search.stesp: unknown key; did you mean \"steps\"?"});
+  const std::string sg = "tests/data/validate/strategy_three_problems.yaml";
+  CHECK(problems(sg) == std::vector<std::string>{
+      sg + ":2:5: error: tp: expected a whole number, got \"two\"",
+      sg + ":5:11: error: schedule: expected one of gpipe, 1f1b or interleaved, got \"1fb1\"; "
+           "did you mean \"1f1b\"?",
+      sg + ":6:1: error: recompte: unknown key; did you mean \"recompute\"?"});
+  const std::string sw = "tests/data/validate/software_three_problems.yaml";
+  CHECK(problems(sw) == std::vector<std::string>{
+      sw + ":3:1: error: name: missing required key (expected a string)",
+      sw + ":3:18: error: host.dispatch: expected a time such as \"1.5 us\", got \"12\" (a bare "
+           "number needs a unit)",
+      sw + ":4:49: error: overlap.tensor_parallel: expected a fraction in [0, 1] or chunked, got "
+           "\"1.5\""});
+  const std::string t = "tests/data/validate/techlib_three_problems.yaml";
+  CHECK(problems(t) == std::vector<std::string>{
+      t + ":6:13: error: memory.TestMem.layers: expected a whole number, got \"eight\"",
+      t + ":14:23: error: memory.TestMem.nominal_pin_rate: expected a bandwidth such as "
+          "\"900 GB/s\", got \"3.2 GHz\" (a frequency)",
+      t + ":16:5: error: memory.TestMem.latncy: unknown key; did you mean \"latency\"?"});
+}
+
 TEST_CASE("validate reports parse errors of templates and techlib files", "[cli][config-error]") {
   const Run t = run("validate --techlib techlib tests/data/templates/wrong_unit.yaml");
   CHECK(t.code == 2);

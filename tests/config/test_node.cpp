@@ -151,6 +151,45 @@ TEST_CASE("a misspelt key is reported at its own line, not as the key it was mea
         "t.yaml:3:3: error: core.dataflow: missing required key (expected a whole number)");
 }
 
+TEST_CASE("a collecting read records every problem once, goes on with stand-ins",
+          "[config][config-error]") {
+  const std::string text =
+      "name: x\n"                       // 1
+      "layers: -3\n"                    // 2: wrong sign
+      "heads: abc\n"                    // 3: not a whole number
+      "power: 12 m\n"                   // 4: a length, not a power
+      "fnn: 4\n"                        // 5: misspelt ffn
+      "core: [1, 2]\n"                  // 6: a list, not a map
+      "extra: 1\n";                     // 7: unknown
+  const ConfigNode root = ConfigNode::load_string(text, "w.yaml").collecting();
+  CHECK(root.require<std::string>("name") == "x");
+  // Each bad value reads as the stand-in 1 (so positive checks pass downstream).
+  CHECK(root.require_positive<int>("layers") == 1);
+  CHECK(root.require<int>("heads") == 1);
+  CHECK(root.require<Power>("power").si() == 1.0);
+  CHECK(root.require<int>("ffn") == 1);  // missing: its misspelling is the problem
+  const ConfigNode core = root.child("core");
+  CHECK(core.require<double>("share") == 1.0);  // inside a stand-in map: no second problem
+  CHECK_FALSE(core.has("share"));
+  CHECK(core.items("levels").empty());
+  core.finish();
+  root.report(root.error_at("heads", "a second problem at heads is not listed"));
+  root.finish();
+  std::vector<std::string> got;
+  for (const Diagnostic& d : root.problems()) got.push_back(d.str());
+  CHECK(got == std::vector<std::string>{
+      "w.yaml:2:9: error: layers: expected a positive number, got \"-3\"",
+      "w.yaml:3:8: error: heads: expected a whole number, got \"abc\"",
+      "w.yaml:4:8: error: power: expected a power such as \"300 W\", got \"12 m\" (a length)",
+      "w.yaml:5:1: error: fnn: unknown key; did you mean \"ffn\"?",
+      "w.yaml:6:7: error: core: expected a map, got a list",
+      "w.yaml:7:1: error: extra: unknown key"});
+  // The same reads on the tree as loaded throw at the first problem, as every loader expects.
+  const ConfigNode plain = ConfigNode::load_string(text, "w.yaml");
+  CHECK(error_of([&] { (void)plain.require_positive<int>("layers"); }) == got[0]);
+  CHECK(plain.problems().empty());
+}
+
 TEST_CASE("missing required keys point at the parent map", "[config][config-error]") {
   const ConfigNode cfg = ConfigNode::load_file(kErrors);
   CHECK(error_of([&] { (void)cfg.require<std::string>("name"); }) ==

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <optional>
 #include <string>
 
 #include "engine/arch/generator.hpp"
@@ -28,6 +29,7 @@ const std::string kSource = PATHFINDER_SOURCE_DIR;
 ConfigNode parse(std::string_view input, const char* folder) {
   return ConfigNode::load_string(std::string(input), kSource + "/" + folder + "/fuzz-input.yaml");
 }
+
 
 const TechLibrary& shipped_lib() {
   static const TechLibrary lib = load_tech_library_dir(kSource + "/techlib");
@@ -89,7 +91,41 @@ TrainingResult evaluate(const Machine& m, const WorkloadSpec& w, const Strategy&
   return evaluate_training(m.spec, m.arch, w, s, o);
 }
 
+void check_error(const ConfigError& e);
+
+// The collecting read of `pathfinder validate` (ConfigNode::collecting) on the same input: it
+// never crashes, every problem it lists is one located line, and it agrees with the throwing
+// read the library uses: no problem when that read succeeds, else the same first problem.
+template <class Read>
+void check_collecting(std::string_view in, const char* folder, Read read) {
+  const ConfigNode text = parse(in, folder);  // malformed YAML: the caller's ConfigError
+  std::optional<Diagnostic> first;
+  try {
+    read(text);
+  } catch (const ConfigError& e) {
+    check_error(e);
+    first = e.diagnostics().front();
+  }
+  const ConfigNode root = text.collecting();
+  try {
+    read(root);
+  } catch (const ConfigError& e) {
+    root.report(e);
+  }
+  const std::vector<Diagnostic> found = root.problems();
+  if (!found.empty()) check_error(ConfigError(found));
+  if (first.has_value() != !found.empty()) {
+    require(false, first ? "the collecting read missed: " + first->str()
+                         : "the collecting read alone found: " + found.front().str());
+  }
+  if (first) {
+    require(found.front().str() == first->str(),
+            "the collecting read's first problem " + found.front().str() + " is not " + first->str());
+  }
+}
+
 void workload(std::string_view in) {
+  check_collecting(in, "studies/workloads", [](const ConfigNode& r) { (void)read_workload_file(r); });
   const WorkloadFile f = read_workload_file(parse(in, "studies/workloads"));
   check_training(evaluate(a100(), f.spec, trivial_strategy(f.spec)));
   Strategy s = parse_strategy("tp2-pp2-dp2-mb1-1f1b");  // a distributed evaluation too
@@ -106,6 +142,7 @@ void hf_config(std::string_view in) {
 }
 
 void arch_template(std::string_view in) {
+  check_collecting(in, "templates", [](const ConfigNode& r) { (void)read_template(r); });
   const ArchTemplate t = read_template(parse(in, "templates"));
   const ArchSpec spec = bind_template(shipped_lib(), t);
   const MicroArch a = generate_micro_arch(spec, ResourceSplit::from_template(t));
@@ -114,6 +151,10 @@ void arch_template(std::string_view in) {
 }
 
 void techlib(std::string_view in) {
+  check_collecting(in, "techlib", [](const ConfigNode& r) {
+    TechLibrary l;
+    load_tech_file_into(r, l);
+  });
   TechLibrary file;
   load_tech_file_into(parse(in, "techlib"), file);
   // The shipped library with this file's technologies in place of those of the same name.
@@ -135,6 +176,10 @@ void techlib(std::string_view in) {
 
 void strategy(std::string_view in) {
   const bool yaml = in.find(':') != std::string_view::npos;
+  if (yaml) {
+    check_collecting(in, "tests/data/strategies",
+                     [](const ConfigNode& r) { (void)read_partial_strategy(r); });
+  }
   const PartialStrategy p = yaml ? read_partial_strategy(parse(in, "tests/data/strategies"))
                                  : parse_partial_strategy(in);
   const Strategy s = complete_strategy(p, gpt_small(), 0, strategy_source());
@@ -168,6 +213,7 @@ void overrides(std::string_view in) {
 }
 
 void software(std::string_view in) {
+  check_collecting(in, "templates/software", [](const ConfigNode& r) { (void)read_software_profile(r); });
   const SoftwareProfile sw = read_software_profile(parse(in, "templates/software"));
   const ArchSpec spec = bind_template(
       shipped_lib(), with_software(load_template(kSource + "/templates/a100.yaml"), sw));
@@ -179,6 +225,7 @@ void software(std::string_view in) {
 }
 
 void study(std::string_view in) {
+  check_collecting(in, "studies", [](const ConfigNode& r) { (void)read_study(r); });
   const StudySpec s = read_study(parse(in, "studies"));
   const StudyContext c = load_study_context(s, kSource + "/techlib");
   if (s.point_count() > 4096) return;  // enumerated lazily by the runner; not per input here
@@ -194,6 +241,7 @@ void study(std::string_view in) {
 }
 
 void search(std::string_view in) {
+  check_collecting(in, "studies", [](const ConfigNode& r) { (void)read_search_study(r); });
   const SearchStudy s = read_search_study(parse(in, "studies"));
   // Everything the search command reads and checks before it searches (the search itself is
   // PGD over the same evaluations the other targets cover).
