@@ -37,9 +37,16 @@ void add_arch_command(CLI::App& app, int& exit_code) {
     const LoadedTemplate in = load_template_for(opt->template_path, opt->machine);
     const MicroArch a = generate_micro_arch(in.lib, in.tmpl);
     std::string out;
-    if (opt->format == "json") out = to_json(a).dump(2) + "\n";
-    else if (opt->format == "yaml") out = to_yaml(to_json(a));
-    else out = format_table(a);
+    if (opt->format == "table") {
+      out = format_table(a);
+    } else {  // self-describing: what was generated, by which version
+      nlohmann::ordered_json j = to_json(a);
+      j["inputs"] = {{"template", in.tmpl.name},
+                     {"template_file", opt->template_path},
+                     {"logic", in.tmpl.logic},
+                     {"pathfinder", PATHFINDER_VERSION}};
+      out = opt->format == "json" ? j.dump(2) + "\n" : to_yaml(j);
+    }
     std::fputs(out.c_str(), stdout);
     exit_code = 0;
   });

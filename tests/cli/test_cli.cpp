@@ -96,6 +96,10 @@ TEST_CASE("arch --format json reports the A100 peak", "[cli]") {
   CHECK(j.at("name") == "A100-SXM4-80GB");
   CHECK(j.at("logic") == "N7");
   CHECK(j.at("feasible") == true);
+  // Self-describing, as every command's JSON: what was generated and by which version.
+  CHECK(j.at("inputs").at("template_file") == "templates/a100.yaml");
+  CHECK(j.at("inputs").at("pathfinder").get<std::string>().rfind("0.12.0", 0) == 0);
+  CHECK(j.at("inputs").at("pathfinder") == first_line(run("--version").out).substr(11));
   // 108 SMs x 4 tensor cores x 512 FLOP/cycle x 1.41 GHz = 311.87 TFLOP/s
   CHECK(j.at("core").at("peak_tflops").get<double>() == Approx(311.9).margin(0.5));
   CHECK(j.at("core").at("bundles").get<int>() == 108);
