@@ -21,6 +21,8 @@
 #include "engine/cli/commands.hpp"
 #include "engine/cli/load.hpp"
 #include "engine/config/node.hpp"
+#include "engine/core/file_io.hpp"
+#include "engine/core/format.hpp"
 #include "engine/core/text.hpp"
 #include "engine/parallel/strategy_check.hpp"
 #include "engine/explore/design_evaluator.hpp"
@@ -32,6 +34,7 @@
 #include "engine/perf/kernel_timer.hpp"
 #include "engine/perf/perf_machine.hpp"
 #include "engine/perf/perf_report.hpp"
+#include "engine/train/chrome_trace.hpp"
 #include "engine/train/training_model.hpp"
 #include "engine/train/training_report.hpp"
 
@@ -123,7 +126,7 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
     bool all_kernels = false, isolated = false;
     int devices = 0;
     int top = 5;
-    std::string strategy;
+    std::string strategy, trace;
     std::vector<std::string> sets;
     std::string micro_batch, global_batch, sequence;
     TrainingOptions training;
@@ -185,6 +188,11 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
                     "file (grammar below)");
     cmd->add_option("--top", opt->top,
                     "With --strategy search: how many ranked strategies to print");
+    cmd->add_option("--trace", opt->trace,
+                    "Also write the iteration's timeline to this file as Chrome/Perfetto "
+                    "trace-event JSON (chrome://tracing, ui.perfetto.dev): per pipeline stage, "
+                    "every micro-batch's passes, the sends, the gradient reduction, the step, "
+                    "the host (GPT-family workloads)");
     cmd->add_flag("--isolated", opt->isolated,
                   "GEMM workloads: time one call as a per-call benchmark does (host dispatch + "
                   "launch latency + device + synchronize, burst clocks) instead of an iteration");
@@ -280,6 +288,11 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
                                    "search ranks every strategy for --devices N devices; give "
                                    "--devices"});
     }
+    if (!opt->trace.empty() && (search || opt->isolated)) {
+      throw ConfigError(Diagnostic{command_line("--trace"),
+                                   "traces one evaluated iteration; leave out " +
+                                       std::string(search ? "--strategy search" : "--isolated")});
+    }
     if (search && opt->isolated) {
       throw ConfigError(Diagnostic{command_line("--isolated"),
                                    "times one call on one device; leave out --strategy search"});
@@ -334,7 +347,49 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
         if (pareto) out += "\n" + format_pareto(ranked, front, *pareto);
       }
     } else {
-      const TrainingResult r = evaluate_training(spec, arch, w.spec, strategy, training);
+      TrainingResult r;
+      if (opt->trace.empty()) {
+        r = evaluate_training(spec, arch, w.spec, strategy, training);
+      } else {
+        TrainingModel model(spec, arch, w.spec, strategy.devices(), training);
+        r = model.evaluate(strategy);
+        // Two passes per micro-batch, chunk and stage, one event each: beyond what trace
+        // viewers open (and hundreds of MB of JSON).
+        constexpr double kMaxTracePasses = 500'000;
+        const double passes = 2.0 * static_cast<double>(r.micro_batches) * strategy.pp *
+                              (strategy.schedule == PipelineSchedule::kInterleaved
+                                   ? strategy.virtual_stages
+                                   : 1);
+        if (r.feasible && passes > kMaxTracePasses) {
+          throw ConfigError(Diagnostic{
+              command_line("--trace"),
+              printf_string("%.0f passes (2 x %lld micro-batches x stages x chunks): more than "
+                            "%.0f, beyond what trace viewers open; trace a smaller global batch "
+                            "(--global-batch)",
+                            passes, static_cast<long long>(r.micro_batches), kMaxTracePasses)});
+        }
+        const std::optional<Timeline> t = model.timeline(strategy, r);
+        if (!t) {
+          throw ConfigError(Diagnostic{command_line("--trace"),
+                                       std::string(std::holds_alternative<GemmSpec>(w.spec)
+                                                       ? "a GEMM workload"
+                                                       : "the LSTM workload") +
+                                           " is timed without a pipeline timeline; traces are "
+                                           "for GPT-family workloads"});
+        }
+        if (!r.feasible) {
+          std::fprintf(stderr, "--trace: no trace written: the design is infeasible\n");
+        } else {
+          write_file_atomically(opt->trace,
+                                chrome_trace(*t, {{"template", in.tmpl.name},
+                                                  {"workload", w.name},
+                                                  {"strategy", to_string(strategy)},
+                                                  {"software", in.software.name},
+                                                  {"pathfinder", PATHFINDER_VERSION}})
+                                        .dump(1) +
+                                    "\n");
+        }
+      }
       if (distribute) {
         out = training_report(r, w, arch, opt->format);
       } else {

@@ -212,8 +212,10 @@ void GptTraining::evaluate(const Strategy& s, TrainingResult& r) {
   r.micro_batches = spec_.global_batch / (static_cast<std::int64_t>(s.dp) * s.micro_batch);
   if (reject_if_out_of_memory(r, options_.check_memory)) return;
   if (s.zero < 3 || s.dp == 1) {
+    timed_ = 0;
     time_iteration(s, 0, r);
   } else {
+    timed_ = 1;
     // ZeRO-3's gathers hide behind the layers' compute where the tensor-parallel all-reduces
     // block it, which the orders' score (time to move the bytes) does not see: the iteration
     // decides between the order least costly for the traffic and the order of stages 0-2
@@ -222,12 +224,23 @@ void GptTraining::evaluate(const Strategy& s, TrainingResult& r) {
     if (placements(s, 2).mapping.order != placements(s, 1).mapping.order) {
       other_ = r;  // copy-assigned into other_'s storage
       time_iteration(s, 2, other_);
-      if (other_.iteration_time < r.iteration_time) std::swap(r, other_);
+      if (other_.iteration_time < r.iteration_time) {
+        std::swap(r, other_);
+        timed_ = 2;
+      }
     }
   }
   r.mfu = r.model_flops / (r.iteration_time * system_.devices * peak_);
   r.tokens_per_second =
       static_cast<double>(spec_.global_batch * spec_.sequence) / r.iteration_time;
+}
+
+Timeline GptTraining::timeline(const Strategy& s, TrainingResult& r) {
+  evaluate(s, r);
+  if (!r.feasible) return {};
+  other_ = r;  // time_iteration reads its micro-batch count
+  time_iteration(s, timed_, other_);  // input_ as the kept result was timed
+  return iteration_timeline(input_, r);
 }
 
 void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {

@@ -26,6 +26,7 @@
 #include "engine/system/mapping.hpp"
 #include "engine/train/iteration.hpp"
 #include "engine/train/stage_times.hpp"
+#include "engine/train/timeline.hpp"
 #include "engine/train/training_result.hpp"
 
 namespace pathfinder {
@@ -90,6 +91,8 @@ class GptTraining {
   // The same into `r`, reusing its storage: no allocation once warm (the memo filled, r's
   // vectors sized).
   void evaluate(const Strategy& s, TrainingResult& r);
+  // `s` evaluated into r, and, when feasible, its iteration as a timeline (timeline.hpp).
+  [[nodiscard]] Timeline timeline(const Strategy& s, TrainingResult& r);
   // One tensor-parallel layer's forward, backward (recomputation included) and update on one
   // device for the strategy's tp, sp, recompute and micro-batch (Korthikanti's Table 4 unit).
   [[nodiscard]] const StageTimes& layer_times(const Strategy& s) {
@@ -139,6 +142,7 @@ class GptTraining {
   double peak_;
   TrainingOptions options_;
   IterationInput input_;       // time_iteration's, reused across evaluations
+  int timed_ = 0;              // the placements id of the last evaluation's result
   IterationScratch scratch_;
   TrainingResult other_;       // ZeRO-3's second placement order, reused
   std::map<std::tuple<int, int, int, int, int, int, int, int, int>, Parts> parts_;

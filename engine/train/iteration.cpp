@@ -27,14 +27,11 @@ double fluid_end(double start, double full, double shared, double until) {
 
 }  // namespace
 
-void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationScratch* scratch) {
-  const int P = in.stages, v = in.chunks_per_stage;
-  IterationScratch own;
-  IterationScratch& s = scratch != nullptr ? *scratch : own;
-  PipelineInput& pi = s.pipeline;
+void fill_pipeline_input(const IterationInput& in, PipelineInput& pi) {
+  const int P = in.stages;
   pi.schedule = in.schedule;
   pi.stages = P;
-  pi.chunks = v;
+  pi.chunks = in.chunks_per_stage;
   pi.micro_batches = in.micro_batches;
   pi.forward.clear();
   pi.backward.clear();
@@ -46,6 +43,14 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
     pi.send_forward.push_back(P > 1 ? in.send : 0.0);
     pi.send_backward.push_back(P > 1 ? in.send : 0.0);
   }
+}
+
+void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationScratch* scratch) {
+  const int P = in.stages, v = in.chunks_per_stage;
+  IterationScratch own;
+  IterationScratch& s = scratch != nullptr ? *scratch : own;
+  PipelineInput& pi = s.pipeline;
+  fill_pipeline_input(in, pi);
   r.stage_forward = pi.forward.front();
   r.stage_backward = pi.backward.front();
   simulate_pipeline(pi, s.simulation, s.result);

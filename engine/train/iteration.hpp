@@ -71,6 +71,10 @@ struct IterationScratch {
   PipelineResult result;
 };
 
+// The pipeline schedule the iteration simulates: its chunks' passes and the sends between
+// stages (out's buffers reused).
+void fill_pipeline_input(const IterationInput& in, PipelineInput& out);
+
 // Fills iteration_time, stages (one breakdown per stage), breakdown (the critical stage's),
 // device_busy, critical_stage, stage_forward/backward. `scratch`: reused buffers, or null.
 void assemble_iteration(const IterationInput& in, TrainingResult& r,

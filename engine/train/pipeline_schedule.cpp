@@ -49,7 +49,8 @@ double at(const std::vector<double>& v, int i) {
 }
 
 // The schedule with `m` micro-batches into r, on the scratch's buffers.
-void simulate(const PipelineInput& in, int m, PipelineScratch& scratch, PipelineResult& r) {
+void simulate(const PipelineInput& in, int m, PipelineScratch& scratch, PipelineResult& r,
+              std::vector<PipelineTask>* record = nullptr) {
   const int P = in.stages, v = in.chunks, C = P * v;
   PF_ASSERT(P >= 1 && v >= 1 && m >= 1);
   PF_ASSERT(in.forward.empty() || static_cast<int>(in.forward.size()) == C);
@@ -110,6 +111,9 @@ void simulate(const PipelineInput& in, int m, PipelineScratch& scratch, Pipeline
           r.last_backward_start[static_cast<std::size_t>(t.chunk)] = start;
         }
         r.makespan = std::max(r.makespan, free[du]);
+        if (record != nullptr) {
+          record->push_back({d, t.chunk, t.micro_batch, t.backward, start, free[du]});
+        }
         ++next[du];
         --remaining;
         progress = true;
@@ -126,6 +130,15 @@ PipelineResult simulate_pipeline_exhaustively(const PipelineInput& in) {
   PipelineResult r;
   simulate(in, in.micro_batches, scratch, r);
   return r;
+}
+
+std::vector<PipelineTask> pipeline_tasks(const PipelineInput& in) {
+  PipelineScratch scratch;
+  PipelineResult r;
+  std::vector<PipelineTask> tasks;
+  tasks.reserve(static_cast<std::size_t>(in.stages) * static_cast<std::size_t>(order_size(in, in.micro_batches)));
+  simulate(in, in.micro_batches, scratch, r, &tasks);
+  return tasks;
 }
 
 void simulate_pipeline(const PipelineInput& in, PipelineScratch& scratch, PipelineResult& out) {

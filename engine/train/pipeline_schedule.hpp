@@ -52,4 +52,16 @@ void simulate_pipeline(const PipelineInput& in, PipelineScratch& scratch, Pipeli
 // steady-state extension is tested against).
 [[nodiscard]] PipelineResult simulate_pipeline_exhaustively(const PipelineInput& in);
 
+// One task of a simulated schedule: a forward or backward pass of one micro-batch through one
+// chunk, on the device the chunk lives on.
+struct PipelineTask {
+  int device = 0;
+  int chunk = 0;
+  int micro_batch = 0;
+  bool backward = false;
+  double start = 0.0, end = 0.0;
+};
+// Every task of the exhaustive simulation, as simulated (each device's in its schedule's order).
+[[nodiscard]] std::vector<PipelineTask> pipeline_tasks(const PipelineInput& in);
+
 }  // namespace pathfinder

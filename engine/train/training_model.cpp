@@ -78,6 +78,15 @@ void TrainingModel::evaluate(const Strategy& s, TrainingResult& r) {
   }
 }
 
+std::optional<Timeline> TrainingModel::timeline(const Strategy& s, TrainingResult& r) {
+  evaluate(s, r);
+  auto* gpt = std::get_if<GptTraining>(&model_);
+  if (gpt == nullptr) return std::nullopt;
+  if (!r.feasible) return Timeline{};
+  TrainingResult timed;
+  return gpt->timeline(s, timed);
+}
+
 TrainingResult evaluate_training(const ArchSpec& spec, const MicroArch& arch,
                                  const WorkloadSpec& w, const std::optional<Strategy>& s,
                                  const TrainingOptions& options) {

@@ -38,6 +38,9 @@ class TrainingModel {
   [[nodiscard]] TrainingResult evaluate(const Strategy& s);
   // The same into `r`, reusing its storage: a warm GPT evaluation allocates nothing.
   void evaluate(const Strategy& s, TrainingResult& r);
+  // `s` into r and, for a GPT workload's feasible result, its iteration as a timeline
+  // (timeline.hpp); nullopt for the workloads timed without one (the paper's LSTM, one GEMM).
+  [[nodiscard]] std::optional<Timeline> timeline(const Strategy& s, TrainingResult& r);
 
  private:
   std::variant<GptTraining, LstmTraining, GemmTraining> model_;

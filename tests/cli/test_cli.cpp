@@ -1342,3 +1342,62 @@ TEST_CASE("workload import writes a workload eval runs; a refused config exits 2
   CHECK(run("workload import tests/data/hf_configs/llama3_8b.json --sequence 0").err ==
         "command line: error: --sequence: expected a whole number in [1, 16777216], got 0\n");
 }
+
+namespace pathfinder {
+
+TEST_CASE("eval --trace writes the iteration as trace-event JSON", "[cli][trace]") {
+  const fs::path f = scratch() / "trace.json";
+  const std::string base =
+      "eval templates/a100.yaml --workload studies/workloads/gpt3_1.3b.yaml --devices 8 ";
+  const Run r = run(base + "--strategy tp2-pp2-dp2-mb4 --format json --trace '" + f.string() + "'");
+  REQUIRE(r.code == 0);
+  const nlohmann::json eval = nlohmann::json::parse(r.out);
+  const nlohmann::json t = nlohmann::json::parse(slurp(f));
+  // What was traced, and the same iteration the evaluation printed.
+  CHECK(t.at("otherData").at("strategy") == "tp2-pp2-dp2-mb4-1f1b");
+  CHECK(t.at("otherData").at("iteration_s").get<double>() ==
+        Approx(eval.at("iteration_s").get<double>()).epsilon(1e-12));
+  // Two stages of 2 x 64 passes (512 sequences over dp2 x mb4), each stage's spans ending at
+  // the iteration time (in microseconds).
+  int passes = 0;
+  double end = 0.0;
+  for (const auto& e : t.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    if (e.at("tid") == 0 && e.contains("args")) ++passes;
+    end = std::max(end, e.at("ts").get<double>() + e.at("dur").get<double>());
+  }
+  CHECK(passes == 2 * 2 * 64);
+  CHECK(end == Approx(eval.at("iteration_s").get<double>() * 1e6).epsilon(1e-9));
+
+  // Refused where there is no iteration to trace, and an unwritable path, each exit 2.
+  const Run gemm = run("eval templates/a100.yaml --workload studies/workloads/gemm.yaml --trace '" +
+                       f.string() + "'");
+  CHECK(gemm.code == 2);
+  CHECK(gemm.err == "command line: error: --trace: a GEMM workload is timed without a pipeline "
+                    "timeline; traces are for GPT-family workloads\n");
+  const Run search = run(base + "--strategy search --trace '" + f.string() + "'");
+  CHECK(search.code == 2);
+  CHECK(search.err == "command line: error: --trace: traces one evaluated iteration; leave out "
+                      "--strategy search\n");
+  const Run bad = run(base + "--strategy tp2-pp2-dp2-mb4 --trace /proc/no/trace.json");
+  CHECK(bad.code == 2);
+  CHECK(bad.err == "/proc/no: error: cannot create folder: No such file or directory\n");
+  CHECK(bad.out.empty());  // nothing printed when the trace cannot be written
+  // An infeasible design (GPT-3 175B without recomputation: 125 GB a device) is a result, not
+  // an error: exit 0, and stderr says no trace was written.
+  fs::remove(f);
+  const Run oom = run("eval templates/a100.yaml --workload studies/workloads/gpt3_175b.yaml "
+                      "--strategy tp8-pp8-dp16-mb1 --trace '" + f.string() + "'");
+  CHECK(oom.code == 0);
+  CHECK(oom.err == "--trace: no trace written: the design is infeasible\n");
+  CHECK_FALSE(fs::exists(f));
+  // 65,536 micro-batches through 8 stages: 1,048,576 passes, past the 500,000 a trace holds.
+  const Run big = run(base + "--strategy tp1-pp8-dp1-mb1 --global-batch 65536 --trace '" +
+                      f.string() + "'");
+  CHECK(big.code == 2);
+  CHECK(big.err == "command line: error: --trace: 1048576 passes (2 x 65536 micro-batches x "
+                   "stages x chunks): more than 500000, beyond what trace viewers open; trace a "
+                   "smaller global batch (--global-batch)\n");
+}
+
+}  // namespace pathfinder

@@ -1,6 +1,8 @@
 // Pipeline schedules against their closed forms (Narayanan et al. 2021, §2.2).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "engine/train/pipeline_schedule.hpp"
 
 namespace pathfinder {
@@ -113,6 +115,28 @@ TEST_CASE("long pipelines extend the periodic steady state exactly", "[train]") 
       }
     }
   }
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("pipeline_tasks: every pass once, as the exhaustive simulation times it", "[train]") {
+  // GPipe, 2 stages, 3 micro-batches, tf = 1, tb = 2, sends 0.5: stage 1's first forward
+  // starts when stage 0's ends plus the send, at 1.5; the makespan is
+  // (m + p - 1)(tf + tb) + 2(p - 1)c = 4 x 3 + 1 = 13.
+  const PipelineInput in = uniform(PipelineSchedule::kGpipe, 2, 1, 3, 1.0, 2.0, 0.5);
+  const std::vector<PipelineTask> tasks = pipeline_tasks(in);
+  REQUIRE(tasks.size() == 2 * 2 * 3);
+  double makespan = 0.0;
+  for (const PipelineTask& t : tasks) {
+    CHECK(t.device == t.chunk);
+    CHECK(t.end - t.start == Approx(t.backward ? 2.0 : 1.0));
+    makespan = std::max(makespan, t.end);
+    if (t.device == 1 && !t.backward && t.micro_batch == 0) CHECK(t.start == Approx(1.5));
+  }
+  CHECK(makespan == Approx(13.0));
+  CHECK(makespan == Approx(simulate_pipeline_exhaustively(in).makespan));
 }
 
 }  // namespace pathfinder
