@@ -42,10 +42,6 @@ namespace pathfinder::cli {
 
 namespace {
 
-SourceLoc command_line(const std::string& option) {
-  return SourceLoc{"command line", 0, 0, option};
-}
-
 // The strategy as written: none (data parallelism over --devices), a YAML file or a string.
 PartialStrategy written_strategy(const std::string& text) {
   if (text.empty()) return {};

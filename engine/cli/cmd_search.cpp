@@ -98,7 +98,7 @@ void add_search_command(CLI::App& app, int& exit_code) {
       if (!route_machine_set(machine, o)) workload_sets.push_back(std::move(o));
     }
     if (!opt->optimizer.empty()) {
-      study.options.algorithm = search_algorithm_from(opt->optimizer, SourceLoc{"command line", 0, 0, "--optimizer"});
+      study.options.algorithm = search_algorithm_from(opt->optimizer, command_line("--optimizer"));
     }
     if (opt->restarts > 0) study.options.restarts = opt->restarts;
     if (opt->steps > 0) study.options.steps = opt->steps;
@@ -111,7 +111,7 @@ void add_search_command(CLI::App& app, int& exit_code) {
         opt->software.empty()
             ? software_for(study.software, study.template_path, study.software_loc)
             : software_for(opt->software, study.template_path,
-                           SourceLoc{"command line", 0, 0, "--software"});
+                           command_line("--software"));
     // A file the search names that cannot be read is reported at the key naming it.
     const auto located = [](const SourceLoc& key, const std::string& noun, const auto& load) {
       try {
@@ -142,7 +142,7 @@ void add_search_command(CLI::App& app, int& exit_code) {
           complete_strategy(*study.written_strategy, workload, study.devices, study.strategy_loc);
     }
     if (!opt->objective.empty()) {
-      study.goal.loc = SourceLoc{"command line", 0, 0, "--objective"};
+      study.goal.loc = command_line("--objective");
       study.goal.kind = goal_kind_from(opt->objective, study.goal.loc);
     }
     if (const std::string why = cost_model_missing(study.goal, spec); !why.empty()) {
@@ -150,7 +150,7 @@ void add_search_command(CLI::App& app, int& exit_code) {
     }
     std::optional<std::array<GoalKind, 2>> pareto;
     if (!opt->pareto.empty()) {
-      const SourceLoc at{"command line", 0, 0, "--pareto"};
+      const SourceLoc at = command_line("--pareto");
       pareto = parse_pareto(opt->pareto, at);
       check_option_range("--pareto-points", opt->pareto_points, 2, 101);
       if (const std::string why = pareto_cost_missing(*pareto, spec); !why.empty()) {

@@ -26,8 +26,8 @@ namespace pathfinder::cli {
 
 void add_study_command(CLI::App& app, int& exit_code) {
   struct Options {
-    std::string study, out, techlib, software, format = "table";
-    std::vector<std::string> sets;
+    std::string study, out, techlib, software, format = "table", shard;
+    std::vector<std::string> sets, merge;
     int threads = 0;
     std::size_t max_points = 0;
   };
@@ -39,6 +39,13 @@ void add_study_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--threads", opt->threads, "Worker threads, 1 to 1024 (default: all cores)");
   cmd->add_option("--max-points", opt->max_points,
                   "Evaluate at most N unfinished points, then stop (rerun to continue)");
+  cmd->add_option("--shard", opt->shard,
+                  "K/N: evaluate only the K-th of N round-robin shares of the points (one "
+                  "machine's part of a sweep; results.csv only, join them with --merge)");
+  cmd->add_option("--merge", opt->merge,
+                  "Join the results.csv of these folders (the shards' --out) into --out, in point "
+                  "order, and write the summary and plots; evaluates nothing")
+      ->expected(1, 1 << 20);
   cmd->add_option("--techlib", opt->techlib, techlib_help());
   cmd->add_option("--software", opt->software,
                   "Software profile name or file, replacing the study's software: key");
@@ -57,6 +64,34 @@ void add_study_command(CLI::App& app, int& exit_code) {
     if (cmd->count("--max-points") > 0) {
       check_option_range("--max-points", opt->max_points, 1, 1LL << 40);
     }
+    int shard = 1, shards = 1;
+    if (!opt->shard.empty()) {
+      const std::size_t slash = opt->shard.find('/');
+      const auto number = [](const std::string& t) -> long long {
+        if (t.empty() || t.size() > 9 || t.find_first_not_of("0123456789") != std::string::npos) {
+          return -1;
+        }
+        return std::stoll(t);
+      };
+      const long long k = slash == std::string::npos ? -1 : number(opt->shard.substr(0, slash));
+      const long long n = slash == std::string::npos ? -1 : number(opt->shard.substr(slash + 1));
+      if (k < 1 || n < 1 || k > n) {
+        throw ConfigError(Diagnostic{
+            command_line("--shard"),
+            "expected K/N with 1 <= K <= N (the K-th of N shares), got \"" +
+                escape_for_message(opt->shard) + "\""});
+      }
+      shard = static_cast<int>(k);
+      shards = static_cast<int>(n);
+    }
+    if (shards > 1 && !opt->merge.empty()) {
+      throw ConfigError(Diagnostic{command_line("--merge"),
+                                   "joins finished shards; run it without --shard"});
+    }
+    if (!opt->merge.empty() && cmd->count("--max-points") > 0) {
+      throw ConfigError(Diagnostic{command_line("--merge"),
+                                   "evaluates nothing; leave out --max-points"});
+    }
     StudySpec study = load_study(opt->study);
     MachineOptions machine;
     for (const std::string& text : opt->sets) {
@@ -67,7 +102,7 @@ void add_study_command(CLI::App& app, int& exit_code) {
     study.set_techlib = machine.techlib_overrides;
     if (!opt->software.empty()) {
       study.software = opt->software;
-      study.software_loc = SourceLoc{"command line", 0, 0, "--software"};
+      study.software_loc = command_line("--software");
     }
     const std::string out = opt->out.empty() ? "results/" + study.name : opt->out;
     std::optional<oneapi::tbb::global_control> threads;
@@ -82,6 +117,9 @@ void add_study_command(CLI::App& app, int& exit_code) {
     run_options.techlib_dir = techlib_dir_for(
         load_template(study.templates.front().path, study.set_template), opt->techlib);
     run_options.max_points = opt->max_points;
+    run_options.shard = shard;
+    run_options.shards = shards;
+    run_options.merge_from = opt->merge;
     const bool terminal = isatty(fileno(stderr)) != 0 && opt->format == "table";
     if (terminal) {
       run_options.progress = [](const StudyProgress& p) {
@@ -95,6 +133,32 @@ void add_study_command(CLI::App& app, int& exit_code) {
     const StudyRun run = run_study(study, run_options);
     if (terminal && run.evaluated > 0) std::fputs("\n", stderr);
 
+    if (shards > 1) {  // one machine's part: its rows only; summary and plots after --merge
+      if (opt->format == "json") {
+        nlohmann::ordered_json j;
+        j["study"] = study.name;
+        j["shard"] = opt->shard;
+        j["points"] = run.points;
+        j["shard_points"] = run.shard_points;
+        j["done"] = run.table.rows.size();
+        j["evaluated"] = run.evaluated;
+        j["reused"] = run.reused;
+        j["complete"] = run.complete();
+        j["files"] = {run.csv_path};
+        j["inputs"] = {{"study_file", opt->study}, {"out", out}, {"pathfinder", PATHFINDER_VERSION}};
+        std::printf("%s\n", j.dump(2).c_str());
+      } else {
+        std::printf("%s, shard %d/%d: %zu of its %zu points done (%zu evaluated now)\n",
+                    study.name.c_str(), shard, shards, run.table.rows.size(), run.shard_points,
+                    run.evaluated);
+        if (!run.complete()) std::printf("unfinished: rerun the same command to continue\n");
+        std::printf("wrote %s\njoin the shards: pathfinder study %s --merge DIR... --out DIR\n",
+                    run.csv_path.c_str(), opt->study.c_str());
+      }
+      std::fflush(stdout);
+      exit_code = 0;
+      return;
+    }
     std::string command = "pathfinder study " + opt->study + " --out " + out;
     if (!opt->techlib.empty()) command += " --techlib " + opt->techlib;
     if (!opt->software.empty()) command += " --software " + opt->software;
@@ -147,12 +211,23 @@ void add_study_command(CLI::App& app, int& exit_code) {
                 format_rows(study, run.table, 20, false).c_str());
     for (const std::string& c : checks) std::printf("check: %s\n", c.c_str());
     if (!checks.empty()) std::printf("\n");
-    std::printf("%zu of %zu points done (%zu evaluated now, %zu from %s", run.table.rows.size(),
-                run.points, run.evaluated, run.reused, run.csv_path.c_str());
+    if (opt->merge.empty()) {
+      std::printf("%zu of %zu points done (%zu evaluated now, %zu from %s", run.table.rows.size(),
+                  run.points, run.evaluated, run.reused, run.csv_path.c_str());
+    } else {
+      std::printf("%zu of %zu points done (joined from %s and %zu folders", run.table.rows.size(),
+                  run.points, run.csv_path.c_str(), opt->merge.size());
+    }
     if (run.dropped > 0) std::printf("; %zu stale rows dropped", run.dropped);
     if (run.invalid > 0) std::printf("; %zu invalid rows not reused", run.invalid);
     std::printf(")\n");
-    if (!run.complete()) std::printf("unfinished: rerun the same command to continue\n");
+    if (!run.complete()) {
+      std::printf(opt->merge.empty()
+                      ? "unfinished: rerun the same command to continue\n"
+                      : "unfinished: %zu points in no merged folder; run their shards, or rerun "
+                        "without --merge to evaluate them\n",
+                  run.shard_points - run.table.rows.size());
+    }
     std::printf("wrote %s", run.csv_path.c_str());
     for (const std::string& f : outputs.files) std::printf(", %s", f.c_str());
     std::printf("\n");

@@ -29,16 +29,20 @@ std::string techlib_dir_for(const ArchTemplate& t, const std::string& flag) {
   return PATHFINDER_SHIPPED_TECHLIB;
 }
 
+SourceLoc command_line(const std::string& option) {
+  return SourceLoc{"command line", 0, 0, option};
+}
+
 void check_option_range(const char* option, long long value, long long min, long long max) {
   if (value >= min && value <= max) return;
-  throw ConfigError(Diagnostic{SourceLoc{"command line", 0, 0, option},
+  throw ConfigError(Diagnostic{command_line(option),
                                "expected a whole number in [" + std::to_string(min) + ", " +
                                    std::to_string(max) + "], got " + std::to_string(value)});
 }
 
 void check_option_positive(const char* option, double value) {
   if (value > 0.0 && std::isfinite(value)) return;
-  throw ConfigError(Diagnostic{SourceLoc{"command line", 0, 0, option},
+  throw ConfigError(Diagnostic{command_line(option),
                                printf_string("expected a positive number, got %g", value)});
 }
 
@@ -82,7 +86,7 @@ LoadedTemplate load_template_for(const std::string& template_path, const Machine
       apply_overrides(load_template(template_path, opt.template_overrides), opt.overrides);
   TechLibrary lib = load_techlib_for(t, opt.techlib, opt.techlib_overrides);
   SoftwareProfile software =
-      software_for(opt.software, template_path, SourceLoc{"command line", 0, 0, "--software"});
+      software_for(opt.software, template_path, command_line("--software"));
   t = with_software(std::move(t), software);
   return {std::move(t), std::move(lib), std::move(software)};
 }

@@ -30,6 +30,8 @@ namespace pathfinder::cli {
 // memory, and no machine this runs on has more cores.
 inline constexpr int kMaxThreads = 1024;
 
+// Where a problem with a command-line option is reported: `command line: error: OPTION: ...`.
+[[nodiscard]] SourceLoc command_line(const std::string& option);
 // Throws ConfigError at `command line` naming the option unless min <= value <= max:
 //   command line: error: --threads: expected a whole number in [1, 1024], got 99999999
 void check_option_range(const char* option, long long value, long long min, long long max);

@@ -495,14 +495,47 @@ StudyRun run_study(const StudySpec& s, const StudyRunOptions& o) {
   const std::vector<std::string> components = split_components(c);
   run.csv_path = (std::filesystem::path(o.out_dir) / "results.csv").string();
 
+  PF_ASSERT(o.shards >= 1 && o.shard >= 1 && o.shard <= o.shards);
+  const auto in_shard = [&](std::size_t i) {
+    return i % static_cast<std::size_t>(o.shards) == static_cast<std::size_t>(o.shard - 1);
+  };
   std::vector<std::optional<std::vector<std::string>>> rows(points.size());
   if (const auto text = read_text_file(run.csv_path)) {
     rows = stored_rows(parse_csv(*text, &run.dropped), run.table.columns, points, c.settings, run);
   }
+  for (const std::string& dir : o.merge_from) {
+    const std::string path = (std::filesystem::path(dir) / "results.csv").string();
+    const std::optional<std::string> text = read_text_file(path);
+    if (!text) {
+      throw ConfigError(Diagnostic{SourceLoc{path, 0, 0, ""},
+                                   "cannot read file: a folder to merge holds a study's "
+                                   "results.csv"});
+    }
+    auto more = stored_rows(parse_csv(*text, &run.dropped), run.table.columns, points,
+                            c.settings, run);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (!more[i]) continue;
+      if (rows[i]) {  // the same point twice (identical when the runs are deterministic)
+        --run.reused;
+        ++run.dropped;
+        continue;
+      }
+      rows[i] = std::move(more[i]);
+    }
+  }
 
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < points.size(); ++i) {
-    if (!rows[i]) todo.push_back(i);
+    if (!in_shard(i)) {
+      if (rows[i]) {  // another shard's: not this shard's results
+        rows[i].reset();
+        --run.reused;
+        ++run.dropped;
+      }
+      continue;
+    }
+    ++run.shard_points;
+    if (!rows[i] && o.merge_from.empty()) todo.push_back(i);
   }
   if (o.max_points > 0 && todo.size() > o.max_points) todo.resize(o.max_points);
 
@@ -510,7 +543,7 @@ StudyRun run_study(const StudySpec& s, const StudyRunOptions& o) {
   const Clock::time_point start = Clock::now();
   Clock::time_point last_write = start;
   Clock::duration write_cost{};
-  StudyProgress progress{run.reused, points.size(), 0, todo.size(), 0.0};
+  StudyProgress progress{run.reused, run.shard_points, 0, todo.size(), 0.0};
   const auto write = [&] {  // under the mutex
     const Clock::time_point t0 = Clock::now();
     StudyTable t{run.table.columns, {}};

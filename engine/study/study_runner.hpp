@@ -127,6 +127,14 @@ struct StudyRunOptions {
   std::string techlib_dir;  // the technology library
   // Evaluate at most this many unfinished points (in point order), then stop; 0: all.
   std::size_t max_points = 0;
+  // Shard `shard` of `shards` (`study --shard K/N`, 1 <= K <= N): only the points whose index
+  // is K - 1 modulo N are evaluated and kept, round robin, so every shard gets a share of each
+  // part of the sweep. 1 of 1: every point.
+  int shard = 1, shards = 1;
+  // `study --merge DIR...`: the rows of each folder's results.csv (shards, or any runs of the
+  // same study and settings) join this folder's, in point order; nothing is evaluated. The
+  // merged results.csv is byte for byte what one run of every point writes.
+  std::vector<std::string> merge_from;
   // Asked before each point starts; true: start no more (points under way finish and are saved).
   std::function<bool()> stop;
   // After each finished point; never concurrently.
@@ -144,7 +152,8 @@ struct StudyRun {
   // than 0 or 1, a number that is negative, not finite, not a number or not as written, a
   // missing or extra figure): not reused, the point evaluated again.
   std::size_t invalid = 0;
-  [[nodiscard]] bool complete() const { return table.rows.size() == points; }
+  std::size_t shard_points = 0;  // the points of this run's shard (all of them unsharded)
+  [[nodiscard]] bool complete() const { return table.rows.size() == shard_points; }
 };
 
 // Throws ConfigError for problems with the study's inputs (load_study_context); never for a

@@ -1401,3 +1401,38 @@ TEST_CASE("eval --trace writes the iteration as trace-event JSON", "[cli][trace]
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("study --shard K/N and --merge: one sweep over machines, the same results.csv",
+          "[cli][study]") {
+  const std::string study = "tests/data/studies/study_small.yaml";  // 4 points
+  const fs::path dir = scratch() / "shards";
+  fs::remove_all(dir);
+  REQUIRE(run("study " + study + " --out '" + (dir / "all").string() + "'").code == 0);
+  for (int k = 1; k <= 2; ++k) {
+    const Run r = run("study " + study + " --shard " + std::to_string(k) + "/2 --out '" +
+                      (dir / ("s" + std::to_string(k))).string() + "'");
+    CHECK(r.code == 0);
+    CHECK(first_line(r.out) == "small-study, shard " + std::to_string(k) +
+                                   "/2: 2 of its 2 points done (2 evaluated now)");
+    CHECK_FALSE(fs::exists(dir / ("s" + std::to_string(k)) / "summary.md"));  // after --merge
+  }
+  const Run m = run("study " + study + " --merge '" + (dir / "s2").string() + "' '" +
+                    (dir / "s1").string() + "' --out '" + (dir / "merged").string() + "'");
+  CHECK(m.code == 0);
+  CHECK(slurp(dir / "merged" / "results.csv") == slurp(dir / "all" / "results.csv"));
+  CHECK(fs::exists(dir / "merged" / "summary.md"));
+
+  for (const char* bad : {"0/2", "3/2", "2", "a/b", "1/", "-1/2"}) {
+    const Run r = run("study " + study + " --shard '" + bad + "' --out '" + (dir / "x").string() + "'");
+    CHECK(r.code == 2);
+    CHECK(r.err == "command line: error: --shard: expected K/N with 1 <= K <= N (the K-th of N "
+                   "shares), got \"" + std::string(bad) + "\"\n");
+  }
+  const Run both = run("study " + study + " --shard 1/2 --merge '" + (dir / "s1").string() + "'");
+  CHECK(both.code == 2);
+  CHECK(both.err == "command line: error: --merge: joins finished shards; run it without --shard\n");
+}
+
+}  // namespace pathfinder
