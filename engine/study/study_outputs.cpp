@@ -18,7 +18,9 @@
 
 #include "engine/core/file_io.hpp"
 #include "engine/core/format.hpp"
+#include "engine/study/plot_data.hpp"
 #include "engine/study/study_checks.hpp"
+#include "engine/study/study_report.hpp"
 
 namespace pathfinder {
 namespace {
@@ -126,47 +128,6 @@ std::vector<std::size_t> shown_rows(const StudyTable& t, std::size_t max_rows) {
   rows.resize(max_rows);
   std::sort(rows.begin(), rows.end());
   return rows;
-}
-
-// The y values of one plot, by x value (rows) and series value (columns); nullopt: no
-// feasible point.
-struct PlotData {
-  std::vector<std::string> x_labels, series;
-  std::vector<double> x_numbers;
-  std::vector<std::vector<std::optional<double>>> y;
-};
-
-PlotData plot_data(const StudySpec& s, const PlotSpec& p, const StudyTable& t) {
-  PlotData d;
-  const StudyAxis& xa = *s.find_axis(p.x);
-  for (const AxisValue& v : xa.values) {
-    d.x_labels.push_back(v.text);
-    d.x_numbers.push_back(v.number);
-  }
-  if (const StudyAxis* sa = p.series.empty() ? nullptr : s.find_axis(p.series)) {
-    for (const AxisValue& v : sa->values) d.series.push_back(v.text);
-  } else {
-    d.series.emplace_back();
-  }
-  d.y.assign(d.x_labels.size(), std::vector<std::optional<double>>(d.series.size()));
-  const std::size_t xc = *t.column(p.x);
-  const auto sc = p.series.empty() ? std::nullopt : t.column(p.series);
-  for (std::size_t r = 0; r < t.rows.size(); ++r) {
-    const bool selected = std::all_of(p.where.begin(), p.where.end(), [&](const auto& w) {
-      return t.cell(r, *t.column(w.first)) == w.second;
-    });
-    if (!selected || t.cell(r, *t.column("feasible")) != "1") continue;
-    const auto xi = std::find(d.x_labels.begin(), d.x_labels.end(), t.cell(r, xc)) - d.x_labels.begin();
-    const auto si = sc ? std::find(d.series.begin(), d.series.end(), t.cell(r, *sc)) - d.series.begin() : 0;
-    if (xi < static_cast<long>(d.x_labels.size()) && si < static_cast<long>(d.series.size())) {
-      d.y[static_cast<std::size_t>(xi)][static_cast<std::size_t>(si)] = t.number(r, p.y);
-    }
-  }
-  return d;
-}
-
-bool has_points(const PlotData& d, std::size_t series) {
-  return std::any_of(d.y.begin(), d.y.end(), [&](const auto& row) { return row[series].has_value(); });
 }
 
 std::string format_duration(double s) {
@@ -279,18 +240,6 @@ void run_gnuplot(const OutputOptions& o, const PlotSpec& p, const std::string& s
 }
 
 // The value of goal measure `by` in row r, from its columns.
-std::optional<double> row_measure(const StudyTable& t, std::size_t r, GoalKind by) {
-  switch (by) {
-    case GoalKind::kTime: return t.number(r, kIteration);
-    case GoalKind::kEnergy: return t.number(r, "energy_j");
-    case GoalKind::kEnergyDelay: {
-      const auto e = t.number(r, "energy_j"), i = t.number(r, kIteration);
-      return e && i ? std::optional(*e * *i) : std::nullopt;
-    }
-    case GoalKind::kCost: return t.number(r, "usd");
-  }
-  return std::nullopt;
-}
 
 std::string pareto_section(const StudySpec& s, const StudyTable& t,
                            const std::array<GoalKind, 2>& m) {
@@ -377,6 +326,19 @@ std::string summary_text(const StudySpec& s, const StudyTable& t, const OutputOp
 
 }  // namespace
 
+std::optional<double> row_measure(const StudyTable& t, std::size_t r, GoalKind by) {
+  switch (by) {
+    case GoalKind::kTime: return t.number(r, kIteration);
+    case GoalKind::kEnergy: return t.number(r, "energy_j");
+    case GoalKind::kEnergyDelay: {
+      const auto e = t.number(r, "energy_j"), i = t.number(r, kIteration);
+      return e && i ? std::optional(*e * *i) : std::nullopt;
+    }
+    case GoalKind::kCost: return t.number(r, "usd");
+  }
+  return std::nullopt;
+}
+
 std::vector<std::size_t> pareto_rows(const StudyTable& t, const std::array<GoalKind, 2>& m) {
   std::vector<std::array<double, 2>> points;
   const auto f = t.column("feasible");
@@ -439,67 +401,6 @@ std::string format_rows(const StudySpec& s, const StudyTable& t, std::size_t max
     out += printf_string("(the %zu fastest of %zu points)\n", rows.size(), t.rows.size());
   }
   return out;
-}
-
-// Axis and column names as a reader wants them: what it is and its unit.
-std::string axis_label(std::string_view name) {
-  static const std::pair<std::string_view, std::string_view> kLabels[] = {
-      {"iteration_s", "iteration time (s)"},
-      {"mfu", "MFU (%)"},
-      {"tokens_per_s", "throughput (tokens/s)"},
-      {"compute_s", "compute time (s)"},
-      {"embedding_head_s", "embedding and head time (s)"},
-      {"tensor_comm_s", "tensor-parallel communication (s)"},
-      {"pipeline_comm_s", "pipeline communication (s)"},
-      {"pipeline_bubble_s", "pipeline bubble (s)"},
-      {"data_comm_s", "data-parallel communication (s)"},
-      {"gradient_sync_s", "gradient synchronisation (s)"},
-      {"optimizer_s", "optimizer step (s)"},
-      {"host_s", "host time (s)"},
-      {"peak_tflops", "peak per device (TFLOP/s)"},
-      {"memory_bandwidth_gbs", "main-memory bandwidth (GB/s)"},
-      {"memory_gb_per_device", "main memory per device (GB)"},
-      {"memory_used_gb", "memory used per device (GB)"},
-      {"gemm_intensity", "FLOP per main-memory byte"},
-      {"energy_j", "energy per iteration (J)"},
-      {"j_per_token", "energy per token (J)"},
-      {"chip_j_per_token", "devices' energy per token (J)"},
-      {"device_power_w", "average power per device (W)"},
-      {"peak_device_power_w", "peak power per device (W)"},
-      {"gflop_per_j", "model GFLOP per joule"},
-      {"usd", "cost per iteration (USD)"},
-      {"usd_per_mtoken", "cost per million tokens (USD)"},
-      {"logic", "logic node"},
-      {"memory", "main-memory technology"},
-      {"network", "network technology"},
-      {"devices", "devices"},
-      {"nodes_per_package", "nodes per package"},
-      {"budget.power", "power budget"},
-      {"budget.chip_area", "chip area budget"},
-      {"budget.node_area", "node area budget"},
-      {"budget.perimeter", "perimeter budget"},
-  };
-  for (const auto& [key, label] : kLabels) {
-    if (key == name) return std::string(label);
-  }
-  return std::string(name);
-}
-
-// A value as a plot shows it: template and workload files by their stem ("h100"), the rest
-// as written.
-std::string shown(std::string_view axis, const std::string& text) {
-  if (axis != "template" && axis != "workload") return text;
-  const std::string stem = std::filesystem::path(text).stem().string();
-  return stem.empty() ? text : stem;
-}
-
-// Plotted values: MFU as a percentage, the rest as written in results.csv.
-double plotted(std::string_view y, double v) { return y == "mfu" ? 100.0 * v : v; }
-
-// Larger is better for throughput-like columns; smaller for times.
-bool larger_is_better(std::string_view y) {
-  return y == "mfu" || y == "tokens_per_s" || y == "peak_tflops" || y == "gflop_per_j" ||
-         y == "memory_bandwidth_gbs" || y == "gemm_intensity" || y == "memory_gb_per_device";
 }
 
 std::string plot_script(const StudySpec& s, const PlotSpec& p, const StudyTable& t) {
@@ -619,7 +520,9 @@ StudyOutputs write_study_outputs(const StudySpec& s, const StudyTable& t, const 
   }
   out.summary = (std::filesystem::path(o.out_dir) / "summary.md").string();
   write_file_atomically(out.summary, summary_text(s, t, o, out));
-  out.files.insert(out.files.begin(), out.summary);
+  const std::string report = (std::filesystem::path(o.out_dir) / "report.html").string();
+  write_file_atomically(report, study_report_html(s, t, study_checks(s, t), o.command));
+  out.files.insert(out.files.begin(), {out.summary, report});
   return out;
 }
 

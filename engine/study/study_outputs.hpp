@@ -1,5 +1,5 @@
 // What a study leaves for its reader, all from its result table: OUT/summary.md (the question,
-// the command, the best point, a short table) and the plots (OUT/<plot>.gp, a gnuplot script
+// the command, the best point, a short table), OUT/report.html (study_report.hpp) and the plots (OUT/<plot>.gp, a gnuplot script
 // with its data inline, run into OUT/<plot>.svg and OUT/<plot>.png). gnuplot problems are
 // warnings in the summary, never errors.
 #pragma once
@@ -13,6 +13,9 @@
 
 namespace pathfinder {
 
+// Row r's value of the goal measure `by` (iteration_s, energy_j, their product, usd); nullopt
+// where a figure is missing.
+[[nodiscard]] std::optional<double> row_measure(const StudyTable& t, std::size_t r, GoalKind by);
 // The feasible row best by `by` (the study's objective: the shortest iteration by default,
 // the least energy_j, energy_j x iteration_s or usd), or nullopt.
 [[nodiscard]] std::optional<std::size_t> best_row(const StudyTable& t, GoalKind by = GoalKind::kTime);

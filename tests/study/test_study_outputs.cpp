@@ -135,7 +135,8 @@ TEST_CASE("study outputs clear a killed run's gnuplot folders and leave no tempo
   for (const auto& f : std::filesystem::directory_iterator(out)) names.push_back(f.path().filename().string());
   std::sort(names.begin(), names.end());
   CHECK(names == std::vector<std::string>{".gnuplot-notmine", "iteration_s_vs_logic.gp",
-                                          "mfu_vs_memory.gp", "results.csv", "summary.md"});
+                                          "mfu_vs_memory.gp", "report.html", "results.csv",
+                                          "summary.md"});
   // An output folder that is a file: an error at the path, nothing written.
   const std::string file = out + "/results.csv";
   try {
