@@ -17,6 +17,7 @@
 
 #include "engine/cli/commands.hpp"
 #include "engine/cli/load.hpp"
+#include "engine/cli/mpi_session.hpp"
 #include "engine/core/file_io.hpp"
 #include "engine/study/study_checks.hpp"
 #include "engine/study/study_outputs.hpp"
@@ -127,6 +128,32 @@ void add_study_command(CLI::App& app, int& exit_code) {
         std::fflush(stderr);
       };
     }
+    // Under mpirun each rank evaluates its round-robin share into OUT/.ranks/RANK (resumable as
+    // any run), then rank 0 joins them into OUT as --merge does.
+    const MpiWorld world = mpi_world();
+    if (world.size > 1) {
+      if (shards > 1 || !opt->merge.empty()) {
+        throw ConfigError(Diagnostic{command_line(shards > 1 ? "--shard" : "--merge"),
+                                     "under mpirun the ranks are the shards; leave it out"});
+      }
+      std::vector<std::string> dirs;
+      for (int r = 0; r < world.size; ++r) dirs.push_back(out + "/.ranks/" + std::to_string(r));
+      StudyRunOptions mine = run_options;
+      mine.out_dir = dirs[static_cast<std::size_t>(world.rank)];
+      mine.shard = world.rank + 1;
+      mine.shards = world.size;
+      mine.progress = {};
+      {
+        const FolderLock rank_lock(mine.out_dir);
+        (void)run_study(study, mine);
+      }
+      mpi_barrier();
+      if (world.rank != 0) {
+        exit_code = 0;
+        return;
+      }
+      run_options.merge_from = dirs;
+    }
     // One run per folder at a time (a second would interleave its rows and outputs); taking
     // the lock also clears the temporaries of a killed run.
     const FolderLock lock(out);
@@ -211,7 +238,10 @@ void add_study_command(CLI::App& app, int& exit_code) {
                 format_rows(study, run.table, 20, false).c_str());
     for (const std::string& c : checks) std::printf("check: %s\n", c.c_str());
     if (!checks.empty()) std::printf("\n");
-    if (opt->merge.empty()) {
+    if (world.size > 1) {
+      std::printf("%zu of %zu points done (evaluated by %d MPI ranks in %s/.ranks",
+                  run.table.rows.size(), run.points, world.size, out.c_str());
+    } else if (opt->merge.empty()) {
       std::printf("%zu of %zu points done (%zu evaluated now, %zu from %s", run.table.rows.size(),
                   run.points, run.evaluated, run.reused, run.csv_path.c_str());
     } else {
@@ -222,7 +252,7 @@ void add_study_command(CLI::App& app, int& exit_code) {
     if (run.invalid > 0) std::printf("; %zu invalid rows not reused", run.invalid);
     std::printf(")\n");
     if (!run.complete()) {
-      std::printf(opt->merge.empty()
+      std::printf(run_options.merge_from.empty()
                       ? "unfinished: rerun the same command to continue\n"
                       : "unfinished: %zu points in no merged folder; run their shards, or rerun "
                         "without --merge to evaluate them\n",

@@ -4,9 +4,12 @@
 #include <exception>
 
 #include "engine/cli/commands.hpp"
+#include "engine/cli/mpi_session.hpp"
 #include "engine/core/error.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   CLI::App app{"Pathfinder: technology, architecture and parallelism pathfinding for DL training"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("pathfinder ") + PATHFINDER_VERSION);
@@ -48,4 +51,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const pathfinder::cli::MpiSession mpi(&argc, &argv);
+  const int code = run(argc, argv);
+  // Under mpirun, a rank that fails ends the others rather than leave them at a barrier.
+  if (code != 0) pathfinder::cli::mpi_abort_others(code);
+  return code;
 }

@@ -101,6 +101,38 @@ TEST_CASE("timeline: 1F1B on 2 stages, every pass where the schedule runs it", "
   CHECK(first_forward.at({1, 0})->start == Approx(send.start + send.duration));
 }
 
+TEST_CASE("timeline: 16 devices, the spans by kind sum to the stage's breakdown",
+          "[train][trace]") {
+  // tp2-pp4-dp2, 2 sequences a micro-batch: 512 / (2 x 2) = 128 micro-batches, 2 x 128 passes
+  // a stage. Per stage: passes = compute + embedding/head + tensor comm (device busy); the
+  // exposed data-parallel span = data_comm; step spans = gradient sync + optimizer; host = host;
+  // what is left of the iteration is the pipeline's bubble and waits on its neighbours.
+  const Traced x = trace("tp2-pp4-dp2-mb2");
+  REQUIRE(x.r.strategy.devices() == 16);
+  check_stages(x, 2 * 128);
+  for (int d = 0; d < 4; ++d) {
+    INFO("stage " << d);
+    double passes = 0.0, exposed = 0.0, step = 0.0, host = 0.0;
+    for (const TraceSpan& s : x.t.spans) {
+      if (s.stage != d) continue;
+      if (s.micro_batch >= 0 && s.track == TraceTrack::kCompute) passes += s.duration;
+      if (s.track == TraceTrack::kDataParallel && s.name.find("exposed") != std::string::npos) {
+        exposed += s.duration;
+      }
+      if (s.track == TraceTrack::kStep) step += s.duration;
+      if (s.track == TraceTrack::kHost) host += s.duration;
+    }
+    const TrainingBreakdown& b = x.r.stages[static_cast<std::size_t>(d)];
+    const double eps = 1e-9 * x.r.iteration_time;
+    CHECK(passes == Approx(b.compute + b.embedding_head + b.tensor_comm).margin(eps));
+    CHECK(exposed == Approx(b.data_comm).margin(eps));
+    CHECK(step == Approx(b.gradient_sync + b.optimizer).margin(eps));
+    CHECK(host == Approx(b.host).margin(eps));
+    CHECK(x.r.iteration_time - passes - exposed - step - host ==
+          Approx(b.pipeline_bubble + b.pipeline_comm).margin(eps));
+  }
+}
+
 TEST_CASE("timeline: interleaved chunks, and ZeRO-3 on one stage", "[train][trace]") {
   // 24 layers over pp2 x v2 chunks: 4 x 64 passes per stage, named by chunk.
   const Traced i = trace("tp2-pp2-dp2-mb4-interleaved-v2");
