@@ -3,8 +3,8 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build libyaml-cpp-dev libeigen3-dev libnlopt-cxx-dev
           libtbb-dev libspdlog-dev catch2 libcli11-dev libbenchmark-dev nlohmann-json3-dev
-          gnuplot-nox python3 python3-dev pybind11-dev python3-pytest chromium libopenmpi-dev
-          openmpi-bin)
+          gnuplot-nox python3 python3-dev pybind11-dev python3-pytest python3-pandas chromium
+          libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -7,12 +7,14 @@
 #include "engine/arch/generator.hpp"
 #include "engine/arch/micro_arch_report.hpp"
 #include "engine/cli/load.hpp"
+#include "engine/cli/search_setup.hpp"
 #include "engine/cli/validate_file.hpp"
 #include "engine/config/node.hpp"
 #include "engine/core/file_io.hpp"
 #include "engine/explore/design_evaluator.hpp"
 #include "engine/explore/goal.hpp"
 #include "engine/explore/ranking_report.hpp"
+#include "engine/explore/search_study.hpp"
 #include "engine/graph/workload_loader.hpp"
 #include "engine/parallel/strategy_check.hpp"
 #include "engine/perf/perf_report.hpp"
@@ -86,9 +88,11 @@ nlohmann::ordered_json evaluate(const Evaluation& e) {
   const ArchSpec spec = bind_template(in.lib, in.tmpl);
   const TrainingOptions training = TrainingOptions::from(in.software);
   const Workload w = load_workload(e.workload_path, workload_sets);
+  if (e.devices < 0) {
+    throw ConfigError(Diagnostic{command_line("devices"), "expected 0 (the strategy's) or more"});
+  }
   Strategy strategy = trivial_strategy(w.spec);
   if (!e.strategy.empty() || e.devices > 0) {
-    if (e.devices < 0) throw ConfigError(Diagnostic{command_line("devices"), "must be >= 1"});
     const bool file = e.strategy.ends_with(".yaml") || e.strategy.ends_with(".yml");
     const PartialStrategy p = e.strategy.empty() ? PartialStrategy{}
                               : file ? read_partial_strategy(ConfigNode::load_file(e.strategy))
@@ -129,6 +133,42 @@ nlohmann::ordered_json rank(const Evaluation& e, const std::string& objective, i
       rank_strategies(ev, ResourceSplit::from_template(in.tmpl).values());
   nlohmann::ordered_json j = ranking_json(ranked, static_cast<std::size_t>(top), goal.kind);
   j["inputs"] = inputs(in, e, w);
+  return j;
+}
+
+nlohmann::ordered_json search(const std::string& search_file, int restarts, int steps,
+                              int threads, const std::string& objective) {
+  if (restarts < 0 || steps < 0) {
+    throw ConfigError(Diagnostic{command_line(restarts < 0 ? "restarts" : "steps"),
+                                 "expected 0 (the file's) or more"});
+  }
+  if (threads < 0 || threads > cli::kMaxThreads) {
+    throw ConfigError(Diagnostic{command_line("threads"), "expected 0 (all cores) to 1024"});
+  }
+  cli::SearchRequest r;
+  r.file = search_file;
+  r.restarts = restarts;
+  r.steps = steps;
+  r.objective = objective;
+  const cli::PreparedSearch p = cli::prepare_search(r);
+  std::optional<oneapi::tbb::global_control> limit;
+  if (threads > 0) {
+    limit.emplace(oneapi::tbb::global_control::max_allowed_parallelism,
+                  static_cast<std::size_t>(threads));
+  }
+  const DesignEvaluator e(p.spec, p.workload, p.study.devices, p.training, p.study.goal);
+  const StudyOutcome o = run_search_study(p.study, e);
+  nlohmann::ordered_json j = outcome_json(o, e);
+  j["study"] = p.study.name;
+  if (o.search.feasible()) {
+    ResourceSplit split(static_cast<int>(p.spec.tmpl.split.size()));
+    split.values() = o.search.x;
+    j["micro_architecture"] = to_json(generate_micro_arch(p.spec, split));
+  }
+  j["inputs"] = {{"study_file", search_file},          {"template", p.spec.tmpl.name},
+                 {"template_file", p.study.template_path}, {"workload_file", p.study.workload_path},
+                 {"devices", p.study.devices},           {"software", p.software.name},
+                 {"pathfinder", PATHFINDER_VERSION}};
   return j;
 }
 

@@ -36,6 +36,11 @@ struct Evaluation {
 // `objective` (time, energy, edp, cost); the top `top` in full.
 [[nodiscard]] nlohmann::ordered_json rank(const Evaluation& e, const std::string& objective = "time",
                                           int top = 5);
+// pathfinder search FILE --format json: the best split (and strategy) of a search file; 0 for
+// the file's restarts and steps, all cores; objective empty: the file's.
+[[nodiscard]] nlohmann::ordered_json search(const std::string& search_file, int restarts = 0,
+                                            int steps = 0, int threads = 0,
+                                            const std::string& objective = "");
 // pathfinder study FILE --out OUT --format json ("" for results/<name>); threads 0: all cores.
 [[nodiscard]] nlohmann::ordered_json study(const std::string& study_file, const std::string& out = "",
                                            int threads = 0);

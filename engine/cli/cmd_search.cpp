@@ -25,6 +25,7 @@
 #include "engine/arch/template_loader.hpp"
 #include "engine/cli/commands.hpp"
 #include "engine/cli/load.hpp"
+#include "engine/cli/search_setup.hpp"
 #include "engine/core/file_io.hpp"
 #include "engine/core/text.hpp"
 #include "engine/parallel/strategy_check.hpp"
@@ -78,75 +79,19 @@ void add_search_command(CLI::App& app, int& exit_code) {
     }
     if (cmd->count("--steps") > 0) check_option_range("--steps", opt->steps, 1, kMaxSteps);
     if (cmd->count("--threads") > 0) check_option_range("--threads", opt->threads, 1, kMaxThreads);
-    SearchStudy study = load_search_study(opt->study);
-    MachineOptions machine;
-    machine.template_overrides = study.budget;
-    if (!opt->start.empty()) {  // the previous split, as the template's own split: values
-      const ConfigNode root = ConfigNode::load_file(opt->start);
-      for (const auto& [name, share] : root.child("split").entries()) {
-        for (const char* budget : {"area", "power", "perimeter"}) {
-          if (!share.has(budget)) continue;
-          machine.template_overrides.push_back(ConfigOverride{
-              "split." + name + "." + budget, share.require<std::string>(budget),
-              "--start " + opt->start, share.loc_of(budget)});
-        }
-      }
-    }
-    std::vector<ConfigOverride> workload_sets;
-    for (const std::string& text : opt->sets) {
-      ConfigOverride o = parse_config_override(text);
-      if (!route_machine_set(machine, o)) workload_sets.push_back(std::move(o));
-    }
-    if (!opt->optimizer.empty()) {
-      study.options.algorithm = search_algorithm_from(opt->optimizer, command_line("--optimizer"));
-    }
-    if (opt->restarts > 0) study.options.restarts = opt->restarts;
-    if (opt->steps > 0) study.options.steps = opt->steps;
+    const PreparedSearch prepared =
+        prepare_search(SearchRequest{opt->study, opt->optimizer, opt->restarts, opt->steps,
+                                     opt->techlib, opt->software, opt->objective, opt->start,
+                                     opt->sets});
+    const SearchStudy& study = prepared.study;
+    const ArchSpec& spec = prepared.spec;
+    const WorkloadSpec& workload = prepared.workload;
+    const SoftwareProfile& software = prepared.software;
+    const TrainingOptions& training = prepared.training;
     std::optional<oneapi::tbb::global_control> threads;
     if (opt->threads > 0) {
       threads.emplace(oneapi::tbb::global_control::max_allowed_parallelism,
                       static_cast<std::size_t>(opt->threads));
-    }
-    const SoftwareProfile software =
-        opt->software.empty()
-            ? software_for(study.software, study.template_path, study.software_loc)
-            : software_for(opt->software, study.template_path,
-                           command_line("--software"));
-    // A file the search names that cannot be read is reported at the key naming it.
-    const auto located = [](const SourceLoc& key, const std::string& noun, const auto& load) {
-      try {
-        return load();
-      } catch (const ConfigError& e) {
-        const Diagnostic& d = e.diagnostics().front();
-        if (e.diagnostics().size() == 1 && d.loc.line == 0 &&
-            d.message.rfind("cannot read file", 0) == 0) {
-          throw ConfigError(Diagnostic{key, "cannot read " + noun + " \"" + d.loc.file + "\"" +
-                                                d.message.substr(std::string("cannot read file").size())});
-        }
-        throw;
-      }
-    };
-    const ArchTemplate tmpl = with_software(
-        located(study.template_loc, "template",
-                [&] { return load_template(study.template_path, machine.template_overrides); }),
-        software);
-    const TechLibrary lib = load_techlib_for(tmpl, opt->techlib, machine.techlib_overrides);
-    const ArchSpec spec = bind_template(lib, tmpl);
-    TrainingOptions training = TrainingOptions::from(software);
-    training.check_memory = study.check_memory;
-    const WorkloadSpec workload = located(study.workload_loc, "workload", [&] {
-      return load_workload(study.workload_path, workload_sets).spec;
-    });
-    if (study.written_strategy) {  // the workload's micro-batch and dp = devices/(tp·pp)
-      study.strategy =
-          complete_strategy(*study.written_strategy, workload, study.devices, study.strategy_loc);
-    }
-    if (!opt->objective.empty()) {
-      study.goal.loc = command_line("--objective");
-      study.goal.kind = goal_kind_from(opt->objective, study.goal.loc);
-    }
-    if (const std::string why = cost_model_missing(study.goal, spec); !why.empty()) {
-      throw ConfigError(Diagnostic{study.goal.loc, "a cost needs a cost model: " + why});
     }
     std::optional<std::array<GoalKind, 2>> pareto;
     if (!opt->pareto.empty()) {

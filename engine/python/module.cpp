@@ -86,6 +86,14 @@ PYBIND11_MODULE(_pathfinder, m) {
       py::arg("top"), py::arg("tech"), py::arg("memory"), py::arg("network"),
       py::arg("techlib"), py::arg("software"), py::arg("sets"), release);
   m.def(
+      "search",
+      [](const std::string& file, int restarts, int steps, int threads,
+         const std::string& objective) {
+        return api::search(file, restarts, steps, threads, objective).dump();
+      },
+      py::arg("search"), py::arg("restarts"), py::arg("steps"), py::arg("threads"),
+      py::arg("objective"), release);
+  m.def(
       "study",
       [](const std::string& file, const std::string& out, int threads) {
         return api::study(file, out, threads).dump();

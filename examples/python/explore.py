@@ -3,6 +3,8 @@ small study as a table. Run from the repository root after the build:
 
     PYTHONPATH=build/python python3 examples/python/explore.py
 """
+import os
+
 import pathfinder as pf
 
 A100 = "templates/a100.yaml"
@@ -23,7 +25,8 @@ capped = pf.evaluate(A100, GPT3_13B, strategy=best, devices=64, set=["budget.pow
 print(f"at 300 W: {capped['iteration_s']:.2f} s per iteration")
 
 # A small sweep as a table (a pandas DataFrame when pandas is installed).
-study = pf.study("tests/data/studies/study_small.yaml", out="results/python-example")
+out = os.environ.get("PATHFINDER_EXAMPLE_OUT", "results/python-example")
+study = pf.study("tests/data/studies/study_small.yaml", out=out)
 rows = pf.frame(study)
 if hasattr(rows, "to_string"):  # pandas
     print(rows[["logic", "memory", "iteration_s", "mfu"]].to_string(index=False))

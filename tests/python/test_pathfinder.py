@@ -5,6 +5,7 @@ Run by CTest with PYTHONPATH=build/python from the repository root (tests/CMakeL
 import json
 import os
 import subprocess
+import sys
 import threading
 
 import pytest
@@ -62,8 +63,11 @@ def test_rank_orders_strategies_and_frames_them():
     times = [t["iteration_s"] for t in top]
     assert times == sorted(times)
     assert r["ranked_by"] == "time"
-    rows = pf.frame(r)
-    assert len(rows) == 3
+    # pandas (Debian's python3-pandas, installed by scripts/setup.sh): a DataFrame a row each.
+    import pandas
+    df = pf.frame(r)
+    assert isinstance(df, pandas.DataFrame)
+    assert list(df["strategy"]) == [t["strategy"] for t in top]
 
 
 def test_bad_input_raises_config_error_with_the_located_line(tmp_path):
@@ -81,6 +85,8 @@ def test_bad_input_raises_config_error_with_the_located_line(tmp_path):
     assert (3, "layers") in problems
     assert (1, "hidden") in problems
     assert pf.validate(A100)[0]["ok"] is True
+    with pytest.raises(pf.ConfigError, match="command line: error: devices: expected 0"):
+        pf.evaluate(A100, GPT13, devices=-1)
 
 
 def test_threads_evaluate_at_once_with_the_same_answers():
@@ -103,5 +109,27 @@ def test_study_runs_and_frames_its_rows(tmp_path):
     assert s["complete"] is True
     assert s["points"] == 4
     assert os.path.exists(out / "report.html")
-    rows = pf.frame(s)
-    assert len(rows) == 4
+    df = pf.frame(s)
+    assert len(df) == 4
+    assert df["iteration_s"].min() == min(float(x) for x in df["iteration_s"])
+    assert set(df["logic"]) == {"N7", "N5"}
+
+
+def test_search_is_the_commands_answer():
+    # The small test search (GPT-3 1.3B on 8 A100s, strategies searched, 2 restarts x 4 steps).
+    f = os.path.join(ROOT, "tests/data/studies/small_search.yaml")
+    r = pf.search(f, threads=1)
+    cli = cli_json("search", f, "--threads", "1")
+    assert r["strategy"] == cli["strategy"]
+    assert r["iteration_s"] == cli["iteration_s"]
+    assert r["inputs"]["devices"] == 8
+    # Searched never slower than the template's own split.
+    assert r["iteration_s"] <= r["template_split_iteration_s"] * (1 + 1e-12)
+
+
+def test_example_runs(tmp_path):
+    env = dict(os.environ, PATHFINDER_EXAMPLE_OUT=str(tmp_path / "example"))
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "examples/python/explore.py")],
+                         check=True, capture_output=True, text=True, cwd=ROOT, env=env).stdout
+    assert "per iteration, MFU" in out
+    assert out.count("\n") >= 10

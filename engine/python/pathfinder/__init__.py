@@ -21,7 +21,7 @@ from . import _pathfinder as _native
 ConfigError = _native.ConfigError
 __version__ = _native.version()
 
-__all__ = ["ConfigError", "validate", "arch", "evaluate", "rank", "study", "frame"]
+__all__ = ["ConfigError", "validate", "arch", "evaluate", "rank", "search", "study", "frame"]
 
 
 def _machine(tech, memory, network, techlib, software, set):
@@ -55,6 +55,13 @@ def rank(template, workload, devices, *, objective="time", top=5, tech="", memor
     return json.loads(_native.rank(str(template), str(workload), int(devices), objective,
                                    int(top), *_machine(tech, memory, network, techlib,
                                                        software, set)))
+
+
+def search(search_file, *, restarts=0, steps=0, threads=0, objective=""):
+    """The best budget split (and strategy) of a search file (``pathfinder search``); 0 for the
+    file's restarts and steps, and all cores."""
+    return json.loads(_native.search(str(search_file), int(restarts), int(steps), int(threads),
+                                     objective or ""))
 
 
 def study(study_file, out="", threads=0):
