@@ -2,6 +2,7 @@
 
 #include <oneapi/tbb/global_control.h>
 
+#include <filesystem>
 #include <optional>
 
 #include "engine/arch/generator.hpp"
@@ -191,6 +192,8 @@ nlohmann::ordered_json study(const std::string& study_file, const std::string& o
   const StudyRun run = run_study(s, o);
   const StudyOutputs outputs =
       write_study_outputs(s, run.table, {out, "pathfinder.study(\"" + study_file + "\")", "gnuplot"});
+  write_file_atomically((std::filesystem::path(out) / ".study").string(),
+                        std::filesystem::absolute(study_file).lexically_normal().string() + "\n");
   nlohmann::ordered_json j;
   j["study"] = s.name;
   j["question"] = s.question;

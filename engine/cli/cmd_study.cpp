@@ -191,6 +191,9 @@ void add_study_command(CLI::App& app, int& exit_code) {
     if (!opt->software.empty()) command += " --software " + opt->software;
     for (const std::string& text : opt->sets) command += " --set " + text;
     const StudyOutputs outputs = write_study_outputs(study, run.table, {out, command, "gnuplot"});
+    // Which study wrote the folder, for `pathfinder report DIR`.
+    write_file_atomically((std::filesystem::path(out) / ".study").string(),
+                          std::filesystem::absolute(opt->study).lexically_normal().string() + "\n");
 
     const std::vector<std::string> checks = study_checks(study, run.table);
     if (opt->format == "json") {

@@ -13,6 +13,8 @@ void add_rank_command(CLI::App& app, int& exit_code);
 void add_validate_command(CLI::App& app, int& exit_code);
 void add_search_command(CLI::App& app, int& exit_code);
 void add_study_command(CLI::App& app, int& exit_code);
+// `report DIR`: a study folder's outputs again from its results.csv.
+void add_report_command(CLI::App& app, int& exit_code);
 // `workload import`: a Hugging Face config.json as a workload file.
 void add_workload_command(CLI::App& app, int& exit_code);
 

@@ -20,12 +20,13 @@ int run(int argc, char** argv) {
   pathfinder::cli::add_validate_command(app, exit_code);
   pathfinder::cli::add_search_command(app, exit_code);
   pathfinder::cli::add_study_command(app, exit_code);
+  pathfinder::cli::add_report_command(app, exit_code);
   pathfinder::cli::add_workload_command(app, exit_code);
   if (argc > 1 && argv[1][0] != '-' && app.get_subcommands([&](CLI::App* sub) {
                                             return sub->get_name() == argv[1];
                                           }).empty()) {
     std::fprintf(stderr,
-                 "pathfinder: error: unknown subcommand \"%s\" (expected arch, eval, rank, search, study, validate or workload)\n",
+                 "pathfinder: error: unknown subcommand \"%s\" (expected arch, eval, rank, report, search, study, validate or workload)\n",
                  argv[1]);
     return 2;
   }

@@ -1436,3 +1436,45 @@ TEST_CASE("study --shard K/N and --merge: one sweep over machines, the same resu
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("report DIR rewrites a study folder's outputs from its results.csv", "[cli][study]") {
+  const fs::path dir = scratch() / "report-dir";
+  fs::remove_all(dir);
+  const std::string study = "tests/data/studies/study_small.yaml";
+  REQUIRE(run("study " + study + " --out '" + dir.string() + "'").code == 0);
+  // The run records which study wrote the folder.
+  CHECK(slurp(dir / ".study") == source_path(study) + "\n");
+  const std::string before = slurp(dir / "report.html");
+  fs::remove(dir / "report.html");
+  fs::remove(dir / "summary.md");
+  const Run r = run("report '" + dir.string() + "'");
+  REQUIRE(r.code == 0);
+  CHECK(first_line(r.out) == "small-study: 4 rows of " + (dir / "results.csv").string());
+  const std::string after = slurp(dir / "report.html");
+  // The same page, but for the command that made it.
+  CHECK(after.substr(0, after.find("Made by")) == before.substr(0, before.find("Made by")));
+  CHECK(after.find("Made by <code>pathfinder report " + dir.string()) != std::string::npos);
+  CHECK(fs::exists(dir / "summary.md"));
+
+  // A folder without results, one without a recorded study (then --study), another study's.
+  const fs::path empty = scratch() / "report-empty";
+  fs::create_directories(empty);
+  const Run none = run("report '" + empty.string() + "'");
+  CHECK(none.code == 2);
+  CHECK(none.err == (empty / "results.csv").string() +
+                        ": error: cannot read file: expected a study's output folder\n");
+  fs::copy_file(dir / "results.csv", empty / "results.csv");
+  const Run unrecorded = run("report '" + empty.string() + "'");
+  CHECK(unrecorded.code == 2);
+  CHECK(unrecorded.err == (empty / ".study").string() +
+                              ": error: no study recorded in this folder: give --study FILE\n");
+  CHECK(run("report '" + empty.string() + "' --study " + study).code == 0);
+  CHECK(fs::exists(empty / "report.html"));
+  const Run other = run("report '" + empty.string() + "' --study tests/data/studies/study_axes.yaml");
+  CHECK(other.code == 2);
+  CHECK(other.err.rfind((empty / "results.csv").string() + ":1:1: error: no \"", 0) == 0);
+}
+
+}  // namespace pathfinder
