@@ -315,6 +315,9 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
     const MicroArch arch = generate_micro_arch(spec, ResourceSplit::from_template(in.tmpl));
     std::string out;
     if (!arch.feasible) {
+      if (!opt->trace.empty()) {
+        std::fprintf(stderr, "--trace: no trace written: the design is infeasible\n");
+      }
       if (opt->format == "json") out = infeasible_json(arch, w).dump(2) + "\n";
       else if (opt->format == "csv") out = infeasible_csv(arch);
       else out = format_infeasible_table(arch, w);

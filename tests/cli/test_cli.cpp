@@ -1391,6 +1391,12 @@ TEST_CASE("eval --trace writes the iteration as trace-event JSON", "[cli][trace]
   CHECK(oom.code == 0);
   CHECK(oom.err == "--trace: no trace written: the design is infeasible\n");
   CHECK_FALSE(fs::exists(f));
+  // Likewise a micro-architecture that cannot be built (no bundle of MCUs fits the core).
+  const Run arch = run("eval --techlib techlib --template tests/data/templates/infeasible_core.yaml "
+                       "--workload studies/workloads/gpt3_1.3b.yaml --trace '" + f.string() + "'");
+  CHECK(arch.code == 0);
+  CHECK(arch.err == "--trace: no trace written: the design is infeasible\n");
+  CHECK_FALSE(fs::exists(f));
   // 65,536 micro-batches through 8 stages: 1,048,576 passes, past the 500,000 a trace holds.
   const Run big = run(base + "--strategy tp1-pp8-dp1-mb1 --global-batch 65536 --trace '" +
                       f.string() + "'");
