@@ -2,7 +2,6 @@
 
 #include <oneapi/tbb/global_control.h>
 
-#include <filesystem>
 #include <optional>
 
 #include "engine/arch/generator.hpp"
@@ -192,21 +191,7 @@ nlohmann::ordered_json study(const std::string& study_file, const std::string& o
   const StudyRun run = run_study(s, o);
   const StudyOutputs outputs =
       write_study_outputs(s, run.table, {out, "pathfinder.study(\"" + study_file + "\")", "gnuplot"});
-  write_file_atomically((std::filesystem::path(out) / ".study").string(),
-                        std::filesystem::absolute(study_file).lexically_normal().string() + "\n");
-  nlohmann::ordered_json j;
-  j["study"] = s.name;
-  j["question"] = s.question;
-  j["points"] = run.points;
-  j["done"] = run.table.rows.size();
-  j["evaluated"] = run.evaluated;
-  j["reused"] = run.reused;
-  j["complete"] = run.complete();
-  j["results_csv"] = run.csv_path;
-  std::vector<std::string> files{run.csv_path};
-  files.insert(files.end(), outputs.files.begin(), outputs.files.end());
-  j["files"] = files;
-  j["warnings"] = outputs.warnings;
+  nlohmann::ordered_json j = study_run_json(s, run, outputs);
   j["inputs"] = {{"study_file", study_file}, {"out", out}, {"pathfinder", PATHFINDER_VERSION}};
   return j;
 }

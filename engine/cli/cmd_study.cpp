@@ -191,52 +191,16 @@ void add_study_command(CLI::App& app, int& exit_code) {
     if (!opt->software.empty()) command += " --software " + opt->software;
     for (const std::string& text : opt->sets) command += " --set " + text;
     const StudyOutputs outputs = write_study_outputs(study, run.table, {out, command, "gnuplot"});
-    // Which study wrote the folder, for `pathfinder report DIR`.
-    write_file_atomically((std::filesystem::path(out) / ".study").string(),
-                          std::filesystem::absolute(opt->study).lexically_normal().string() + "\n");
 
-    const std::vector<std::string> checks = study_checks(study, run.table);
     if (opt->format == "json") {
-      nlohmann::ordered_json j;
-      j["study"] = study.name;
-      j["question"] = study.question;
-      j["points"] = run.points;
-      j["done"] = run.table.rows.size();
-      j["evaluated"] = run.evaluated;
-      j["reused"] = run.reused;
-      j["dropped"] = run.dropped;
-      j["invalid"] = run.invalid;
-      j["complete"] = run.complete();
-      j["checks"] = checks;
-      if (const auto best = best_row(run.table, study.goal.kind)) {  // every column of the best row, as in the CSV
-        nlohmann::ordered_json row;
-        for (std::size_t c = 0; c < run.table.columns.size(); ++c) {
-          const std::string& name = run.table.columns[c];
-          const std::string& cell = run.table.cell(*best, c);
-          if (c < study.axes.size() || name == "reason" || name == "chosen_strategy" ||
-              name == "convergence" || name == "settings") {
-            row[name] = cell;
-          } else if (name == "feasible" || name == "converged") {
-            row[name] = cell.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(cell == "1");
-          } else {  // a number, or null where the CSV cell is empty
-            const auto v = run.table.number(*best, name);
-            row[name] = v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
-          }
-        }
-        j["best"] = row;
-      } else {
-        j["best"] = nullptr;
-      }
-      std::vector<std::string> files{run.csv_path};
-      files.insert(files.end(), outputs.files.begin(), outputs.files.end());
-      j["files"] = files;
-      j["warnings"] = outputs.warnings;
+      nlohmann::ordered_json j = study_run_json(study, run, outputs);
       j["inputs"] = {{"study_file", opt->study}, {"out", out}, {"pathfinder", PATHFINDER_VERSION}};
       std::printf("%s\n", j.dump(2).c_str());
       std::fflush(stdout);
       exit_code = 0;
       return;
     }
+    const std::vector<std::string> checks = study_checks(study, run.table);
     std::printf("%s: %s\n\n%s\n", study.name.c_str(), study.question.c_str(),
                 format_rows(study, run.table, 20, false).c_str());
     for (const std::string& c : checks) std::printf("check: %s\n", c.c_str());

@@ -523,7 +523,49 @@ StudyOutputs write_study_outputs(const StudySpec& s, const StudyTable& t, const 
   const std::string report = (std::filesystem::path(o.out_dir) / "report.html").string();
   write_file_atomically(report, study_report_html(s, t, study_checks(s, t), o.command));
   out.files.insert(out.files.begin(), {out.summary, report});
+  write_file_atomically((std::filesystem::path(o.out_dir) / ".study").string(),
+                        std::filesystem::absolute(s.file).lexically_normal().string() + "\n");
   return out;
+}
+
+nlohmann::ordered_json study_run_json(const StudySpec& s, const StudyRun& run,
+                                      const StudyOutputs& outputs) {
+  nlohmann::ordered_json j;
+  j["study"] = s.name;
+  j["question"] = s.question;
+  j["points"] = run.points;
+  j["done"] = run.table.rows.size();
+  j["evaluated"] = run.evaluated;
+  j["reused"] = run.reused;
+  j["dropped"] = run.dropped;
+  j["invalid"] = run.invalid;
+  j["complete"] = run.complete();
+  j["checks"] = study_checks(s, run.table);
+  j["results_csv"] = run.csv_path;
+  if (const auto best = best_row(run.table, s.goal.kind)) {  // every column, as in the CSV
+    nlohmann::ordered_json row;
+    for (std::size_t c = 0; c < run.table.columns.size(); ++c) {
+      const std::string& name = run.table.columns[c];
+      const std::string& cell = run.table.cell(*best, c);
+      if (c < s.axes.size() || name == "reason" || name == "chosen_strategy" ||
+          name == "convergence" || name == "settings") {
+        row[name] = cell;
+      } else if (name == "feasible" || name == "converged") {
+        row[name] = cell.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(cell == "1");
+      } else {  // a number, or null where the CSV cell is empty
+        const auto v = run.table.number(*best, name);
+        row[name] = v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+      }
+    }
+    j["best"] = row;
+  } else {
+    j["best"] = nullptr;
+  }
+  std::vector<std::string> files{run.csv_path};
+  files.insert(files.end(), outputs.files.begin(), outputs.files.end());
+  j["files"] = files;
+  j["warnings"] = outputs.warnings;
+  return j;
 }
 
 std::string format_progress(const StudyProgress& p, int width) {

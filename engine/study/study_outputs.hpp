@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/study/study_runner.hpp"
 #include "engine/study/study_spec.hpp"
 #include "engine/study/study_table.hpp"
@@ -46,12 +48,19 @@ struct StudyOutputs {
   std::vector<std::string> warnings;
 };
 
-// Every file appears whole (written beside its name and renamed over it). First removes the
+// Every file appears whole (written beside its name and renamed over it). OUT/.study records
+// the study's file (absolute), for `pathfinder report DIR`. First removes the
 // gnuplot work folders (.gnuplot-XXXXXX) a killed run left: the caller holds the folder's
 // FolderLock (engine/core/file_io.hpp), so no other run is using one. ConfigError at the path
 // when a file cannot be written.
 [[nodiscard]] StudyOutputs write_study_outputs(const StudySpec& s, const StudyTable& t,
                                                const OutputOptions& o);
+
+// A finished run as `study --format json` prints it (the Python module's study() too): counts,
+// the checks, every column of the best row (numbers as numbers, empty cells null), the files
+// written and the warnings; callers add what they read (inputs).
+[[nodiscard]] nlohmann::ordered_json study_run_json(const StudySpec& s, const StudyRun& run,
+                                                    const StudyOutputs& outputs);
 
 // "[#########...........]  12/84 points  ETA 1m05s" for a terminal.
 [[nodiscard]] std::string format_progress(const StudyProgress& p, int width = 30);

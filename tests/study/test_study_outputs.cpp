@@ -134,7 +134,7 @@ TEST_CASE("study outputs clear a killed run's gnuplot folders and leave no tempo
   std::vector<std::string> names;
   for (const auto& f : std::filesystem::directory_iterator(out)) names.push_back(f.path().filename().string());
   std::sort(names.begin(), names.end());
-  CHECK(names == std::vector<std::string>{".gnuplot-notmine", "iteration_s_vs_logic.gp",
+  CHECK(names == std::vector<std::string>{".gnuplot-notmine", ".study", "iteration_s_vs_logic.gp",
                                           "mfu_vs_memory.gp", "report.html", "results.csv",
                                           "summary.md"});
   // An output folder that is a file: an error at the path, nothing written.
