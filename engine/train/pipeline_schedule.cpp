@@ -44,82 +44,125 @@ Task task_at(const PipelineInput& in, int m, int d, int idx) {
   return task(total - warmup + (idx - warmup - steady), true);
 }
 
-double at(const std::vector<double>& v, int i) {
-  return v.empty() ? 0.0 : v[static_cast<std::size_t>(i)];
+// Every device's tasks in one order in which each task's inputs come first: each device takes
+// its next task while its inputs are done, round after round (a schedule whose orders deadlock
+// is an engine bug).
+std::vector<PipelineStep> compile_order(const PipelineInput& in, int m) {
+  const int P = in.stages, C = P * in.chunks, tasks = order_size(in, m);
+  const auto cells = static_cast<std::size_t>(C) * static_cast<std::size_t>(m);
+  PF_ASSERT(cells < (std::size_t{1} << 30));
+  std::vector<char> done_f(cells, 0), done_b(cells, 0);
+  std::vector<int> next(static_cast<std::size_t>(P), 0);
+  std::vector<PipelineStep> order;
+  order.reserve(2 * cells);
+  const auto cell = [m](int c, int j) { return c * m + j; };
+  while (order.size() < 2 * cells) {
+    bool progress = false;
+    for (int d = 0; d < P; ++d) {
+      int& n = next[static_cast<std::size_t>(d)];
+      while (n < tasks) {
+        const Task t = task_at(in, m, d, n);
+        PipelineStep step{d, t.chunk, t.micro_batch, t.backward, cell(t.chunk, t.micro_batch)};
+        if (!t.backward && t.chunk > 0) {
+          step.input = cell(t.chunk - 1, t.micro_batch);
+          if (done_f[static_cast<std::size_t>(step.input)] == 0) break;
+        } else if (t.backward) {
+          step.input = step.cell;
+          if (done_f[static_cast<std::size_t>(step.input)] == 0) break;
+          if (t.chunk + 1 < C) {
+            step.gradient = cell(t.chunk + 1, t.micro_batch);
+            if (done_b[static_cast<std::size_t>(step.gradient)] == 0) break;
+          }
+        }
+        (t.backward ? done_b : done_f)[static_cast<std::size_t>(step.cell)] = 1;
+        order.push_back(step);
+        ++n;
+        progress = true;
+      }
+    }
+    PF_ASSERT(progress);
+  }
+  return order;
 }
 
-// The schedule with `m` micro-batches into r, on the scratch's buffers.
+// The order of the shape (schedule, stages, chunks, m), compiled once per scratch.
+const std::vector<PipelineStep>& order_of(const PipelineInput& in, int m,
+                                          PipelineScratch& scratch) {
+  PF_ASSERT(in.stages < (1 << 20) && in.chunks < (1 << 10));
+  const std::uint64_t key = (static_cast<std::uint64_t>(m) << 32) |
+                            (static_cast<std::uint64_t>(in.stages) << 12) |
+                            (static_cast<std::uint64_t>(in.chunks) << 2) |
+                            static_cast<std::uint64_t>(in.schedule);
+  const auto it = scratch.orders.find(key);
+  if (it != scratch.orders.end()) return it->second;
+  if (scratch.orders.size() >= 64) scratch.orders.clear();  // bounded across long searches
+  return scratch.orders.emplace(key, compile_order(in, m)).first->second;
+}
+
+// The schedule with `m` micro-batches into r, on the scratch's buffers: a task starts when its
+// device is free and its inputs have arrived (the sends after them). Recording or not is a
+// template argument: the evaluation path's loop carries no test for it.
+template <bool kRecord>
 void simulate(const PipelineInput& in, int m, PipelineScratch& scratch, PipelineResult& r,
-              std::vector<PipelineTask>* record = nullptr) {
+              std::vector<PipelineTask>* record) {
   const int P = in.stages, v = in.chunks, C = P * v;
   PF_ASSERT(P >= 1 && v >= 1 && m >= 1);
   PF_ASSERT(in.forward.empty() || static_cast<int>(in.forward.size()) == C);
   PF_ASSERT(in.backward.empty() || static_cast<int>(in.backward.size()) == C);
+  PF_ASSERT(in.send_forward.empty() || static_cast<int>(in.send_forward.size()) == C);
+  PF_ASSERT(in.send_backward.empty() || static_cast<int>(in.send_backward.size()) == C);
   PF_ASSERT(v == 1 || in.schedule == PipelineSchedule::kGpipe || m % P == 0);
+  const std::vector<PipelineStep>& order = order_of(in, m, scratch);
 
-  // End times, NaN until scheduled: [chunk][micro-batch].
   const auto cells = static_cast<std::size_t>(C) * static_cast<std::size_t>(m);
   std::vector<double>& end_f = scratch.end_forward;
   std::vector<double>& end_b = scratch.end_backward;
-  end_f.assign(cells, NAN);
-  end_b.assign(cells, NAN);
-  const auto cell = [m](int c, int j) {
-    return static_cast<std::size_t>(c) * static_cast<std::size_t>(m) +
-           static_cast<std::size_t>(j);
-  };
-  std::vector<int>& next = scratch.next;
+  end_f.resize(cells);
+  end_b.resize(cells);
   std::vector<double>& free = scratch.free;
-  next.assign(static_cast<std::size_t>(P), 0);
   free.assign(static_cast<std::size_t>(P), 0.0);
-  const int tasks = order_size(in, m);
-
+  // An empty duration list is all zeros.
+  scratch.zeros.assign(static_cast<std::size_t>(C), 0.0);
+  const auto data = [&](const std::vector<double>& x) {
+    return x.empty() ? scratch.zeros.data() : x.data();
+  };
+  const double* fwd = data(in.forward);
+  const double* bwd = data(in.backward);
+  const double* send_f = data(in.send_forward);
+  const double* send_b = data(in.send_backward);
   r.makespan = 0.0;
   r.busy.assign(static_cast<std::size_t>(P), 0.0);
   r.last_backward.assign(static_cast<std::size_t>(C), 0.0);
   r.last_backward_start.assign(static_cast<std::size_t>(C), 0.0);
-  std::size_t remaining = 2 * cells;
-  while (remaining > 0) {
-    bool progress = false;
-    for (int d = 0; d < P; ++d) {
-      const auto du = static_cast<std::size_t>(d);
-      while (next[du] < tasks) {
-        const Task t = task_at(in, m, d, next[du]);
-        // When its input is here: the previous chunk's forward output, or the next chunk's
-        // gradient (the last chunk starts its backward from its own forward).
-        double ready = 0.0;
-        if (!t.backward && t.chunk > 0) {
-          const double e = end_f[cell(t.chunk - 1, t.micro_batch)];
-          if (std::isnan(e)) break;
-          ready = e + at(in.send_forward, t.chunk - 1);
-        } else if (t.backward) {
-          const double own = end_f[cell(t.chunk, t.micro_batch)];
-          if (std::isnan(own)) break;
-          ready = own;
-          if (t.chunk + 1 < C) {
-            const double e = end_b[cell(t.chunk + 1, t.micro_batch)];
-            if (std::isnan(e)) break;
-            ready = std::max(ready, e + at(in.send_backward, t.chunk + 1));
-          }
-        }
-        const double dur = t.backward ? at(in.backward, t.chunk) : at(in.forward, t.chunk);
-        const double start = std::max(free[du], ready);
-        free[du] = start + dur;
-        r.busy[du] += dur;
-        (t.backward ? end_b : end_f)[cell(t.chunk, t.micro_batch)] = free[du];
-        if (t.backward && free[du] >= r.last_backward[static_cast<std::size_t>(t.chunk)]) {
-          r.last_backward[static_cast<std::size_t>(t.chunk)] = free[du];
-          r.last_backward_start[static_cast<std::size_t>(t.chunk)] = start;
-        }
-        r.makespan = std::max(r.makespan, free[du]);
-        if (record != nullptr) {
-          record->push_back({d, t.chunk, t.micro_batch, t.backward, start, free[du]});
-        }
-        ++next[du];
-        --remaining;
-        progress = true;
+  double* busy = r.busy.data();
+  double* last = r.last_backward.data();
+  double* last_start = r.last_backward_start.data();
+  for (const PipelineStep& t : order) {
+    double ready = 0.0, end = 0.0;
+    if (!t.backward) {
+      if (t.input >= 0) ready = end_f[static_cast<std::size_t>(t.input)] + send_f[t.chunk - 1];
+      const double start = std::max(free[static_cast<std::size_t>(t.device)], ready);
+      end = start + fwd[t.chunk];
+      busy[t.device] += fwd[t.chunk];
+      end_f[static_cast<std::size_t>(t.cell)] = end;
+      if constexpr (kRecord) record->push_back({t.device, t.chunk, t.micro_batch, false, start, end});
+    } else {
+      ready = end_f[static_cast<std::size_t>(t.input)];
+      if (t.gradient >= 0) {
+        ready = std::max(ready, end_b[static_cast<std::size_t>(t.gradient)] + send_b[t.chunk + 1]);
       }
+      const double start = std::max(free[static_cast<std::size_t>(t.device)], ready);
+      end = start + bwd[t.chunk];
+      busy[t.device] += bwd[t.chunk];
+      end_b[static_cast<std::size_t>(t.cell)] = end;
+      if (end >= last[t.chunk]) {
+        last[t.chunk] = end;
+        last_start[t.chunk] = start;
+      }
+      if constexpr (kRecord) record->push_back({t.device, t.chunk, t.micro_batch, true, start, end});
     }
-    PF_ASSERT(progress);  // a schedule whose orders deadlock is an engine bug
+    free[static_cast<std::size_t>(t.device)] = end;
+    r.makespan = std::max(r.makespan, end);
   }
 }
 
@@ -128,7 +171,7 @@ void simulate(const PipelineInput& in, int m, PipelineScratch& scratch, Pipeline
 PipelineResult simulate_pipeline_exhaustively(const PipelineInput& in) {
   PipelineScratch scratch;
   PipelineResult r;
-  simulate(in, in.micro_batches, scratch, r);
+  simulate<false>(in, in.micro_batches, scratch, r, nullptr);
   return r;
 }
 
@@ -137,7 +180,7 @@ std::vector<PipelineTask> pipeline_tasks(const PipelineInput& in) {
   PipelineResult r;
   std::vector<PipelineTask> tasks;
   tasks.reserve(static_cast<std::size_t>(in.stages) * static_cast<std::size_t>(order_size(in, in.micro_batches)));
-  simulate(in, in.micro_batches, scratch, r, &tasks);
+  simulate<true>(in, in.micro_batches, scratch, r, &tasks);
   return tasks;
 }
 
@@ -149,12 +192,12 @@ void simulate_pipeline(const PipelineInput& in, PipelineScratch& scratch, Pipeli
   const int P = in.stages;
   const int m1 = 2 * P, m2 = 3 * P;
   if (in.micro_batches <= m2 + P) {
-    simulate(in, in.micro_batches, scratch, out);
+    simulate<false>(in, in.micro_batches, scratch, out, nullptr);
     return;
   }
   PipelineResult& ra = scratch.shorter;
-  simulate(in, m1, scratch, ra);
-  simulate(in, m2, scratch, out);
+  simulate<false>(in, m1, scratch, ra, nullptr);
+  simulate<false>(in, m2, scratch, out, nullptr);
   const double extra = static_cast<double>(in.micro_batches - m2);
   const double slope = (out.makespan - ra.makespan) / static_cast<double>(m2 - m1);
   out.makespan += extra * slope;

@@ -8,6 +8,8 @@
 // tensor-parallel degrees: replicas run in lock-step and are not simulated.
 #pragma once
 
+#include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/parallel/strategy.hpp"
@@ -36,11 +38,25 @@ struct PipelineResult {
   }
 };
 
-// Buffers a simulation reuses: once sized, simulating again allocates nothing.
+// One task of a schedule in an order that respects every dependency: all devices' tasks
+// interleaved so that each task's inputs come before it (the schedule's structure, timing-free).
+struct PipelineStep {
+  int device = 0;
+  int chunk = 0;
+  int micro_batch = 0;
+  bool backward = false;
+  int cell = 0;      // chunk · micro-batches + micro-batch: where its end time goes
+  int input = -1;    // the forward end it waits for (the previous chunk's, or a backward's own)
+  int gradient = -1; // a backward's: the next chunk's backward end it waits for, or -1
+};
+
+// Buffers a simulation reuses: once sized, simulating again allocates nothing. The orders of
+// the (schedule, stages, chunks, micro-batches) shapes met so far are kept: a simulation is
+// then one pass over its steps.
 struct PipelineScratch {
-  std::vector<double> end_forward, end_backward, free;
-  std::vector<int> next;
+  std::vector<double> end_forward, end_backward, free, zeros;
   PipelineResult shorter;  // the 2P-micro-batch run the steady-state extension starts from
+  std::unordered_map<std::uint64_t, std::vector<PipelineStep>> orders;
 };
 
 // Empty `forward` etc. means uniform zero. Engine bug (PF_ASSERT) on inconsistent sizes or an
