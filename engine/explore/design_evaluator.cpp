@@ -97,33 +97,125 @@ double DesignEvaluator::objective(const Eigen::VectorXd& split, const Strategy& 
   return goal_value(goal_, m.evaluate(s));
 }
 
+namespace {
+
+using Models = oneapi::tbb::enumerable_thread_specific<std::optional<TrainingModel>>;
+
+TrainingModel& local_model(Models& models, const DesignEvaluator& e, const MicroArch& a) {
+  std::optional<TrainingModel>& m = models.local();
+  if (!m) m.emplace(e.spec(), a, e.workload(), e.devices(), e.options());
+  return *m;
+}
+
+// The strategies that can be among the `top` fastest, timed best-first by their lower bounds
+// (TrainingModel::lower_bound) in blocks of a fixed size: after each block the cutoff is the
+// top-th best time so far, and a strategy whose bound exceeds it cannot enter the top. Blocks
+// are fixed by position in the bound order and the cutoff changes only between them, so which
+// strategies are timed does not depend on the thread count. Strategies out of memory are
+// skipped; none feasible leaves `out` empty.
+void time_best_first(const DesignEvaluator& e, const MicroArch& a, const std::vector<Strategy>& all,
+                     std::size_t top, Models& models, std::vector<RankedStrategy>& out) {
+  constexpr double kSkip = std::numeric_limits<double>::infinity();
+  std::vector<double> bound(all.size());
+  oneapi::tbb::parallel_for(
+      oneapi::tbb::blocked_range<std::size_t>(0, all.size(), 256),
+      [&](const oneapi::tbb::blocked_range<std::size_t>& range) {
+        TrainingModel& m = local_model(models, e, a);
+        for (std::size_t i = range.begin(); i != range.end(); ++i) {
+          const std::optional<double> b = m.lower_bound(all[i]);
+          // Out of memory: skipped; no finite bound: always timed.
+          bound[i] = !b ? kSkip : std::isfinite(*b) && *b > 0.0 ? *b : 0.0;
+        }
+      });
+  std::vector<std::size_t> order;
+  order.reserve(all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (bound[i] != kSkip) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t x, std::size_t y) { return bound[x] < bound[y]; });
+  constexpr std::size_t kBlock = 64;
+  std::vector<double> best;  // the top fastest feasible times so far, ascending
+  double cutoff = std::numeric_limits<double>::infinity();
+  std::size_t next = 0;
+  while (next < order.size()) {
+    // Bounds ascend: from the first one above the cutoff on, none can enter the top (the
+    // margin covers the bound's rounding against the simulation's sums).
+    if (bound[order[next]] * (1.0 - 1e-9) > cutoff) break;
+    const std::size_t end = std::min(order.size(), next + kBlock);
+    const std::size_t first = out.size();
+    out.resize(first + (end - next));
+    oneapi::tbb::parallel_for(
+        oneapi::tbb::blocked_range<std::size_t>(next, end, 8),
+        [&](const oneapi::tbb::blocked_range<std::size_t>& range) {
+          TrainingModel& m = local_model(models, e, a);
+          for (std::size_t k = range.begin(); k != range.end(); ++k) {
+            RankedStrategy& r = out[first + (k - next)];
+            r.strategy = all[order[k]];
+            m.evaluate(r.strategy, r.result);
+            apply_budget(e.goal(), r.result);
+          }
+        });
+    for (std::size_t k = first; k < out.size(); ++k) {
+      if (!out[k].result.feasible) continue;
+      const double t = out[k].result.iteration_time;
+      best.insert(std::upper_bound(best.begin(), best.end(), t), t);
+      if (best.size() > top) best.pop_back();
+      if (best.size() == top) cutoff = best.back();
+    }
+    next = end;
+  }
+  if (best.empty()) {
+    out.clear();
+    return;
+  }
+  // Back to enumeration order (out[k] is all[order[k]]): the full ranking's order among ties.
+  std::vector<std::size_t> by_index(out.size());
+  for (std::size_t k = 0; k < by_index.size(); ++k) by_index[k] = k;
+  std::sort(by_index.begin(), by_index.end(),
+            [&](std::size_t x, std::size_t y) { return order[x] < order[y]; });
+  std::vector<RankedStrategy> sorted;
+  sorted.reserve(out.size());
+  for (const std::size_t k : by_index) sorted.push_back(std::move(out[k]));
+  out = std::move(sorted);
+}
+
+}  // namespace
+
 std::vector<RankedStrategy> rank_strategies(const DesignEvaluator& e,
                                             const Eigen::VectorXd& split,
-                                            std::size_t* evaluated, ArchFigures* arch) {
+                                            std::size_t* evaluated, ArchFigures* arch,
+                                            std::size_t top) {
   const std::vector<Strategy> all = enumerate_strategies(e.workload(), e.devices());
   std::vector<RankedStrategy> out;
   out.reserve(all.size());
   const MicroArch a = generate_micro_arch(e.spec(), split_of(split));
   if (arch != nullptr) *arch = arch_figures(a);
+  std::size_t count = all.size();
+  // One model per worker thread (its memo is not shared); each strategy's result lands in its
+  // own slot, so the ranking is the same for any thread count.
+  Models models;
   if (!a.feasible) {
     for (const Strategy& s : all) out.push_back({s, infeasible(s, a.infeasible_reason)});
+  } else if (top > 0 && e.goal().kind == GoalKind::kTime &&
+             (time_best_first(e, a, all, top, models, out), !out.empty())) {
+    count = out.size();
   } else {
-    // One model per worker thread (its memo is not shared); each strategy's result lands in
-    // its own slot, so the ranking is the same for any thread count.
+    // Every strategy (also when none was feasible in the best-first pass: the full ranking
+    // names each one's reason).
+    out.clear();
     out.resize(all.size());
-    oneapi::tbb::enumerable_thread_specific<std::optional<TrainingModel>> models;
     oneapi::tbb::parallel_for(
         oneapi::tbb::blocked_range<std::size_t>(0, all.size(), 256),
         [&](const oneapi::tbb::blocked_range<std::size_t>& range) {
-          std::optional<TrainingModel>& m = models.local();
-          if (!m) m.emplace(e.spec(), a, e.workload(), e.devices(), e.options());
+          TrainingModel& m = local_model(models, e, a);
           for (std::size_t i = range.begin(); i != range.end(); ++i) {
-            out[i] = {all[i], m->evaluate(all[i])};
+            out[i] = {all[i], m.evaluate(all[i])};
             apply_budget(e.goal(), out[i].result);
           }
         });
   }
-  if (evaluated != nullptr) *evaluated = out.size();
+  if (evaluated != nullptr) *evaluated = count;
   const GoalKind kind = e.goal().kind;
   std::stable_sort(out.begin(), out.end(), [kind](const RankedStrategy& x, const RankedStrategy& y) {
     if (x.result.feasible != y.result.feasible) return x.result.feasible;

@@ -78,12 +78,17 @@ struct RankedStrategy {
 
 // Every valid strategy for the workload on the evaluator's devices (parallel/strategy_enumeration),
 // timed on the design at `split`; feasible ones by the goal's measure (the iteration time by
-// default; ties: enumeration order), then the infeasible ones (over the goal's budget too). `evaluated` receives how many were timed, `arch` the figures of
-// the micro-architecture they were timed on.
+// default; ties: enumeration order), then the infeasible ones (over the goal's budget too).
+// `evaluated` receives how many were timed, `arch` the figures of the micro-architecture they
+// were timed on. `top` > 0 with the time goal: only the strategies that can be among the `top`
+// fastest are timed (best-first by a lower bound of their iteration time, GPT workloads), so
+// the result holds the same first `top` feasible rows as the full ranking, the infeasible
+// strategies met on the way, and none of those skipped.
 [[nodiscard]] std::vector<RankedStrategy> rank_strategies(const DesignEvaluator& e,
                                                           const Eigen::VectorXd& split,
                                                           std::size_t* evaluated = nullptr,
-                                                          ArchFigures* arch = nullptr);
+                                                          ArchFigures* arch = nullptr,
+                                                          std::size_t top = 0);
 
 // d(objective)/d(resource) at a split for each component: per extra mm² of die, per W and per
 // mm of perimeter (seconds for the default goal; central differences of the split fractions,

@@ -27,7 +27,9 @@ GptTraining::GptTraining(GptSpec spec, PerfMachine machine, SystemGraph system,
       options_(options) {}
 
 const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id) {
-  const auto key = std::make_tuple(s.tp, s.dp, s.cp, s.ep, s.pp, id);
+  // The micro-batch size is part of the key: ZeRO-3's traffic per iteration grows with the
+  // micro-batch count, and the other weights are equal across sizes only up to rounding.
+  const auto key = std::make_tuple(s.tp, s.dp, s.cp, s.ep, s.pp, s.micro_batch, id);
   auto it = placements_.find(key);
   if (it != placements_.end()) return it->second;
   // Bytes each member moves per iteration in each dimension weigh the orders (paper §5.2):
@@ -100,95 +102,121 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
   w.micro_batch = s.micro_batch;
   const PlacedComm comm(
       {&m.groups[0], nullptr, &m.groups[2], &m.groups[1], &pl.context, &pl.expert});
-  const auto part = [&](int layers, int first_layer, bool embedding, bool head, double& params) {
-    GptPartition p;
-    p.first_layer = first_layer;
-    p.tensor = s.tp;
-    p.sequence_parallel = s.sequence_parallel;
-    p.recompute = s.recompute;
-    p.overlap_sp_regather = options_.overlap_sp_regather;
-    p.fp8_linear = options_.fp8_linear;
-    p.flash2 = options_.flash2;
-    p.fp32_cross_entropy = options_.fp32_cross_entropy;
-    p.separate_bias = options_.separate_bias;
-    p.selective_op = options_.selective_op;
-    p.context = s.cp;
-    p.expert = s.ep;
-    p.layers = layers;
-    p.embedding = embedding;
-    p.head = head;
-    const ComputeGraph g = build_gpt_graph(w, p);
-    params = static_cast<double>(g.parameter_count());
-    const double tp_overlap =
-        options_.tensor_comm_chunked ? 1.0 - 1.0 / s.tp : options_.tensor_comm_overlap;
-    return stage_times(g, timer_, comm, tp_overlap);
+  const double tp_overlap =
+      options_.tensor_comm_chunked ? 1.0 - 1.0 / s.tp : options_.tensor_comm_overlap;
+  const auto part = [&](int kind, int layers, int first_layer, bool embedding, bool head,
+                        double& params) {
+    const auto graph_key = std::make_tuple(s.tp, s.sequence_parallel ? 1 : 0,
+                                           static_cast<int>(s.recompute), s.micro_batch, s.cp,
+                                           s.ep, kind);
+    auto g = graphs_.find(graph_key);
+    if (g == graphs_.end()) {
+      GptPartition p;
+      p.first_layer = first_layer;
+      p.tensor = s.tp;
+      p.sequence_parallel = s.sequence_parallel;
+      p.recompute = s.recompute;
+      p.overlap_sp_regather = options_.overlap_sp_regather;
+      p.fp8_linear = options_.fp8_linear;
+      p.flash2 = options_.flash2;
+      p.fp32_cross_entropy = options_.fp32_cross_entropy;
+      p.separate_bias = options_.separate_bias;
+      p.selective_op = options_.selective_op;
+      p.context = s.cp;
+      p.expert = s.ep;
+      p.layers = layers;
+      p.embedding = embedding;
+      p.head = head;
+      g = graphs_.emplace(graph_key, build_gpt_graph(w, p)).first;
+    }
+    params = static_cast<double>(g->second.parameter_count());
+    return stage_times(g->second, timer_, comm, tp_overlap);
   };
   Parts parts;
   // A mixture of experts' layer is one after its leading dense layers.
   const auto dense = static_cast<int>(spec_.dense_layers_in(0, spec_.layers));
-  parts.layer = part(1, spec_.moe() ? dense : 0, false, false, parts.layer_parameters);
+  parts.layer = part(0, 1, spec_.moe() ? dense : 0, false, false, parts.layer_parameters);
   if (spec_.moe() && dense > 0) {
-    parts.dense_layer = part(1, 0, false, false, parts.dense_layer_parameters);
+    parts.dense_layer = part(1, 1, 0, false, false, parts.dense_layer_parameters);
   } else {
     parts.dense_layer = parts.layer;
     parts.dense_layer_parameters = parts.layer_parameters;
   }
-  parts.embedding = part(0, 0, true, false, parts.embedding_parameters);
-  parts.head = part(0, 0, false, true, parts.head_parameters);
+  parts.embedding = part(2, 0, 0, true, false, parts.embedding_parameters);
+  parts.head = part(3, 0, 0, false, true, parts.head_parameters);
   return parts_.emplace(key, std::move(parts)).first->second;
 }
 
-void GptTraining::add_sharded_passes(const Parts& pt, const GroupPlacement& data,
-                                     const GroupPlacement& experts, double layer_experts,
-                                     int layers, int dense, bool embedding, bool head,
-                                     ChunkCosts& c) const {
+GptTraining::ShardedUnits GptTraining::sharded_units(const Parts& pt,
+                                                     const GroupPlacement& data,
+                                                     const GroupPlacement& experts,
+                                                     double layer_experts,
+                                                     bool timing_only) const {
   // Each part (embedding, layer, head) is one FSDP unit: its parameters gathered and its
-  // gradients reduce-scattered as one collective over the data group (sharded_pass.hpp). Every
-  // unit, the head included, is gathered again for its backward (FSDP keeps only the root
-  // unit's parameters from its forward to its backward; not modelled).
-  const double launch = timer_.machine().host.launch_latency.si();
+  // gradients reduce-scattered as one collective over the data group (sharded_pass.hpp).
   const double p = bytes_per_element(spec_.precision).si();
-  const auto gather = [&](double params) {
-    return collective_time(data, Collective::kAllGather, params * p);
-  };
   const double g = gradient_reduction_bytes(options_.gradient_reduction, p,
                                             spec_.precision == DataType::kBf16);
-  const auto scatter = [&](double params) {
-    return collective_time(data, Collective::kReduceScatter, params * g);
+  const auto unit = [&](double params, double expert_params) {
+    ShardedUnit u;
+    u.gather = collective_time(data, Collective::kAllGather, params * p);
+    u.scatter = collective_time(data, Collective::kReduceScatter, params * g);
+    if (expert_params > 0.0) {
+      u.gather += collective_time(experts, Collective::kAllGather, expert_params * p);
+      u.scatter += collective_time(experts, Collective::kReduceScatter, expert_params * g);
+    }
+    if (timing_only) return u;
+    u.gather_bytes = link_bytes(data, Collective::kAllGather, params * p);
+    u.scatter_bytes = link_bytes(data, Collective::kReduceScatter, params * g);
+    const auto add = [](std::array<double, kMaxTiers>& to, const std::array<double, kMaxTiers>& x) {
+      for (std::size_t i = 0; i < to.size(); ++i) to[i] += x[i];
+    };
+    add(u.gather_bytes, link_bytes(experts, Collective::kAllGather, expert_params * p));
+    add(u.scatter_bytes, link_bytes(experts, Collective::kReduceScatter, expert_params * g));
+    return u;
   };
-  const double gl = gather(pt.layer_parameters - layer_experts) +
-                    collective_time(experts, Collective::kAllGather, layer_experts * p);
-  const double rl = scatter(pt.layer_parameters - layer_experts) +
-                    collective_time(experts, Collective::kReduceScatter, layer_experts * g);
-  const double gd = gather(pt.dense_layer_parameters), rd = scatter(pt.dense_layer_parameters);
-  // Bytes sent per micro-batch: each unit gathered for its forward and again for its backward,
-  // its gradients reduce-scattered once.
-  const auto send = [&](double params, double expert_params, double units) {
-    c.activity.add_link_bytes(link_bytes(data, Collective::kAllGather, params * p), 2.0 * units);
-    c.activity.add_link_bytes(link_bytes(data, Collective::kReduceScatter, params * g), units);
-    c.activity.add_link_bytes(link_bytes(experts, Collective::kAllGather, expert_params * p),
-                              2.0 * units);
-    c.activity.add_link_bytes(link_bytes(experts, Collective::kReduceScatter, expert_params * g),
-                              units);
-  };
-  send(pt.layer_parameters - layer_experts, layer_experts, layers - dense);
-  send(pt.dense_layer_parameters, 0.0, dense);
-  if (embedding) send(pt.embedding_parameters, 0.0, 1.0);
-  if (head) send(pt.head_parameters, 0.0, 1.0);
-  ShardedPass f, b;
-  if (embedding) f.layer(gather(pt.embedding_parameters), chained(pt.embedding.forward, launch));
-  for (int i = 0; i < dense; ++i) f.layer(gd, chained(pt.dense_layer.forward, launch));
-  for (int i = dense; i < layers; ++i) f.layer(gl, chained(pt.layer.forward, launch));
-  if (head) {
-    f.layer(gather(pt.head_parameters), chained(pt.head.forward, launch));
-    b.layer(gather(pt.head_parameters), chained(pt.head.backward, launch),
-            scatter(pt.head_parameters));
+  ShardedUnits out;
+  out.layer = unit(pt.layer_parameters - layer_experts, layer_experts);
+  out.dense_layer = unit(pt.dense_layer_parameters, 0.0);
+  out.embedding = unit(pt.embedding_parameters, 0.0);
+  out.head = unit(pt.head_parameters, 0.0);
+  return out;
+}
+
+void GptTraining::add_sharded_passes(const Parts& pt, const ShardedUnits& u, int layers,
+                                     int dense, bool embedding, bool head, bool timing_only,
+                                     ChunkCosts& c) const {
+  // Every unit, the head included, is gathered again for its backward (FSDP keeps only the
+  // root unit's parameters from its forward to its backward; not modelled).
+  const double launch = timer_.machine().host.launch_latency.si();
+  if (!timing_only) {
+    // Bytes sent per micro-batch: each unit gathered for its forward and again for its
+    // backward, its gradients reduce-scattered once.
+    const auto send = [&](const ShardedUnit& x, double units) {
+      c.activity.add_link_bytes(x.gather_bytes, 2.0 * units);
+      c.activity.add_link_bytes(x.scatter_bytes, units);
+    };
+    send(u.layer, layers - dense);
+    send(u.dense_layer, dense);
+    if (embedding) send(u.embedding, 1.0);
+    if (head) send(u.head, 1.0);
   }
-  for (int i = dense; i < layers; ++i) b.layer(gl, chained(pt.layer.backward, launch), rl);
-  for (int i = 0; i < dense; ++i) b.layer(gd, chained(pt.dense_layer.backward, launch), rd);
+  ShardedPass f, b;
+  if (embedding) f.layer(u.embedding.gather, chained(pt.embedding.forward, launch));
+  for (int i = 0; i < dense; ++i) f.layer(u.dense_layer.gather, chained(pt.dense_layer.forward, launch));
+  for (int i = dense; i < layers; ++i) f.layer(u.layer.gather, chained(pt.layer.forward, launch));
+  if (head) {
+    f.layer(u.head.gather, chained(pt.head.forward, launch));
+    b.layer(u.head.gather, chained(pt.head.backward, launch), u.head.scatter);
+  }
+  for (int i = dense; i < layers; ++i) {
+    b.layer(u.layer.gather, chained(pt.layer.backward, launch), u.layer.scatter);
+  }
+  for (int i = 0; i < dense; ++i) {
+    b.layer(u.dense_layer.gather, chained(pt.dense_layer.backward, launch), u.dense_layer.scatter);
+  }
   if (embedding) {
-    b.layer(gather(pt.embedding_parameters), chained(pt.embedding.backward, launch),
-            scatter(pt.embedding_parameters));
+    b.layer(u.embedding.gather, chained(pt.embedding.backward, launch), u.embedding.scatter);
   }
   // The passes' compute is what add() summed; the schedules add the exposed communication.
   c.forward = f.span();
@@ -243,7 +271,29 @@ Timeline GptTraining::timeline(const Strategy& s, TrainingResult& r) {
   return iteration_timeline(input_, r);
 }
 
+double GptTraining::lower_bound(const Strategy& s) {
+  PF_ASSERT(s.devices() == system_.devices && s.micro_batch > 0);
+  const std::int64_t micro = spec_.global_batch / (static_cast<std::int64_t>(s.dp) * s.micro_batch);
+  if (s.zero < 3 || s.dp == 1) {
+    build_input(s, 0, micro, true);
+    return iteration_lower_bound(input_);
+  }
+  build_input(s, 1, micro, true);
+  double bound = iteration_lower_bound(input_);
+  if (placements(s, 2).mapping.order != placements(s, 1).mapping.order) {
+    build_input(s, 2, micro, true);
+    bound = std::min(bound, iteration_lower_bound(input_));
+  }
+  return bound;
+}
+
 void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
+  build_input(s, id, r.micro_batches);
+  assemble_iteration(input_, r, &scratch_);
+}
+
+void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batches,
+                              bool timing_only) {
   const Placements& pl = placements(s, id);
   const Mapping& m = pl.mapping;
   const Parts& pt = parts(s, id);
@@ -265,7 +315,7 @@ void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
   in.schedule = s.schedule;
   in.stages = s.pp;
   in.chunks_per_stage = v;
-  in.micro_batches = static_cast<int>(r.micro_batches);
+  in.micro_batches = static_cast<int>(micro_batches);
   // Activations between stages, split over the tensor group (Megatron's scatter-gather).
   const double send_bytes =
       static_cast<double>(s.micro_batch * spec_.sequence * spec_.hidden) * p / (s.tp * s.cp);
@@ -282,11 +332,13 @@ void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
     c.forward += n * chained(t.forward, launch);
     c.backward += n * chained(t.backward, launch);
     c.tensor_comm += n * (t.forward.exposed_comm + t.backward.exposed_comm);
-    c.activity.add(t.forward.activity, n);
-    c.activity.add(t.backward.activity, n);
+    if (!timing_only) {
+      c.activity.add(t.forward.activity, n);
+      c.activity.add(t.backward.activity, n);
+      c.step.add(t.update.activity, n * owned);
+    }
     c.update += n * owned * chained(t.update, launch);
     c.parameters += n * owned * params;
-    c.step.add(t.update.activity, n * owned);
   };
   // The word embedding is tied to the LM head: with pipeline stages, the first and the last
   // stage each hold a copy and all-reduce its gradients after the backward pass (Megatron's
@@ -297,10 +349,15 @@ void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
   const double tied_bytes =
       static_cast<double>(spec_.vocabulary / s.tp) * static_cast<double>(spec_.hidden) * p;
   const double tied_sync =
-      tied ? collective_time(pl.mapping.groups[2], Collective::kSendRecv, tied_bytes) : 0.0;
+      tied && !timing_only
+          ? collective_time(pl.mapping.groups[2], Collective::kSendRecv, tied_bytes)
+          : 0.0;
   const auto tied_link =
-      tied ? link_bytes(pl.mapping.groups[2], Collective::kSendRecv, tied_bytes)
-           : std::array<double, kMaxTiers>{};
+      tied && !timing_only ? link_bytes(pl.mapping.groups[2], Collective::kSendRecv, tied_bytes)
+                           : std::array<double, kMaxTiers>{};
+  const ShardedUnits units =
+      sharded ? sharded_units(pt, m.groups[1], pl.expert_data, layer_experts, timing_only)
+              : ShardedUnits{};
   const double head_owned =
       spec_.tied_embeddings && chunks == 1 && pt.head_parameters > 0.0
           ? std::max(0.0, pt.head_parameters - tied_bytes / p) / pt.head_parameters
@@ -330,8 +387,7 @@ void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
       cc.step.add_link_bytes(tied_link);
     }
     if (sharded) {
-      add_sharded_passes(pt, m.groups[1], pl.expert_data, layer_experts, layers, dense, c == 0,
-                         c == chunks - 1, cc);
+      add_sharded_passes(pt, units, layers, dense, c == 0, c == chunks - 1, timing_only, cc);
     }
     cc.forward += launch;
     cc.backward += launch;
@@ -354,11 +410,11 @@ void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
   // _unscale_main_grads_and_check_for_nan); timed as one scalar all-reduce over the tensor and
   // one over the pipeline group (latency-bound).
   const double scalar_reduce =
-      collective_time(pl.mapping.groups[0], Collective::kAllReduce, 4.0) +
-      collective_time(pl.mapping.groups[2], Collective::kAllReduce, 4.0);
+      timing_only ? 0.0
+                  : collective_time(pl.mapping.groups[0], Collective::kAllReduce, 4.0) +
+                        collective_time(pl.mapping.groups[2], Collective::kAllReduce, 4.0);
   in.gradient_norm = (spec_.precision == DataType::kFp16 ? 2.0 : 1.0) * scalar_reduce;
   in.host = host;
-  assemble_iteration(in, r, &scratch_);
 }
 
 }  // namespace pathfinder

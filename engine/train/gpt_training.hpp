@@ -91,6 +91,9 @@ class GptTraining {
   // The same into `r`, reusing its storage: no allocation once warm (the memo filled, r's
   // vectors sized).
   void evaluate(const Strategy& s, TrainingResult& r);
+  // A lower bound of evaluate(s).iteration_time for a strategy that fits in memory
+  // (iteration_lower_bound: the stages' passes without the pipeline simulation).
+  [[nodiscard]] double lower_bound(const Strategy& s);
   // `s` evaluated into r, and, when feasible, its iteration as a timeline (timeline.hpp).
   [[nodiscard]] Timeline timeline(const Strategy& s, TrainingResult& r);
   // One tensor-parallel layer's forward, backward (recomputation included) and update on one
@@ -99,6 +102,10 @@ class GptTraining {
     return parts(s, 0).layer;
   }
   [[nodiscard]] const GptSpec& spec() const { return spec_; }
+  [[nodiscard]] const TrainingOptions& options() const { return options_; }
+  [[nodiscard]] double memory_capacity() const {
+    return timer_.machine().main_memory.capacity;
+  }
   [[nodiscard]] const SystemGraph& system() const { return system_; }
 
  private:
@@ -127,14 +134,30 @@ class GptTraining {
   const Placements& placements(const Strategy& s, int id);
   // Fills r's timing (iteration, breakdown, ...) with placements `id`.
   void time_iteration(const Strategy& s, int id, TrainingResult& r);
-  // ZeRO-3: the chunk's forward and backward with each part's parameter gathers and gradient
-  // reduce-scatters on the data group (sharded_pass.hpp), launch latency excluded.
-  // `dense` of the chunk's `layers` are leading dense layers (a mixture of experts').
-  // A sparse layer's routed experts gather and reduce-scatter over `experts` (the
-  // expert-data-parallel group), the rest over `data`.
-  void add_sharded_passes(const Parts& pt, const GroupPlacement& data,
-                          const GroupPlacement& experts, double layer_experts, int layers,
-                          int dense, bool embedding, bool head, ChunkCosts& c) const;
+  // The iteration's input (input_) for placements `id`. `timing_only`: the chunks' times and
+  // sends alone (what iteration_lower_bound reads), without the energy accounting and the
+  // step's collectives.
+  void build_input(const Strategy& s, int id, std::int64_t micro_batches,
+                   bool timing_only = false);
+  // ZeRO-3's collectives per FSDP unit (embedding, layer, dense layer, head), the same for
+  // every chunk of an iteration: the parameter gather and the gradient reduce-scatter, and the
+  // bytes each sends per tier. A sparse layer's routed experts gather and reduce-scatter over
+  // the expert-data-parallel group, the rest over the data group.
+  struct ShardedUnit {
+    double gather = 0.0, scatter = 0.0;
+    std::array<double, kMaxTiers> gather_bytes{}, scatter_bytes{};
+  };
+  struct ShardedUnits {
+    ShardedUnit embedding, layer, dense_layer, head;
+  };
+  [[nodiscard]] ShardedUnits sharded_units(const Parts& pt, const GroupPlacement& data,
+                                           const GroupPlacement& experts, double layer_experts,
+                                           bool timing_only) const;
+  // ZeRO-3: the chunk's forward and backward with each unit's parameter gathers and gradient
+  // reduce-scatters (sharded_pass.hpp), launch latency excluded. `dense` of the chunk's
+  // `layers` are leading dense layers (a mixture of experts').
+  void add_sharded_passes(const Parts& pt, const ShardedUnits& u, int layers, int dense,
+                          bool embedding, bool head, bool timing_only, ChunkCosts& c) const;
 
   GptSpec spec_;
   KernelTimer timer_;
@@ -146,7 +169,10 @@ class GptTraining {
   IterationScratch scratch_;
   TrainingResult other_;       // ZeRO-3's second placement order, reused
   std::map<std::tuple<int, int, int, int, int, int, int, int, int>, Parts> parts_;
-  std::map<std::tuple<int, int, int, int, int, int>, Placements> placements_;
+  // The parts' graphs, which do not depend on the placements (dp, pp, the ZeRO-3 order): per
+  // (tp, sp, recompute, micro-batch, cp, ep, part), timed again for each placement.
+  std::map<std::tuple<int, int, int, int, int, int, int>, ComputeGraph> graphs_;
+  std::map<std::tuple<int, int, int, int, int, int, int>, Placements> placements_;
 };
 
 }  // namespace pathfinder

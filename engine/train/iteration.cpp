@@ -45,6 +45,27 @@ void fill_pipeline_input(const IterationInput& in, PipelineInput& pi) {
   }
 }
 
+double iteration_lower_bound(const IterationInput& in) {
+  const int P = in.stages, v = in.chunks_per_stage;
+  const double micro = static_cast<double>(in.micro_batches);
+  const double send = P > 1 ? in.send : 0.0;
+  double way = 0.0, bound = 0.0;  // way: chunks 0 .. d-1 there and back, with their sends
+  for (int d = 0; d < P; ++d) {
+    double work = 0.0;
+    for (int local = 0; local < v; ++local) {
+      const ChunkCosts& c = in.chunks[static_cast<std::size_t>(local * P + d)];
+      work += c.forward + c.backward;
+    }
+    bound = std::max(bound, way + micro * work);
+    const ChunkCosts& first = in.chunks[static_cast<std::size_t>(d)];
+    way += first.forward + first.backward + 2.0 * send;
+  }
+  const double h2d = in.host.host_to_device.si();
+  const double host = (h2d > 0.0 ? in.input_bytes / h2d : 0.0) + in.host.synchronize.si() +
+                      in.host.iteration.si();
+  return bound + host;
+}
+
 void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationScratch* scratch) {
   const int P = in.stages, v = in.chunks_per_stage;
   IterationScratch own;

@@ -71,6 +71,14 @@ struct IterationScratch {
   PipelineResult result;
 };
 
+// A lower bound of assemble_iteration's iteration_time, without simulating: every device's
+// last task is a backward of its first chunk (every schedule here), so device d finishes no
+// sooner than the first micro-batch's forward reaches it through chunks 0 .. d-1 (their
+// forwards and sends), plus its own work on every micro-batch, plus that last gradient's way
+// back through chunks d-1 .. 0; the first chunk's last backward ends the pipeline, and the
+// step and the host follow. Used to prune strategies that cannot make a ranking's top.
+[[nodiscard]] double iteration_lower_bound(const IterationInput& in);
+
 // The pipeline schedule the iteration simulates: its chunks' passes and the sends between
 // stages (out's buffers reused).
 void fill_pipeline_input(const IterationInput& in, PipelineInput& out);

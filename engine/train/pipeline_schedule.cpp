@@ -200,6 +200,15 @@ void simulate_pipeline(const PipelineInput& in, PipelineScratch& scratch, Pipeli
   simulate<false>(in, m2, scratch, out, nullptr);
   const double extra = static_cast<double>(in.micro_batches - m2);
   const double slope = (out.makespan - ra.makespan) / static_cast<double>(m2 - m1);
+  // In the periodic regime a micro-batch adds at least the busiest device's work per
+  // micro-batch; a smaller slope means 2P micro-batches had not reached it (many model chunks
+  // of unequal cost): simulate every task instead.
+  double work = 0.0;
+  for (const double busy : out.busy) work = std::max(work, busy / m2);
+  if (slope < work * (1.0 - 1e-9)) {
+    simulate<false>(in, in.micro_batches, scratch, out, nullptr);
+    return;
+  }
   out.makespan += extra * slope;
   for (double& busy : out.busy) busy *= static_cast<double>(in.micro_batches) / m2;
   for (std::size_t c = 0; c < out.last_backward.size(); ++c) {

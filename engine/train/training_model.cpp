@@ -78,6 +78,17 @@ void TrainingModel::evaluate(const Strategy& s, TrainingResult& r) {
   }
 }
 
+std::optional<double> TrainingModel::lower_bound(const Strategy& s) {
+  auto* gpt = std::get_if<GptTraining>(&model_);
+  if (gpt == nullptr) return 0.0;
+  const TrainingOptions& o = gpt->options();
+  if (o.check_memory &&
+      gpt_memory_footprint(gpt->spec(), s, o.memory).total().si() > gpt->memory_capacity()) {
+    return std::nullopt;
+  }
+  return gpt->lower_bound(s);
+}
+
 std::optional<Timeline> TrainingModel::timeline(const Strategy& s, TrainingResult& r) {
   evaluate(s, r);
   auto* gpt = std::get_if<GptTraining>(&model_);
