@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <oneapi/tbb/global_control.h>
+
 #include "engine/parallel/strategy_enumeration.hpp"
 #include "engine/explore/design_evaluator.hpp"
 #include "engine/graph/workload_loader.hpp"
@@ -161,6 +163,77 @@ TEST_CASE("the goal decides the objective and the ranking; a budget drops with a
   CHECK_FALSE(second->result.feasible);
   CHECK(second->result.reason.rfind("over budget (", 0) == 0);
   CHECK(std::isinf(b.objective(x, ranked[1].strategy)));
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("a top-k search times few strategies and ranks its top exactly as the full ranking",
+          "[explore]") {
+  // GPT-3 175B on 1,024 A100s (35,772 strategies; 12,862 fit in memory). The full ranking
+  // times every one; the top-k search only those whose lower bound (iteration_lower_bound) can
+  // still beat the k-th best, best-first. Its first k feasible rows must be the full
+  // ranking's, strategy for strategy and bit for bit (ties in enumeration order).
+  const test::ShippedSystem& sys = test::shipped_system("a100");
+  const DesignEvaluator e(sys.spec,
+                          load_workload(test::source_path("studies/workloads/gpt3_175b.yaml")).spec,
+                          1024);
+  std::size_t all = 0;
+  const std::vector<RankedStrategy> full = rank_strategies(e, template_point(e.spec()), &all);
+  REQUIRE(all == 35772);
+  for (const std::size_t k : {std::size_t{1}, std::size_t{5}, std::size_t{100}}) {
+    std::size_t timed = 0;
+    const std::vector<RankedStrategy> top =
+        rank_strategies(e, template_point(e.spec()), &timed, nullptr, k);
+    INFO("top " << k << ": " << timed << " strategies timed");
+    REQUIRE(top.size() >= k);
+    CHECK(timed == top.size());
+    CHECK(timed < all / 10);  // the bound prunes: 64 timed for k = 5
+    for (std::size_t i = 0; i < k; ++i) {
+      CHECK(top[i].result.feasible);
+      CHECK(to_string(top[i].strategy) == to_string(full[i].strategy));
+      CHECK(top[i].result.iteration_time == full[i].result.iteration_time);
+    }
+  }
+}
+
+TEST_CASE("a top-k search times the same strategies on one thread as on all", "[explore]") {
+  // Blocks fixed by position in the bound order and a cutoff moved only between them: the set
+  // timed is a function of the inputs alone.
+  const DesignEvaluator e = gpt13b_on(64);
+  std::size_t many = 0, one = 0;
+  const std::vector<RankedStrategy> a = rank_strategies(e, template_point(e.spec()), &many,
+                                                        nullptr, 3);
+  std::vector<RankedStrategy> b;
+  {
+    oneapi::tbb::global_control single(oneapi::tbb::global_control::max_allowed_parallelism, 1);
+    b = rank_strategies(e, template_point(e.spec()), &one, nullptr, 3);
+  }
+  CHECK(many == one);
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(to_string(a[i].strategy) == to_string(b[i].strategy));
+    CHECK(a[i].result.iteration_time == b[i].result.iteration_time);
+  }
+}
+
+TEST_CASE("a top-k search with nothing in memory falls back to every strategy's reason",
+          "[explore]") {
+  // GPT-3 175B on 8 A100s: no strategy fits (175B parameters' model states alone are ~2.8 TB).
+  const test::ShippedSystem& sys = test::shipped_system("a100");
+  const DesignEvaluator e(sys.spec,
+                          load_workload(test::source_path("studies/workloads/gpt3_175b.yaml")).spec,
+                          8);
+  std::size_t all = 0, timed = 0;
+  const std::vector<RankedStrategy> full = rank_strategies(e, template_point(e.spec()), &all);
+  const std::vector<RankedStrategy> top =
+      rank_strategies(e, template_point(e.spec()), &timed, nullptr, 1);
+  CHECK(timed == all);
+  REQUIRE(top.size() == full.size());
+  REQUIRE(!top.empty());
+  CHECK_FALSE(top.front().result.feasible);
+  CHECK(top.front().result.reason == full.front().result.reason);
 }
 
 }  // namespace pathfinder
