@@ -61,8 +61,11 @@ DesignEvaluator::DesignEvaluator(ArchSpec spec, WorkloadSpec workload, int devic
     : spec_(std::move(spec)),
       workload_(std::move(workload)),
       devices_(devices),
-      options_(options),
-      goal_(goal) {}
+      options_(std::move(options)),
+      goal_(goal) {
+  // The graphs every split and strategy share (graph_cache.hpp), built once per evaluator.
+  options_.graphs = std::make_shared<GraphCache>();
+}
 
 ArchFigures arch_figures(const MicroArch& a) {
   ArchFigures f;

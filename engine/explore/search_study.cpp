@@ -8,6 +8,7 @@
 
 #include "engine/config/node.hpp"
 #include "engine/core/format.hpp"
+#include "engine/parallel/strategy_enumeration.hpp"
 
 namespace pathfinder {
 namespace {
@@ -111,8 +112,11 @@ StudyOutcome run_search_study(const SearchStudy& study, const DesignEvaluator& e
     o.at_template = e.evaluate(o.template_split, *study.strategy).training;
     o.strategies_ranked = 1;
   } else {
-    const std::vector<RankedStrategy> ranked =
-        rank_strategies(e, o.template_split, &o.strategies_ranked);
+    // Only the shortlist's strategies need timing (best-first by a lower bound, for the time
+    // goal); the count reported is every strategy the shortlist was chosen from.
+    const std::vector<RankedStrategy> ranked = rank_strategies(
+        e, o.template_split, nullptr, nullptr, static_cast<std::size_t>(std::max(study.shortlist, 0)));
+    o.strategies_ranked = enumerate_strategies(e.workload(), e.devices()).size();
     for (const RankedStrategy& r : ranked) {
       if (!r.result.feasible || static_cast<int>(candidates.size()) >= study.shortlist) break;
       candidates.push_back(r.strategy);

@@ -92,7 +92,7 @@ PointResult search_point(const StudySpec& s, const DesignEvaluator& e, const Stu
       return with_split(evaluated(e.evaluate(split, *strategy)), e.spec().tmpl, split);
     case StudySearch::kStrategy: {
       ArchFigures arch;
-      std::vector<RankedStrategy> ranked = rank_strategies(e, split, nullptr, &arch);
+      std::vector<RankedStrategy> ranked = rank_strategies(e, split, nullptr, &arch, 1);
       if (ranked.empty()) {
         return infeasible("no valid strategy for " + std::to_string(e.devices()) + " devices");
       }

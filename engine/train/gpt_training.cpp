@@ -24,7 +24,9 @@ GptTraining::GptTraining(GptSpec spec, PerfMachine machine, SystemGraph system,
       timer_(std::move(machine)),
       system_(std::move(system)),
       peak_(peak_flops),
-      options_(options) {}
+      options_(std::move(options)) {
+  if (!options_.graphs) options_.graphs = std::make_shared<GraphCache>();
+}
 
 const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id) {
   // The micro-batch size is part of the key: ZeRO-3's traffic per iteration grows with the
@@ -106,11 +108,9 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
       options_.tensor_comm_chunked ? 1.0 - 1.0 / s.tp : options_.tensor_comm_overlap;
   const auto part = [&](int kind, int layers, int first_layer, bool embedding, bool head,
                         double& params) {
-    const auto graph_key = std::make_tuple(s.tp, s.sequence_parallel ? 1 : 0,
-                                           static_cast<int>(s.recompute), s.micro_batch, s.cp,
-                                           s.ep, kind);
-    auto g = graphs_.find(graph_key);
-    if (g == graphs_.end()) {
+    const GraphKey graph_key{s.tp, s.sequence_parallel ? 1 : 0, static_cast<int>(s.recompute),
+                             s.micro_batch, s.cp, s.ep, kind, 0};
+    const std::shared_ptr<const ComputeGraph> g = options_.graphs->get(graph_key, [&] {
       GptPartition p;
       p.first_layer = first_layer;
       p.tensor = s.tp;
@@ -127,10 +127,10 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
       p.layers = layers;
       p.embedding = embedding;
       p.head = head;
-      g = graphs_.emplace(graph_key, build_gpt_graph(w, p)).first;
-    }
-    params = static_cast<double>(g->second.parameter_count());
-    return stage_times(g->second, timer_, comm, tp_overlap);
+      return build_gpt_graph(w, p);
+    });
+    params = static_cast<double>(g->parameter_count());
+    return stage_times(*g, timer_, comm, tp_overlap);
   };
   Parts parts;
   // A mixture of experts' layer is one after its leading dense layers.

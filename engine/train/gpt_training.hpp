@@ -14,12 +14,14 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "engine/parallel/memory_footprint.hpp"
 #include "engine/parallel/strategy.hpp"
+#include "engine/graph/graph_cache.hpp"
 #include "engine/graph/workload.hpp"
 #include "engine/perf/kernel_timer.hpp"
 #include "engine/software/software_profile.hpp"
@@ -63,6 +65,9 @@ struct TrainingOptions {
   bool check_memory = true;
   // What the software stack keeps in memory beyond the ZeRO/Korthikanti counts.
   MemoryModel memory;
+  // Graphs shared with the other models of the same workload and options (a design
+  // evaluator's, across the splits a search visits); null: each model keeps its own.
+  std::shared_ptr<GraphCache> graphs;
 
   [[nodiscard]] static TrainingOptions from(const SoftwareProfile& s) {
     TrainingOptions o;
@@ -169,9 +174,9 @@ class GptTraining {
   IterationScratch scratch_;
   TrainingResult other_;       // ZeRO-3's second placement order, reused
   std::map<std::tuple<int, int, int, int, int, int, int, int, int>, Parts> parts_;
-  // The parts' graphs, which do not depend on the placements (dp, pp, the ZeRO-3 order): per
-  // (tp, sp, recompute, micro-batch, cp, ep, part), timed again for each placement.
-  std::map<std::tuple<int, int, int, int, int, int, int>, ComputeGraph> graphs_;
+  // The parts' graphs, which depend neither on the placements (dp, pp, the ZeRO-3 order) nor
+  // on the micro-architecture: per (tp, sp, recompute, micro-batch, cp, ep, part), timed again
+  // for each placement (options_.graphs, or the model's own).
   std::map<std::tuple<int, int, int, int, int, int, int>, Placements> placements_;
 };
 

@@ -45,7 +45,8 @@ LstmTraining::LstmTraining(LstmSpec spec, PerfMachine machine, SystemGraph syste
       timer_(std::move(machine)),
       system_(std::move(system)),
       peak_(peak_flops),
-      options_(options) {
+      options_(std::move(options)) {
+  if (!options_.graphs) options_.graphs = std::make_shared<GraphCache>();
   const Workload w = make_workload("lstm", spec_);
   model_flops_ = w.stats.flops_per_iteration.si();
 }
@@ -98,7 +99,11 @@ TrainingResult LstmTraining::evaluate(const Strategy& s) {
     part.layers = st.layers;
     part.embedding = st.embedding;
     part.softmax = st.softmax;
-    const ComputeGraph g = build_lstm_graph(replica, part);
+    const GraphKey key{replica.batch, static_cast<int>(part.split), kp1, kp2, part.first_layer,
+                       part.layers, part.embedding ? 1 : 0, part.softmax ? 1 : 0};
+    const std::shared_ptr<const ComputeGraph> shared =
+        options_.graphs->get(key, [&] { return build_lstm_graph(replica, part); });
+    const ComputeGraph& g = *shared;
     const StageTimes t = stage_times(g, timer_, comm, options_.tensor_comm_overlap);
     ChunkCosts c;
     c.forward = t.forward.span / S;
