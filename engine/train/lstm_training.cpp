@@ -47,8 +47,12 @@ LstmTraining::LstmTraining(LstmSpec spec, PerfMachine machine, SystemGraph syste
       peak_(peak_flops),
       options_(std::move(options)) {
   if (!options_.graphs) options_.graphs = std::make_shared<GraphCache>();
-  const Workload w = make_workload("lstm", spec_);
-  model_flops_ = w.stats.flops_per_iteration.si();
+  // The whole model's graph (key all -1: no partition's), shared like the partitions'.
+  const GraphKey whole{-1, -1, -1, -1, -1, -1, -1, -1};
+  const WorkloadSpec w{spec_};
+  const std::shared_ptr<const ComputeGraph> g =
+      options_.graphs->get(whole, [&] { return build_graph(w); });
+  model_flops_ = workload_stats(w, *g).flops_per_iteration.si();
 }
 
 TrainingResult LstmTraining::evaluate(const Strategy& s) {
