@@ -131,6 +131,31 @@ void BM_Gpt3EntryPointReused(benchmark::State& state) {
 }
 BENCHMARK(BM_Gpt3EntryPointReused)->Unit(benchmark::kMicrosecond);
 
+// Issue 18, cold: a fresh model for a micro-architecture it has not seen (what every objective
+// call of a joint chip-and-strategy search pays): the design generated, the model built, the
+// layers' graphs timed and the strategy evaluated. With the graphs shared (a design evaluator's
+// GraphCache, warm after the first call) and without (every graph built as well).
+void gpt3_cold(benchmark::State& state, bool shared_graphs) {
+  Gpt3EntryPoint g;
+  GptSpec w = std::get<GptSpec>(load_workload(kRoot + "/studies/workloads/gpt3_175b.yaml").spec);
+  w.global_batch = 96 * g.strategy.dp;
+  TrainingOptions o = TrainingOptions::from(software_profile());
+  if (shared_graphs) o.graphs = std::make_shared<GraphCache>();
+  const ResourceSplit split = ResourceSplit::from_template(g.spec.tmpl);
+  const auto cold = [&] {
+    const MicroArch arch = generate_micro_arch(g.spec, split);
+    TrainingModel model(g.spec, arch, w, g.strategy.devices(), o);
+    return model.evaluate(g.strategy).iteration_time;
+  };
+  benchmark::DoNotOptimize(cold());  // fills the shared graphs, if any
+  timed(state, cold);
+  state.SetLabel(to_string(g.strategy) + (shared_graphs ? " (graphs shared)" : " (graphs built)"));
+}
+void BM_Gpt3Cold(benchmark::State& state) { gpt3_cold(state, true); }
+void BM_Gpt3ColdGraphsBuilt(benchmark::State& state) { gpt3_cold(state, false); }
+BENCHMARK(BM_Gpt3Cold)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Gpt3ColdGraphsBuilt)->Unit(benchmark::kMicrosecond);
+
 // Issue 16: the energy accounting alone on the same evaluation (8 pipeline stages), against
 // BM_Gpt3EntryPoint's whole evaluation (goal: <= 10% of it).
 void BM_IterationEnergy(benchmark::State& state) {

@@ -1,6 +1,7 @@
 // How the training models time a partitioned graph's communication on the system.
 #pragma once
 
+#include <algorithm>
 #include <array>
 
 #include "engine/core/error.hpp"
@@ -23,23 +24,44 @@ namespace pathfinder {
 
 // Collectives timed on the placement of their parallel group: one placement per CommGroup
 // (tensor, tensor columns, pipeline, data, context, expert), null for a group the model does
-// not form.
+// not form. A graph repeats the same few collectives (every layer's, every time step's): the
+// last kMemo distinct ones are kept with their time and bytes per tier (one model's, one
+// thread's; no allocation).
 class PlacedComm final : public CommTimes {
  public:
   explicit PlacedComm(std::array<const GroupPlacement*, 6> groups) : groups_(groups) {}
-  [[nodiscard]] double time(const Communication& c) const override {
-    const GroupPlacement* g = groups_[static_cast<std::size_t>(c.group)];
-    PF_ASSERT(g != nullptr);
-    return collective_time(*g, collective_of(c.kind), c.bytes.si());
-  }
+  [[nodiscard]] double time(const Communication& c) const override { return entry(c).time; }
   [[nodiscard]] std::array<double, kMaxTiers> link_bytes(const Communication& c) const override {
-    const GroupPlacement* g = groups_[static_cast<std::size_t>(c.group)];
-    PF_ASSERT(g != nullptr);
-    return pathfinder::link_bytes(*g, collective_of(c.kind), c.bytes.si());
+    return entry(c).link;
   }
 
  private:
+  struct Entry {
+    CommKind kind;
+    CommGroup group;
+    double bytes;
+    double time;
+    std::array<double, kMaxTiers> link;
+  };
+  static constexpr std::size_t kMemo = 16;
+  const Entry& entry(const Communication& c) const {
+    const double bytes = c.bytes.si();
+    for (std::size_t i = 0; i < size_; ++i) {
+      const Entry& e = memo_[i];
+      if (e.kind == c.kind && e.group == c.group && e.bytes == bytes) return e;
+    }
+    const GroupPlacement* g = groups_[static_cast<std::size_t>(c.group)];
+    PF_ASSERT(g != nullptr);
+    Entry& e = memo_[next_];
+    e = Entry{c.kind, c.group, bytes, collective_time(*g, collective_of(c.kind), bytes),
+              pathfinder::link_bytes(*g, collective_of(c.kind), bytes)};
+    next_ = (next_ + 1) % kMemo;
+    size_ = std::min(size_ + 1, kMemo);
+    return e;
+  }
   std::array<const GroupPlacement*, 6> groups_;
+  mutable std::array<Entry, kMemo> memo_{};
+  mutable std::size_t size_ = 0, next_ = 0;
 };
 
 }  // namespace pathfinder
