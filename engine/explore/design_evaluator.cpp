@@ -94,10 +94,19 @@ DesignEvaluation DesignEvaluator::evaluate(const Eigen::VectorXd& split, const S
 }
 
 double DesignEvaluator::objective(const Eigen::VectorXd& split, const Strategy& s) const {
+  return objective(split, std::span<const Strategy>(&s, 1));
+}
+
+double DesignEvaluator::objective(const Eigen::VectorXd& split,
+                                  std::span<const Strategy> strategies) const {
   const MicroArch a = generate_micro_arch(spec_, split_of(split));
   if (!a.feasible) return kInf;
-  TrainingModel m(spec_, a, workload_, devices_, options_);
-  return goal_value(goal_, m.evaluate(s));
+  double best = kInf;
+  for (const Strategy& s : strategies) {
+    TrainingModel m(spec_, a, workload_, devices_, options_);
+    best = std::min(best, goal_value(goal_, m.evaluate(s)));
+  }
+  return best;
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <Eigen/Core>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,10 @@ class DesignEvaluator {
   // What the goal minimizes (goal.hpp): the iteration time in seconds by default; +inf when
   // infeasible or over the goal's budget.
   [[nodiscard]] double objective(const Eigen::VectorXd& split, const Strategy& s) const;
+  // The least objective over `strategies` at one split (the micro-architecture generated once):
+  // a joint search's objective over its shortlist; +inf when none is feasible.
+  [[nodiscard]] double objective(const Eigen::VectorXd& split,
+                                 std::span<const Strategy> strategies) const;
   [[nodiscard]] const Goal& goal() const { return goal_; }
   [[nodiscard]] const ArchSpec& spec() const { return spec_; }
   [[nodiscard]] const WorkloadSpec& workload() const { return workload_; }

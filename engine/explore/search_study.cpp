@@ -129,9 +129,7 @@ StudyOutcome run_search_study(const SearchStudy& study, const DesignEvaluator& e
   SearchOptions opt = study.options;
   opt.initial = o.template_split;
   const Objective f = [&e, &candidates](const Eigen::VectorXd& x) {
-    double best = std::numeric_limits<double>::infinity();
-    for (const Strategy& s : candidates) best = std::min(best, e.objective(x, s));
-    return best;
+    return e.objective(x, candidates);
   };
   if (candidates.empty()) return o;
   o.search = minimize(f, space, opt, progress);

@@ -106,40 +106,6 @@ const Kernel& ComputeGraph::kernel(KernelId id) const {
   return kernels_[id];
 }
 
-std::int64_t ComputeGraph::parameter_count() const {
-  std::int64_t n = 0;
-  for (const auto& p : params_) n += p.elements;
-  return n;
-}
-
-Flops ComputeGraph::total_flops() const {
-  Flops f;
-  for (const auto& k : kernels_) f += k.flops;
-  return f;
-}
-
-Flops ComputeGraph::flops(Phase p) const {
-  Flops f;
-  for (const auto& k : kernels_) {
-    if (k.phase == p) f += k.flops;
-  }
-  return f;
-}
-
-Flops ComputeGraph::gemm_flops() const {
-  Flops f;
-  for (const auto& k : kernels_) {
-    if (k.gemm) f += k.gemm->flops();
-  }
-  return f;
-}
-
-Bytes ComputeGraph::total_bytes() const {
-  Bytes b;
-  for (const auto& k : kernels_) b += k.bytes();
-  return b;
-}
-
 ParamId ComputeGraphBuilder::add_parameter(ParameterTensor p) {
   PF_ASSERT(p.elements > 0);
   g_.params_.push_back(std::move(p));
@@ -173,7 +139,16 @@ const ParameterTensor& ComputeGraphBuilder::parameter(ParamId id) const {
   return g_.params_[id];
 }
 
-ComputeGraph ComputeGraphBuilder::build() && { return std::move(g_); }
+ComputeGraph ComputeGraphBuilder::build() && {
+  for (const auto& p : g_.params_) g_.parameter_count_ += p.elements;
+  for (const auto& k : g_.kernels_) {
+    g_.total_flops_ += k.flops;
+    g_.phase_flops_[static_cast<std::size_t>(k.phase)] += k.flops;
+    if (k.gemm) g_.gemm_flops_ += k.gemm->flops();
+    g_.total_bytes_ += k.bytes();
+  }
+  return std::move(g_);
+}
 
 Kernel gemm_kernel(std::string name, KernelKind kind, Phase phase, DataType dtype,
                    const GemmShape& shape, std::vector<KernelId> deps) {

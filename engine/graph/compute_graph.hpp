@@ -6,6 +6,7 @@
 // topological order and the graph is acyclic by construction (ComputeGraphBuilder::add checks).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -143,18 +144,23 @@ class ComputeGraph {
   [[nodiscard]] const Kernel& kernel(KernelId id) const;
   [[nodiscard]] std::size_t size() const { return kernels_.size(); }
   [[nodiscard]] const std::vector<ParameterTensor>& parameters() const { return params_; }
-  [[nodiscard]] std::int64_t parameter_count() const;
+  [[nodiscard]] std::int64_t parameter_count() const { return parameter_count_; }
 
-  // Sums over kernels (all, or one phase); gemm_flops counts 2·batch·m·n·k only.
-  [[nodiscard]] Flops total_flops() const;
-  [[nodiscard]] Flops flops(Phase p) const;
-  [[nodiscard]] Flops gemm_flops() const;
-  [[nodiscard]] Bytes total_bytes() const;
+  // Sums over kernels (all, or one phase); gemm_flops counts 2·batch·m·n·k only. Summed once,
+  // when the graph is built (in kernel order).
+  [[nodiscard]] Flops total_flops() const { return total_flops_; }
+  [[nodiscard]] Flops flops(Phase p) const { return phase_flops_[static_cast<std::size_t>(p)]; }
+  [[nodiscard]] Flops gemm_flops() const { return gemm_flops_; }
+  [[nodiscard]] Bytes total_bytes() const { return total_bytes_; }
 
  private:
   friend class ComputeGraphBuilder;
   std::vector<Kernel> kernels_;
   std::vector<ParameterTensor> params_;
+  Flops total_flops_, gemm_flops_;
+  std::array<Flops, 4> phase_flops_{};  // by Phase
+  Bytes total_bytes_;
+  std::int64_t parameter_count_ = 0;
 };
 
 // Appends kernels in a topological order; build() hands over the finished graph.
