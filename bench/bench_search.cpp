@@ -83,4 +83,24 @@ void BM_PgdCaseStudy(benchmark::State& state) {
 }
 BENCHMARK(BM_PgdCaseStudy)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
 
+// One objective call of that search (issue 18's LSTM evaluation "including generation"): the
+// micro-architecture generated at the template's split, the model built (graphs from the
+// evaluator's cache) and CR-8-d64-p1 timed.
+void BM_LstmLmObjective(benchmark::State& state) {
+  const TechLibrary lib = load_tech_library_dir(kRoot + "/techlib");
+  const ArchSpec spec =
+      bind_template(lib, load_template(kRoot + "/templates/deepflow_case_study.yaml"));
+  TrainingOptions o;
+  o.check_memory = false;
+  const DesignEvaluator e(spec, LstmSpec{16384, 20, 16384, 800000, 2, DataType::kFp16,
+                                         Optimizer::kSgd},
+                          512, o);
+  const Strategy s = parse_strategy("CR-8-d64-p1");
+  const Eigen::VectorXd x = ResourceSplit::from_template(spec.tmpl).values();
+  benchmark::DoNotOptimize(e.objective(x, s));  // the graphs cached, as after a search's first call
+  for (auto _ : state) benchmark::DoNotOptimize(e.objective(x, s));
+  state.SetLabel("CR-8-d64-p1 on 512 nodes, generation included");
+}
+BENCHMARK(BM_LstmLmObjective)->Unit(benchmark::kMicrosecond);
+
 }  // namespace
