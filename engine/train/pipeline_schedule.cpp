@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
+#include <shared_mutex>
 
 #include "engine/core/error.hpp"
 
@@ -85,6 +87,24 @@ std::vector<PipelineStep> compile_order(const PipelineInput& in, int m) {
   return order;
 }
 
+// The process-wide orders: at most kShared shapes of at most kSharedSteps steps each (a few MB).
+std::shared_ptr<const std::vector<PipelineStep>> shared_order(const PipelineInput& in, int m,
+                                                              std::uint64_t key) {
+  constexpr std::size_t kShared = 256, kSharedSteps = 1 << 16;
+  static std::shared_mutex mutex;
+  static std::unordered_map<std::uint64_t, std::shared_ptr<const std::vector<PipelineStep>>> kept;
+  {
+    std::shared_lock lock(mutex);
+    const auto it = kept.find(key);
+    if (it != kept.end()) return it->second;
+  }
+  auto made = std::make_shared<const std::vector<PipelineStep>>(compile_order(in, m));
+  if (made->size() > kSharedSteps) return made;
+  std::unique_lock lock(mutex);
+  if (kept.size() >= kShared) return made;
+  return kept.emplace(key, std::move(made)).first->second;
+}
+
 // The order of the shape (schedule, stages, chunks, m), compiled once per scratch.
 const std::vector<PipelineStep>& order_of(const PipelineInput& in, int m,
                                           PipelineScratch& scratch) {
@@ -94,9 +114,9 @@ const std::vector<PipelineStep>& order_of(const PipelineInput& in, int m,
                             (static_cast<std::uint64_t>(in.chunks) << 2) |
                             static_cast<std::uint64_t>(in.schedule);
   const auto it = scratch.orders.find(key);
-  if (it != scratch.orders.end()) return it->second;
+  if (it != scratch.orders.end()) return *it->second;
   if (scratch.orders.size() >= 64) scratch.orders.clear();  // bounded across long searches
-  return scratch.orders.emplace(key, compile_order(in, m)).first->second;
+  return *scratch.orders.emplace(key, shared_order(in, m, key)).first->second;
 }
 
 // The schedule with `m` micro-batches into r, on the scratch's buffers: a task starts when its

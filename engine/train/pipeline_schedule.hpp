@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -52,11 +53,12 @@ struct PipelineStep {
 
 // Buffers a simulation reuses: once sized, simulating again allocates nothing. The orders of
 // the (schedule, stages, chunks, micro-batches) shapes met so far are kept: a simulation is
-// then one pass over its steps.
+// then one pass over its steps. Orders are pure functions of their shape, also kept process-
+// wide (up to a bound) for the scratches of models made later (a search's next design).
 struct PipelineScratch {
   std::vector<double> end_forward, end_backward, free, zeros;
   PipelineResult shorter;  // the 2P-micro-batch run the steady-state extension starts from
-  std::unordered_map<std::uint64_t, std::vector<PipelineStep>> orders;
+  std::unordered_map<std::uint64_t, std::shared_ptr<const std::vector<PipelineStep>>> orders;
 };
 
 // Empty `forward` etc. means uniform zero. Engine bug (PF_ASSERT) on inconsistent sizes or an
