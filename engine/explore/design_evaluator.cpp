@@ -101,11 +101,10 @@ double DesignEvaluator::objective(const Eigen::VectorXd& split,
                                   std::span<const Strategy> strategies) const {
   const MicroArch a = generate_micro_arch(spec_, split_of(split));
   if (!a.feasible) return kInf;
+  // One model for all: its memo (GEMM plans, layer times) serves every strategy.
+  TrainingModel m(spec_, a, workload_, devices_, options_);
   double best = kInf;
-  for (const Strategy& s : strategies) {
-    TrainingModel m(spec_, a, workload_, devices_, options_);
-    best = std::min(best, goal_value(goal_, m.evaluate(s)));
-  }
+  for (const Strategy& s : strategies) best = std::min(best, goal_value(goal_, m.evaluate(s)));
   return best;
 }
 
