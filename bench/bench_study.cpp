@@ -1,7 +1,7 @@
 // Study speed (issue 6 target): the full Fig. 9 technology-scaling study
 // (studies/fig9_technology_scaling_full.yaml: 7 logic nodes x 4 HBM generations x 3 networks =
 // 84 points, each with a joint strategy and architecture search) finishes in <= 10 minutes on
-// 2 cores. One iteration runs every point from scratch into a fresh folder, on all cores.
+// 2 cores (issue 18: <= 15 s). One iteration runs every point from scratch into a fresh folder, on all cores.
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
