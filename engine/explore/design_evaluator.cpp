@@ -208,13 +208,14 @@ std::vector<RankedStrategy> rank_strategies(const DesignEvaluator& e,
   Models models;
   if (!a.feasible) {
     for (const Strategy& s : all) out.push_back({s, infeasible(s, a.infeasible_reason)});
-  } else if (top > 0 && e.goal().kind == GoalKind::kTime &&
-             (time_best_first(e, a, all, top, models, out), !out.empty())) {
+  } else if (top > 0 && e.goal().kind == GoalKind::kTime) {
+    time_best_first(e, a, all, top, models, out);
     count = out.size();
-  } else {
-    // Every strategy (also when none was feasible in the best-first pass: the full ranking
-    // names each one's reason).
-    out.clear();
+  }
+  // Every strategy timed: no top asked, another goal, or none feasible in the best-first pass
+  // (the full ranking names each one's reason).
+  if (a.feasible && out.empty()) {
+    count = all.size();
     out.resize(all.size());
     oneapi::tbb::parallel_for(
         oneapi::tbb::blocked_range<std::size_t>(0, all.size(), 256),

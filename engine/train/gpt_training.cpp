@@ -106,10 +106,11 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
       {&m.groups[0], nullptr, &m.groups[2], &m.groups[1], &pl.context, &pl.expert});
   const double tp_overlap =
       options_.tensor_comm_chunked ? 1.0 - 1.0 / s.tp : options_.tensor_comm_overlap;
-  const auto part = [&](int kind, int layers, int first_layer, bool embedding, bool head,
+  enum Part { kLayer, kDenseLayer, kEmbedding, kHead };  // the graph cache's part numbers
+  const auto part = [&](Part kind, int layers, int first_layer, bool embedding, bool head,
                         double& params) {
     const GraphKey graph_key{s.tp, s.sequence_parallel ? 1 : 0, static_cast<int>(s.recompute),
-                             s.micro_batch, s.cp, s.ep, kind, 0};
+                             s.micro_batch, s.cp, s.ep, static_cast<int>(kind), 0};
     const std::shared_ptr<const ComputeGraph> g = options_.graphs->get(graph_key, [&] {
       GptPartition p;
       p.first_layer = first_layer;
@@ -135,15 +136,15 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
   Parts parts;
   // A mixture of experts' layer is one after its leading dense layers.
   const auto dense = static_cast<int>(spec_.dense_layers_in(0, spec_.layers));
-  parts.layer = part(0, 1, spec_.moe() ? dense : 0, false, false, parts.layer_parameters);
+  parts.layer = part(kLayer, 1, spec_.moe() ? dense : 0, false, false, parts.layer_parameters);
   if (spec_.moe() && dense > 0) {
-    parts.dense_layer = part(1, 1, 0, false, false, parts.dense_layer_parameters);
+    parts.dense_layer = part(kDenseLayer, 1, 0, false, false, parts.dense_layer_parameters);
   } else {
     parts.dense_layer = parts.layer;
     parts.dense_layer_parameters = parts.layer_parameters;
   }
-  parts.embedding = part(2, 0, 0, true, false, parts.embedding_parameters);
-  parts.head = part(3, 0, 0, false, true, parts.head_parameters);
+  parts.embedding = part(kEmbedding, 0, 0, true, false, parts.embedding_parameters);
+  parts.head = part(kHead, 0, 0, false, true, parts.head_parameters);
   return parts_.emplace(key, std::move(parts)).first->second;
 }
 

@@ -87,21 +87,24 @@ std::vector<PipelineStep> compile_order(const PipelineInput& in, int m) {
   return order;
 }
 
-// The process-wide orders: at most kShared shapes of at most kSharedSteps steps each (a few MB).
+// The process-wide orders, kept until they hold kSharedSteps steps in all (28 MB at most).
 std::shared_ptr<const std::vector<PipelineStep>> shared_order(const PipelineInput& in, int m,
                                                               std::uint64_t key) {
-  constexpr std::size_t kShared = 256, kSharedSteps = 1 << 16;
+  constexpr std::size_t kSharedSteps = std::size_t{1} << 20;
   static std::shared_mutex mutex;
   static std::unordered_map<std::uint64_t, std::shared_ptr<const std::vector<PipelineStep>>> kept;
+  static std::size_t steps = 0;
   {
     std::shared_lock lock(mutex);
     const auto it = kept.find(key);
     if (it != kept.end()) return it->second;
   }
   auto made = std::make_shared<const std::vector<PipelineStep>>(compile_order(in, m));
-  if (made->size() > kSharedSteps) return made;
   std::unique_lock lock(mutex);
-  if (kept.size() >= kShared) return made;
+  const auto it = kept.find(key);
+  if (it != kept.end()) return it->second;
+  if (steps + made->size() > kSharedSteps) return made;
+  steps += made->size();
   return kept.emplace(key, std::move(made)).first->second;
 }
 

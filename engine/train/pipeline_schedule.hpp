@@ -54,7 +54,7 @@ struct PipelineStep {
 // Buffers a simulation reuses: once sized, simulating again allocates nothing. The orders of
 // the (schedule, stages, chunks, micro-batches) shapes met so far are kept: a simulation is
 // then one pass over its steps. Orders are pure functions of their shape, also kept process-
-// wide (up to a bound) for the scratches of models made later (a search's next design).
+// wide (up to 2^20 steps in all) for the scratches of models made later (a search's next design).
 struct PipelineScratch {
   std::vector<double> end_forward, end_backward, free, zeros;
   PipelineResult shorter;  // the 2P-micro-batch run the steady-state extension starts from
