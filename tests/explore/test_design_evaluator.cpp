@@ -14,6 +14,12 @@
 namespace pathfinder {
 namespace {
 
+DesignEvaluator gpt3_175b_on(int devices) {
+  const test::ShippedSystem& s = test::shipped_system("a100");
+  return DesignEvaluator(
+      s.spec, load_workload(test::source_path("studies/workloads/gpt3_175b.yaml")).spec, devices);
+}
+
 DesignEvaluator gpt13b_on(int devices) {
   const test::ShippedSystem& s = test::shipped_system("a100");
   return DesignEvaluator(s.spec, load_workload(test::source_path("studies/workloads/gpt3_13b.yaml")).spec,
@@ -175,10 +181,7 @@ TEST_CASE("a top-k search times few strategies and ranks its top exactly as the 
   // times every one; the top-k search only those whose lower bound (iteration_lower_bound) can
   // still beat the k-th best, best-first. Its first k feasible rows must be the full
   // ranking's, strategy for strategy and bit for bit (ties in enumeration order).
-  const test::ShippedSystem& sys = test::shipped_system("a100");
-  const DesignEvaluator e(sys.spec,
-                          load_workload(test::source_path("studies/workloads/gpt3_175b.yaml")).spec,
-                          1024);
+  const DesignEvaluator e = gpt3_175b_on(1024);
   std::size_t all = 0;
   const std::vector<RankedStrategy> full = rank_strategies(e, template_point(e.spec()), &all);
   REQUIRE(all == 35772);
@@ -221,10 +224,7 @@ TEST_CASE("a top-k search times the same strategies on one thread as on all", "[
 TEST_CASE("a top-k search with nothing in memory falls back to every strategy's reason",
           "[explore]") {
   // GPT-3 175B on 8 A100s: no strategy fits (175B parameters' model states alone are ~2.8 TB).
-  const test::ShippedSystem& sys = test::shipped_system("a100");
-  const DesignEvaluator e(sys.spec,
-                          load_workload(test::source_path("studies/workloads/gpt3_175b.yaml")).spec,
-                          8);
+  const DesignEvaluator e = gpt3_175b_on(8);
   std::size_t all = 0, timed = 0;
   const std::vector<RankedStrategy> full = rank_strategies(e, template_point(e.spec()), &all);
   const std::vector<RankedStrategy> top =
