@@ -63,6 +63,12 @@ struct CoreSpec {
   // Luo et al. 2024, "Benchmarking and Dissecting the Nvidia Hopper GPU Architecture").
   // 1 where those instructions are the native ones (A100, V100).
   double warp_mma_fraction = 1.0;
+  // Share of the matrix rate a fused attention kernel's backward main loop reaches against its
+  // forward's: five dependent products per key/query block pair with the dK and dV
+  // accumulators held in registers and dQ added to memory atomically (Dao 2023,
+  // FlashAttention-2 §3.1.2; Shah et al. 2024, FlashAttention-3 §3). A kernel-benchmark fit
+  // where measured (templates/h100.yaml); 1 elsewhere.
+  double attention_backward_fraction = 1.0;
   [[nodiscard]] double flop_per_cycle() const { return 2.0 * array_rows * array_cols; }
 };
 

@@ -56,6 +56,7 @@ CoreSpec read_core(const ConfigNode& n) {
                                  ? read_derate(n, "fp8_sustained_fraction")
                                  : c.sustained_fraction;
   c.warp_mma_fraction = read_derate(n, "warp_mma_fraction");
+  c.attention_backward_fraction = read_derate(n, "attention_backward_fraction");
   n.finish();
   return c;
 }

@@ -53,7 +53,8 @@ KernelTime KernelTimer::stream_time(const Kernel& k) const {
 // owns a tile of kBlockRows = 128 queries of one (sequence, head) problem (the paper's
 // B_r ∈ {64, 128}; 128 for head dimensions up to 128) and streams every key/value block past
 // it (with a causal mask only the blocks at or below the diagonal, half on average), so:
-//   compute      the kernel's matrix FLOPs on the MCU arrays, then its softmax work on the
+//   compute      the kernel's matrix FLOPs on the MCU arrays (a backward at the template's
+//                attention_backward_fraction of the rate), then its softmax work on the
 //                vector units, not overlapped (FlashAttention-2 runs them in turn within a warp;
 //                Shah et al. 2024, FlashAttention-3 §1, §3.1): per unmasked score one
 //                exponential (forward; the backward recomputes P = exp(S − L)) at the special-
@@ -68,6 +69,13 @@ KernelTime KernelTimer::stream_time(const Kernel& k) const {
 //                backward streams Q and dO per key/value tile and read-modify-writes dQ, twice
 //                the forward's on-chip traffic
 // The slowest of the three plus one memory latency, as for a GEMM plan.
+// The backward is three kernels in turn (flash-attention's flash_bwd_launch_template.h, both
+// the FlashAttention-2 and the Hopper FlashAttention-3 code): a preprocess that reads O and dO
+// for D = rowsum(dO∘O) and clears an FP32 dQ accumulator, the main kernel (above) adding each
+// key/value block's dQ share into that accumulator, and a postprocess converting it to dQ in
+// the kernel's type. The two around the main kernel are element-wise passes over main memory
+// at the stream bandwidth, each with its own memory latency; their traffic beyond the graph's
+// count is the accumulator's, 4 bytes per dQ element written and read back.
 KernelTime KernelTimer::flash_attention_time(const Kernel& k) const {
   constexpr double kBlockRows = 128.0;
   const AttentionShape& a = *k.attention;
@@ -87,7 +95,8 @@ KernelTime KernelTimer::flash_attention_time(const Kernel& k) const {
       m_.vector_flops > 0.0
           ? scores * (1.0 / kSpecialFunctionShare + kSoftmaxFlops) / m_.vector_flops
           : 0.0;
-  const double rate = m_.matrix_flops * (a.warp_mma ? m_.warp_mma_fraction : 1.0);
+  const double rate = m_.matrix_flops * (a.warp_mma ? m_.warp_mma_fraction : 1.0) *
+                      (a.backward ? m_.attention_backward_fraction : 1.0);
   const double matrix = rate > 0.0 ? t.flops / rate : 0.0;
   t.compute = (matrix + softmax) / t.wave_efficiency;
   const double memory =
@@ -108,6 +117,16 @@ KernelTime KernelTimer::flash_attention_time(const Kernel& k) const {
     t.binding = levels();
   }
   t.device = slowest + m_.main_memory.latency;
+  if (a.backward) {
+    const double p = bytes_per_element(k.dtype).si();
+    const double rows = static_cast<double>(a.batch) * q;
+    const double accumulator = rows * dh * 4.0;
+    const double passes = rows * dv * p * 2.0 + accumulator  // preprocess: O, dO; clear
+                          + accumulator + rows * dh * p;     // postprocess: read, write dQ
+    t.main_memory_bytes += 2.0 * accumulator;
+    if (m_.stream_bandwidth > 0.0) t.device += passes / m_.stream_bandwidth;
+    t.device += 2.0 * m_.main_memory.latency;
+  }
   t.core_energy = t.flops * (k.dtype == DataType::kFp8 ? m_.energy_per_fp8_flop : m_.energy_per_flop) +
                   scores * (1.0 / kSpecialFunctionShare + kSoftmaxFlops) * m_.energy_per_vector_flop;
   t.on_chip_energy = last ? (streamed + t.main_memory_bytes) * last->energy_per_byte : 0.0;

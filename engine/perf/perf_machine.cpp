@@ -27,6 +27,7 @@ PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch, PerfM
       arch.core.effective.si() * spec.tmpl.core.fp8_throughput_ratio * fp8_sustained;
   m.vector_flops = arch.core.peak.si() * spec.tmpl.core.vector_throughput_ratio * sustained;
   m.warp_mma_fraction = spec.tmpl.core.warp_mma_fraction;
+  m.attention_backward_fraction = spec.tmpl.core.attention_backward_fraction;
   m.bundles = arch.core.bundles;
   m.mcus_per_bundle = spec.tmpl.core.mcus_per_bundle;
   m.array_rows = spec.tmpl.core.array_rows;

@@ -27,6 +27,7 @@ struct PerfMachine {
   double fp8_matrix_flops = 0.0;  // the same for FP8 operands (x fp8_throughput_ratio)
   double vector_flops = 0.0;  // FLOP/s for element-wise work
   double warp_mma_fraction = 1.0;  // of matrix_flops, for warp-MMA kernels (FlashAttention-2)
+  double attention_backward_fraction = 1.0;  // of the rate, a fused attention's backward
   int bundles = 1;            // enabled bundles: the units output tiles are spread over
   int mcus_per_bundle = 1;
   int array_rows = 1;         // MCU systolic array (paper eq. 5's Nx, Ny)

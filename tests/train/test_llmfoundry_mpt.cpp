@@ -154,14 +154,17 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
   std::printf(" (goal MAPE <= 10%% each)\n");
   CHECK(n == 216);
   CHECK(by_gpu.size() == 2);
-  // Measured today (bounds just above, so a regression fails): A100 MAPE 27.9%, H100 41.3%,
-  // every row optimistic (+14% to +71%). The A100 timing that Megatron-LM's measurements fit
+  // Measured today (bounds just above, so a regression fails): A100 MAPE 26.8%, H100 31.3%,
+  // every row optimistic (27.9% and 41.3% before the attention backward's pre/postprocess
+  // passes and, on the H100, its attention_backward_fraction from kernel benchmarks). Errors
+  // grow with the sequence (A100 3B: +13% at 512 tokens, +58% at 65,536): the A100's
+  // FlashAttention-2 backward is not measured apart (its fraction stays 1). The A100 timing that Megatron-LM's measurements fit
   // within 8% (vTrain, Korthikanti) is 28% fast for Composer/PyTorch FSDP: the stack, not the
   // device. Rows without activation checkpointing are the worst (13B on H100, mb2: +55-63%
   // where the same model with checkpointing and mb16 is +23-26%, at nearly the same measured
   // tokens/s): near-full memory and the caching allocator's retries are not modelled.
-  CHECK(by_gpu["a100"].first / by_gpu["a100"].second <= 0.285);
-  CHECK(by_gpu["h100"].first / by_gpu["h100"].second <= 0.42);
+  CHECK(by_gpu["a100"].first / by_gpu["a100"].second <= 0.275);
+  CHECK(by_gpu["h100"].first / by_gpu["h100"].second <= 0.32);
   CHECK(bias_by_gpu["a100"] > 0.0);  // optimistic, as every row today
 }
 

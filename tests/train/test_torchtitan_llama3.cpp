@@ -180,7 +180,9 @@ TEST_CASE("[calibration] torchtitan Llama 3.1 on H100 and H200: tokens/s/GPU", "
   CHECK(n + uneven == 32);
   CHECK(uneven == 5);  // row-wise FP8 scaling (4); interleaved 126 layers over 8 x 2 chunks (1)
   // Measured today (bounds just above, so a regression fails; the goal is the issue's 10%):
-  //   MAPE 19.7%, bias +9.4% over 27 rows (25.6% and +17.6% before the Grand Teton part's
+  //   MAPE 13.9%, bias -0.3% over 27 rows (19.7% and +9.4% before the attention backward's
+  //   pre/postprocess passes and h100.yaml's attention_backward_fraction, from kernel
+  //   benchmarks, tests/perf/test_kernel_timer.cpp; 25.6% and +17.6% before the Grand Teton part's
   //   HBM2e at 2.4 TB/s was described and "selective" timed as torchtitan's op-level
   //   checkpointing, fsdp.yaml kernels.selective_recompute), with SDPA's FlashAttention-2 and
   //   fp32 gradient reduce-scatters. TP-8 runs of 70B -24..+0% (the faster of each pair is the
@@ -189,8 +191,8 @@ TEST_CASE("[calibration] torchtitan Llama 3.1 on H100 and H200: tokens/s/GPU", "
   //   64k-256k tokens): +4..+43%: attention-bound, and PyTorch's ring merges each step's partial
   //   output in eager ops the model does not count. 405B on 512 GPUs (tp8 pp8, 126 layers as
   //   15, 16 x 6, 15): T5 -45%, T6 -9% (8K) and +12..+37% with cp 2-8.
-  CHECK(mape <= 0.20);
-  CHECK(signed_sum / n <= 0.10);
+  CHECK(mape <= 0.145);
+  CHECK(std::abs(signed_sum / n) <= 0.03);
 }
 
 }  // namespace pathfinder
