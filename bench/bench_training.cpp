@@ -17,6 +17,7 @@
 #include "engine/arch/generator.hpp"
 #include "engine/arch/template_loader.hpp"
 #include "engine/graph/workload_loader.hpp"
+#include "engine/perf/gemm_search_store.hpp"
 #include "engine/software/software_profile.hpp"
 #include "engine/system/system_graph.hpp"
 #include "engine/techlib/techlib_loader.hpp"
@@ -134,8 +135,11 @@ BENCHMARK(BM_Gpt3EntryPointReused)->Unit(benchmark::kMicrosecond);
 // Issue 18, cold: a fresh model for a micro-architecture it has not seen (what every objective
 // call of a joint chip-and-strategy search pays): the design generated, the model built, the
 // layers' graphs timed and the strategy evaluated. With the graphs shared (a design evaluator's
-// GraphCache, warm after the first call) and without (every graph built as well).
-void gpt3_cold(benchmark::State& state, bool shared_graphs) {
+// GraphCache, warm after the first call) and without (every graph built as well). A budget
+// split that keeps every bank count shares its GEMM tiling searches (gemm_search_store.hpp) and
+// only times them, as here; BM_Gpt3ColdSearched empties that store before every call, so each
+// GEMM shape is searched anew (a design whose capacities no earlier call had).
+void gpt3_cold(benchmark::State& state, bool shared_graphs, bool new_searches) {
   Gpt3EntryPoint g;
   GptSpec w = std::get<GptSpec>(load_workload(kRoot + "/studies/workloads/gpt3_175b.yaml").spec);
   w.global_batch = 96 * g.strategy.dp;
@@ -143,17 +147,24 @@ void gpt3_cold(benchmark::State& state, bool shared_graphs) {
   if (shared_graphs) o.graphs = std::make_shared<GraphCache>();
   const ResourceSplit split = ResourceSplit::from_template(g.spec.tmpl);
   const auto cold = [&] {
+    if (new_searches) clear_gemm_searches();
     const MicroArch arch = generate_micro_arch(g.spec, split);
     TrainingModel model(g.spec, arch, w, g.strategy.devices(), o);
     return model.evaluate(g.strategy).iteration_time;
   };
   benchmark::DoNotOptimize(cold());  // fills the shared graphs, if any
+  const std::size_t searches = gemm_searches_made();
   timed(state, cold);
-  state.SetLabel(to_string(g.strategy) + (shared_graphs ? " (graphs shared)" : " (graphs built)"));
+  state.counters["searches_per_eval"] = static_cast<double>(gemm_searches_made() - searches) /
+                                        static_cast<double>(state.iterations());
+  state.SetLabel(to_string(g.strategy) + (shared_graphs ? " (graphs shared" : " (graphs built") +
+                 (new_searches ? ", every GEMM searched)" : ")"));
 }
-void BM_Gpt3Cold(benchmark::State& state) { gpt3_cold(state, true); }
-void BM_Gpt3ColdGraphsBuilt(benchmark::State& state) { gpt3_cold(state, false); }
+void BM_Gpt3Cold(benchmark::State& state) { gpt3_cold(state, true, false); }
+void BM_Gpt3ColdGraphsBuilt(benchmark::State& state) { gpt3_cold(state, false, false); }
+void BM_Gpt3ColdSearched(benchmark::State& state) { gpt3_cold(state, true, true); }
 BENCHMARK(BM_Gpt3Cold)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Gpt3ColdSearched)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Gpt3ColdGraphsBuilt)->Unit(benchmark::kMicrosecond);
 
 // Issue 16: the energy accounting alone on the same evaluation (8 pipeline stages), against

@@ -36,6 +36,10 @@ double tiles_along(double extent, std::int64_t side) {
 }
 std::int64_t round_up(std::int64_t a, std::int64_t g) { return ceil_div(a, g) * g; }
 
+}  // namespace
+
+namespace gemm_detail {
+
 // Element sizes: inputs and the final output in the kernel's type; partial sums and resident
 // accumulators in fp32 below fp32 (tensor cores and MXUs accumulate in fp32).
 struct Problem {
@@ -89,6 +93,14 @@ struct Ctx {
     return mach.levels[static_cast<std::size_t>(i)];
   }
 };
+
+}  // namespace gemm_detail
+
+namespace {
+
+using gemm_detail::Ctx;
+using gemm_detail::make_problem;
+using gemm_detail::Problem;
 
 // Bytes moved across the boundary above a tile held at one level (see the header's formulas),
 // for the whole problem. `kspan` is the k extent over which the tile's outputs stay resident.
@@ -222,17 +234,17 @@ std::int64_t parent_kspan(const Ctx& c, const GemmPlan& plan) {
   return kspan;
 }
 
-// Fills the derived figures of a plan whose tiles, orders and dataflow are set.
-void evaluate(const Ctx& c, GemmPlan& plan) {
+// Fills the figures of a plan whose tiles, orders and dataflow are set that depend on the
+// machine's capacities and counts alone: the traffic each level serves, the parallel tiles
+// and their waves.
+void evaluate_bytes(const Ctx& c, GemmPlan& plan) {
   const Problem& p = c.p;
-  const PerfMachine& m = c.mach;
   const int L = c.levels;
   plan.levels = L;
   plan.parallel_level = c.parallel;
   plan.flops = 2.0 * static_cast<double>(p.batch) * static_cast<double>(p.m) *
                static_cast<double>(p.n) * static_cast<double>(p.k);
   plan.bytes.fill(0.0);
-  plan.time.fill(0.0);
 
   // Traffic each level (and main memory) serves to the level inside it.
   const GemmTile whole{p.m, p.n, p.k};
@@ -248,13 +260,21 @@ void evaluate(const Ctx& c, GemmPlan& plan) {
   } else {
     plan.bytes[0] = register_bytes(c, whole, plan.dataflow, plan.flops);
   }
-
-  // Output tiles of the parallel level spread over its instances in waves; each tile's
-  // array blocks spread over the instance's MCUs.
+  // Output tiles of the parallel level spread over its instances in waves.
   const GemmTile pt = c.parallel >= 0 ? plan.tiles[static_cast<std::size_t>(c.parallel)]
                                       : GemmTile{c.gm, c.gn, p.k};
   plan.parallel_tiles = parallel_tiles(c, pt);
   plan.waves = ceil_div(plan.parallel_tiles, c.instances);
+}
+
+// The rest, from the machine's rates and bandwidths: compute time (each tile's array blocks
+// spread over the instance's MCUs), every level's time and the slowest.
+void evaluate_times(const Ctx& c, GemmPlan& plan) {
+  const PerfMachine& m = c.mach;
+  const int L = c.levels;
+  plan.time.fill(0.0);
+  const GemmTile pt = c.parallel >= 0 ? plan.tiles[static_cast<std::size_t>(c.parallel)]
+                                      : GemmTile{c.gm, c.gn, c.p.k};
   plan.compute_time = compute_time(c, pt);
   plan.wave_efficiency = plan.compute_time > 0.0
                              ? plan.flops / (plan.compute_time * c.flops())
@@ -278,6 +298,11 @@ void evaluate(const Ctx& c, GemmPlan& plan) {
   }
   // The first operands reach the MCUs one main-memory latency after the kernel starts.
   plan.device_time = worst + m.main_memory.latency;
+}
+
+void evaluate(const Ctx& c, GemmPlan& plan) {
+  evaluate_bytes(c, plan);
+  evaluate_times(c, plan);
 }
 
 double total_bytes(const GemmPlan& plan) {
@@ -397,12 +422,18 @@ void choose_dataflow(const Ctx& c, GemmPlan& plan) {
   }
 }
 
+}  // namespace
+
 // The parallel level: every fitting output tile inside the tile of the level outside it, each
-// with its inner levels filled; the least time wins. Returns false when no tile fits.
-bool search_parallel(const Ctx& c, GemmPlan& trial, GemmPlan& best, bool found) {
+// with its inner levels filled; the least time wins. Seeded with the largest square-ish tile
+// that fits, then every tile within the aspect limit (or with a side spanning the problem),
+// pruned by two exact parts of the time: compute, and the traffic the level above serves,
+// which only grows as the n side shrinks.
+void GemmSearch::search_parallel(const Ctx& c, const Trial& t, GemmPlan& best,
+                                 bool& found) const {
   const auto u = static_cast<std::size_t>(c.parallel);
   const GemmTile parent =
-      c.parallel + 1 < c.levels ? trial.tiles[u + 1] : GemmTile{c.p.m, c.p.n, c.p.k};
+      c.parallel + 1 < c.levels ? t.plan.tiles[u + 1] : GemmTile{c.p.m, c.p.n, c.p.k};
   const PerfLevel& above = c.parallel + 1 < c.levels ? c.level(c.parallel + 1) : c.mach.main_memory;
   const Sides ms = sides(c.p.m, c.gm, parent.m);
   const Sides ns = sides(c.p.n, c.gn, parent.n);
@@ -427,28 +458,23 @@ bool search_parallel(const Ctx& c, GemmPlan& trial, GemmPlan& best, bool found) 
   const double mk = static_cast<double>(c.p.m) * static_cast<double>(c.p.k) * c.p.e * batch;
   const double kn = static_cast<double>(c.p.k) * static_cast<double>(c.p.n) * c.p.e * batch;
   const double fixed = boundary_bytes(c.p, GemmTile{c.p.m, c.p.n, c.p.k}, parent,
-                                      LoopOrder::kOutputStationary, parent_kspan(c, trial)) -
+                                      LoopOrder::kOutputStationary, parent_kspan(c, t.plan)) -
                        mk - kn;  // C's share, the same for every tile
   const double inv_bw = 1.0 / above.bandwidth;
   const double latency = c.mach.main_memory.latency;
+  GemmPlan trial;
   const auto consider = [&](std::size_t ia, std::size_t ib) {
     const std::int64_t tm = ms.v[ia], tn = ns.v[ib];
     const std::int64_t tk =
         choose_k(max_k(c, c.parallel, tm, tn, LoopOrder::kOutputStationary), parent.k);
     if (tk == 0) return;
-    trial.tiles[u] = {tm, tn, tk};
-    trial.orders[u] = LoopOrder::kOutputStationary;
-    fill_inner(c, trial);
-    choose_dataflow(c, trial);
-    evaluate(c, trial);
+    trial = candidate(c, t, ia * static_cast<std::size_t>(t.n_sides) + ib, {tm, tn, tk});
+    evaluate_times(c, trial);
     if (!found || better(trial, best)) {
       best = trial;
       found = true;
     }
   };
-  // Seed with the largest square-ish tile that fits, then every tile within the aspect limit
-  // (or with a side spanning the problem), pruned by two exact parts of the time: compute, and
-  // the traffic the level above serves, which only grows as the n side shrinks.
   if (!found) {
     for (int a = ms.count - 1; a >= 0 && !found; --a) {
       const auto ia = static_cast<std::size_t>(a);
@@ -483,20 +509,49 @@ bool search_parallel(const Ctx& c, GemmPlan& trial, GemmPlan& best, bool found) 
       consider(ia, ib);
     }
   }
-  return found;
 }
 
-}  // namespace
+// A candidate's plan: its trial's outer tiles, its parallel tile, the inner levels filled, the
+// dataflow chosen and the traffic counted; built by the first search that reaches it.
+const GemmPlan& GemmSearch::candidate(const Ctx& c, const Trial& t, std::size_t slot,
+                                      const GemmTile& tile) const {
+  if (const GemmPlan* p = t.built[slot].load(std::memory_order_acquire)) return *p;
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (const GemmPlan* p = t.built[slot].load(std::memory_order_relaxed)) return *p;
+  GemmPlan p = t.plan;
+  const auto u = static_cast<std::size_t>(c.parallel);
+  p.tiles[u] = tile;
+  p.orders[u] = LoopOrder::kOutputStationary;
+  fill_inner(c, p);
+  choose_dataflow(c, p);
+  evaluate_bytes(c, p);
+  if (built_ % kChunk == 0) chunks_.push_back(std::make_unique<GemmPlan[]>(kChunk));
+  GemmPlan& stored = chunks_.back()[built_++ % kChunk];
+  stored = p;
+  t.built[slot].store(&stored, std::memory_order_release);
+  return stored;
+}
 
-GemmPlan plan_gemm(const PerfMachine& m, const GemmShape& shape, DataType dtype) {
+GemmSearch::GemmSearch(const PerfMachine& m, const GemmShape& shape, DataType dtype)
+    : shape_(shape), dtype_(dtype) {
   PF_ASSERT(shape.batch > 0 && shape.m > 0 && shape.n > 0 && shape.k > 0);
   const Ctx c(m, make_problem(shape, dtype));
-  GemmPlan plan;
-  plan.levels = c.levels;
+  outer_.levels = c.levels;
   std::array<OuterChoice, 3> choices{};
-  search_outer(c, plan, choices);
-  GemmPlan best;
-  bool found = false;
+  search_outer(c, outer_, choices);
+  const auto add_trial = [&](const GemmPlan& plan) {
+    const auto u = static_cast<std::size_t>(c.parallel);
+    const GemmTile parent =
+        c.parallel + 1 < c.levels ? plan.tiles[u + 1] : GemmTile{c.p.m, c.p.n, c.p.k};
+    Trial t;
+    t.plan = plan;
+    const int m_sides = sides(c.p.m, c.gm, parent.m).count;
+    t.n_sides = sides(c.p.n, c.gn, parent.n).count;
+    const auto slots = static_cast<std::size_t>(m_sides * t.n_sides);
+    t.built = std::make_unique<std::atomic<const GemmPlan*>[]>(slots);
+    for (std::size_t i = 0; i < slots; ++i) t.built[i].store(nullptr, std::memory_order_relaxed);
+    trials_.push_back(std::move(t));
+  };
   if (c.parallel >= 0 && c.parallel + 1 < c.levels) {
     // Each order of the level outside bounds the parallel tiles differently; orders giving it
     // the same tile and output residency are searched once.
@@ -510,22 +565,33 @@ GemmPlan plan_gemm(const PerfMachine& m, const GemmShape& shape, DataType dtype)
                                 (kOrders[oi] == LoopOrder::kOutputStationary));
       }
       if (repeat) continue;
-      GemmPlan trial = plan;
+      GemmPlan trial = outer_;
       trial.tiles[u] = choices[oi].tile;
       trial.orders[u] = kOrders[oi];
-      found = search_parallel(c, trial, best, found);
+      add_trial(trial);
     }
   } else if (c.parallel >= 0) {
-    GemmPlan trial = plan;
-    found = search_parallel(c, trial, best, found);
+    add_trial(outer_);
   }
+}
+
+GemmPlan GemmSearch::time(const PerfMachine& m) const {
+  const Ctx c(m, make_problem(shape_, dtype_));
+  GemmPlan best;
+  bool found = false;
+  for (const Trial& t : trials_) search_parallel(c, t, best, found);
   if (found) return best;
   // No parallel level, or nothing fits it: the smallest tile; fits_gemm_plan reports excess.
+  GemmPlan plan = outer_;
   if (c.parallel >= 0) plan.tiles[static_cast<std::size_t>(c.parallel)] = {c.gm, c.gn, 1};
   fill_inner(c, plan);
   choose_dataflow(c, plan);
   evaluate(c, plan);
   return plan;
+}
+
+GemmPlan plan_gemm(const PerfMachine& m, const GemmShape& shape, DataType dtype) {
+  return GemmSearch(m, shape, dtype).time(m);
 }
 
 GemmPlan evaluate_gemm(const PerfMachine& m, const GemmShape& shape, DataType dtype,

@@ -27,7 +27,11 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
 
 #include "engine/graph/compute_graph.hpp"
 #include "engine/perf/perf_machine.hpp"
@@ -67,8 +71,53 @@ struct GemmPlan {
   [[nodiscard]] double main_memory_bytes() const { return bytes[levels]; }
 };
 
-// Searches the tilings, loop orders and (for Dataflow::kBest) the MCU dataflow.
+// Searches the tilings, loop orders and (for Dataflow::kBest) the MCU dataflow:
+// GemmSearch(m, shape, dtype).time(m).
 [[nodiscard]] GemmPlan plan_gemm(const PerfMachine& m, const GemmShape& shape, DataType dtype);
+
+namespace gemm_detail {
+struct Ctx;
+}
+
+// plan_gemm's search, kept for the machines that share its capacities, instance counts and
+// MCU arrays. Those alone fix the outer levels' tiles (least traffic) and, for each candidate
+// tile of the parallel level, its inner tiles, dataflow and traffic; the rates and bandwidths
+// only decide which candidate wins and which the bounds prune. So time() runs the search's
+// loops again on each machine but builds a candidate's plan once, the first time a search
+// reaches it: budget splits that move power or area without changing a bank count share it
+// (gemm_search_store.hpp). Thread-safe.
+class GemmSearch {
+ public:
+  GemmSearch(const PerfMachine& m, const GemmShape& shape, DataType dtype);
+  GemmSearch(const GemmSearch&) = delete;
+  GemmSearch& operator=(const GemmSearch&) = delete;
+  // plan_gemm(m, shape, dtype); `m` must have the capacities, counts and arrays of the machine
+  // the search was made on.
+  [[nodiscard]] GemmPlan time(const PerfMachine& m) const;
+
+ private:
+  // One choice of the level outside the parallel one: its tiles, and the parallel tiles
+  // built in it so far, one slot per (m side, n side).
+  struct Trial {
+    GemmPlan plan;
+    int n_sides = 0;
+    std::unique_ptr<std::atomic<const GemmPlan*>[]> built;
+  };
+  void search_parallel(const gemm_detail::Ctx& c, const Trial& t, GemmPlan& best,
+                       bool& found) const;
+  [[nodiscard]] const GemmPlan& candidate(const gemm_detail::Ctx& c, const Trial& t,
+                                          std::size_t slot, const GemmTile& tile) const;
+
+  GemmShape shape_;
+  DataType dtype_;
+  GemmPlan outer_;  // the outer levels' tiles (the fallback's starting point)
+  std::vector<Trial> trials_;
+  // The built candidates, in chunks of kChunk (addresses stay put as chunks are added).
+  static constexpr std::size_t kChunk = 16;
+  mutable std::vector<std::unique_ptr<GemmPlan[]>> chunks_;
+  mutable std::size_t built_ = 0;
+  mutable std::mutex mutex_;
+};
 
 // Times one given tiling (every level's tile and order) without search: the property tests
 // and the CLI's what-if use it. Tiles must nest and fit; fits_gemm_plan says whether they do.

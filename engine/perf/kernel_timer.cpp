@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/perf/gemm_search_store.hpp"
+
 namespace pathfinder {
 
 std::size_t KernelTimer::KeyHash::operator()(const Key& k) const noexcept {
@@ -27,7 +29,9 @@ const std::string& KernelTimer::binding_name(int binding) const {
 const GemmPlan& KernelTimer::gemm_plan(const GemmShape& shape, DataType dtype) {
   const Key key{shape.batch, shape.m, shape.n, shape.k, dtype};
   auto it = cache_.find(key);
-  if (it == cache_.end()) it = cache_.emplace(key, plan_gemm(m_, shape, dtype)).first;
+  if (it == cache_.end()) {
+    it = cache_.emplace(key, shared_gemm_search(m_, shape, dtype)->time(m_)).first;
+  }
   return it->second;
 }
 

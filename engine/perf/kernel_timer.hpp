@@ -1,5 +1,6 @@
 // Times kernels on one micro-architecture (issue 3): GEMM-shaped kernels by the hierarchical
-// roofline of gemm_model.hpp, memoized by (shape, data type); everything else as a memory
+// roofline of gemm_model.hpp, memoized by (shape, data type), their tiling searches shared
+// with every timer of the same capacities (gemm_search_store.hpp); everything else as a memory
 // stream of its true byte count against the vector units' throughput.
 #pragma once
 

@@ -215,6 +215,42 @@ TEST_CASE("properties: tilings fit, traffic >= compulsory, more bandwidth or FLO
   }
 }
 
+TEST_CASE("a search made on one machine times another of the same capacities as its own search",
+          "[perf]") {
+  // GemmSearch builds a candidate's tiles and traffic once; time() on a machine with other
+  // rates, bandwidths and latency must give exactly the plan a fresh search on it gives, or a
+  // shared search would leak one machine's figures into another's plans.
+  std::mt19937_64 rng(20261126);
+  std::uniform_real_distribution<double> scale(0.25, 4.0);
+  std::uniform_int_distribution<int> log_side(4, 14);
+  for (const std::string& name : kTemplates) {
+    const PerfMachine base = test::shipped_machine(name);
+    for (int trial = 0; trial < 20; ++trial) {
+      const GemmShape s{1 + trial % 2, std::int64_t{1} << log_side(rng),
+                        std::int64_t{1} << log_side(rng), (std::int64_t{1} << log_side(rng)) + trial};
+      const GemmSearch shared(base, s, DataType::kBf16);
+      for (int variant = 0; variant < 4; ++variant) {
+        PerfMachine other = base;
+        other.matrix_flops *= scale(rng);
+        for (PerfLevel& l : other.levels) l.bandwidth *= scale(rng);
+        other.main_memory.bandwidth *= scale(rng);
+        other.main_memory.latency *= scale(rng);
+        const GemmPlan a = shared.time(other), b = plan_gemm(other, s, DataType::kBf16);
+        INFO(name << " " << s.batch << "x" << s.m << "x" << s.n << "x" << s.k << " variant "
+                  << variant);
+        CHECK(a.tiles == b.tiles);
+        CHECK(a.orders == b.orders);
+        CHECK(a.dataflow == b.dataflow);
+        CHECK(a.bytes == b.bytes);
+        CHECK(a.time == b.time);
+        CHECK(a.device_time == b.device_time);
+        CHECK(a.binding == b.binding);
+        CHECK(a.wave_efficiency == b.wave_efficiency);
+      }
+    }
+  }
+}
+
 TEST_CASE("plans are deterministic", "[perf]") {
   const PerfMachine m = test::shipped_machine("h100");
   const GemmShape s{4, 2048, 2048, 128};
