@@ -212,14 +212,17 @@ std::int64_t parallel_tiles(const Ctx& c, const GemmTile& t) {
 // Waves of output tiles over the parallel instances, each tile's array blocks spread over the
 // instance's MCUs, every block taking k cycles: the tiles' padding and the idle instances of a
 // last partial wave cost time (wave quantization).
-double compute_time(const Ctx& c, const GemmTile& t) {
+// compute_time times one MCU's FLOP rate: the FLOPs one MCU performs, padding included.
+double compute_work(const Ctx& c, const GemmTile& t) {
   const std::int64_t waves = ceil_div(parallel_tiles(c, t), c.instances);
   const std::int64_t blocks = ceil_div(t.m, c.gm) * ceil_div(t.n, c.gn);
   const double cycles = static_cast<double>(ceil_div(blocks, c.mcus_per_instance)) *
                         static_cast<double>(c.p.k);
+  return static_cast<double>(waves) * cycles * 2.0 * static_cast<double>(c.gm * c.gn);
+}
+double compute_time(const Ctx& c, const GemmTile& t) {
   const double mcu_flops = c.flops() / c.total_mcus;
-  return static_cast<double>(waves) * cycles * 2.0 * static_cast<double>(c.gm * c.gn) /
-         mcu_flops;
+  return compute_work(c, t) / mcu_flops;
 }
 
 // The k extent over which the parallel level's outputs stay resident: the whole problem's k
@@ -300,6 +303,24 @@ void evaluate_times(const Ctx& c, GemmPlan& plan) {
   plan.device_time = worst + m.main_memory.latency;
 }
 
+// evaluate_times' device time alone, with the same arithmetic, for a plan not yet chosen
+// whose compute_work is `work`.
+double device_time_of(const Ctx& c, const GemmPlan& plan, double work) {
+  const int L = c.levels;
+  const double active = static_cast<double>(plan.parallel_tiles) /
+                        (static_cast<double>(plan.waves) * c.instances);
+  double worst = work / (c.flops() / c.total_mcus);
+  for (int i = 0; i <= L; ++i) {
+    const PerfLevel& lv = i < L ? c.level(i) : c.mach.main_memory;
+    const bool shared = lv.scope == Scope::kGlobal || i > c.parallel || i == L;
+    const double bw = lv.bandwidth * (shared ? 1.0 : std::min(1.0, active));
+    const double b = plan.bytes[static_cast<std::size_t>(i)];
+    const double t = bw > 0.0 ? b / bw : (b > 0.0 ? INFINITY : 0.0);
+    if (t > worst) worst = t;
+  }
+  return worst + c.mach.main_memory.latency;
+}
+
 void evaluate(const Ctx& c, GemmPlan& plan) {
   evaluate_bytes(c, plan);
   evaluate_times(c, plan);
@@ -309,11 +330,6 @@ double total_bytes(const GemmPlan& plan) {
   double s = 0.0;
   for (int i = 0; i <= plan.levels; ++i) s += plan.bytes[static_cast<std::size_t>(i)];
   return s;
-}
-
-bool better(const GemmPlan& a, const GemmPlan& b) {
-  if (a.device_time != b.device_time) return a.device_time < b.device_time;
-  return total_bytes(a) < total_bytes(b);
 }
 
 // Outer (global) levels: the tile and order with the least traffic across the boundary above,
@@ -431,79 +447,61 @@ void choose_dataflow(const Ctx& c, GemmPlan& plan) {
 // which only grows as the n side shrinks.
 void GemmSearch::search_parallel(const Ctx& c, const Trial& t, GemmPlan& best,
                                  bool& found) const {
-  const auto u = static_cast<std::size_t>(c.parallel);
-  const GemmTile parent =
-      c.parallel + 1 < c.levels ? t.plan.tiles[u + 1] : GemmTile{c.p.m, c.p.n, c.p.k};
   const PerfLevel& above = c.parallel + 1 < c.levels ? c.level(c.parallel + 1) : c.mach.main_memory;
-  const Sides ms = sides(c.p.m, c.gm, parent.m);
-  const Sides ns = sides(c.p.n, c.gn, parent.n);
-  // Per side: tiles along the dimension and array blocks along the tile, so the bound below
-  // needs no division.
-  std::array<double, 48> m_tiles{}, m_blocks{}, n_tiles{}, n_blocks{};
-  for (int a = 0; a < ms.count; ++a) {
-    const auto i = static_cast<std::size_t>(a);
-    m_tiles[i] = static_cast<double>(ceil_div(c.p.m, ms.v[i]));
-    m_blocks[i] = static_cast<double>(ceil_div(ms.v[i], c.gm));
-  }
-  for (int b = 0; b < ns.count; ++b) {
-    const auto i = static_cast<std::size_t>(b);
-    n_tiles[i] = static_cast<double>(ceil_div(c.p.n, ns.v[i]));
-    n_blocks[i] = static_cast<double>(ceil_div(ns.v[i], c.gn));
-  }
+  const GemmTile& parent = t.parent;
+  const int m_count = static_cast<int>(t.m_count), n_count = static_cast<int>(t.n_count);
   const double batch = static_cast<double>(c.p.batch);
   const double inv_instances = 1.0 / c.instances;
   const double inv_mcus = 1.0 / c.mcus_per_instance;
   const double block_time = static_cast<double>(c.p.k) * 2.0 * static_cast<double>(c.gm * c.gn) *
                             c.total_mcus / c.flops();
-  const double mk = static_cast<double>(c.p.m) * static_cast<double>(c.p.k) * c.p.e * batch;
-  const double kn = static_cast<double>(c.p.k) * static_cast<double>(c.p.n) * c.p.e * batch;
-  const double fixed = boundary_bytes(c.p, GemmTile{c.p.m, c.p.n, c.p.k}, parent,
-                                      LoopOrder::kOutputStationary, parent_kspan(c, t.plan)) -
-                       mk - kn;  // C's share, the same for every tile
   const double inv_bw = 1.0 / above.bandwidth;
   const double latency = c.mach.main_memory.latency;
-  GemmPlan trial;
   const auto consider = [&](std::size_t ia, std::size_t ib) {
-    const std::int64_t tm = ms.v[ia], tn = ns.v[ib];
+    const std::int64_t tm = t.m_side(ia), tn = t.n_side(ib);
     const std::int64_t tk =
         choose_k(max_k(c, c.parallel, tm, tn, LoopOrder::kOutputStationary), parent.k);
     if (tk == 0) return;
-    trial = candidate(c, t, ia * static_cast<std::size_t>(t.n_sides) + ib, {tm, tn, tk});
-    evaluate_times(c, trial);
-    if (!found || better(trial, best)) {
-      best = trial;
+    const Built& p = candidate(c, t, ia * t.n_count + ib, {tm, tn, tk});
+    const double time = device_time_of(c, p.plan, p.work);
+    // The least time wins, ties broken by the least traffic, then by the order tried.
+    if (!found || time < best.device_time ||
+        (time == best.device_time && total_bytes(p.plan) < total_bytes(best))) {
+      best = p.plan;
+      evaluate_times(c, best);
       found = true;
     }
   };
   if (!found) {
-    for (int a = ms.count - 1; a >= 0 && !found; --a) {
+    for (int a = m_count - 1; a >= 0 && !found; --a) {
       const auto ia = static_cast<std::size_t>(a);
-      const double n_limit = max_n(c, c.parallel, ms.v[ia], LoopOrder::kOutputStationary);
-      for (int b = ns.count - 1; b >= 0; --b) {
+      const double n_limit = max_n(c, c.parallel, t.m_side(ia), LoopOrder::kOutputStationary);
+      for (int b = n_count - 1; b >= 0; --b) {
         const auto ib = static_cast<std::size_t>(b);
-        if (static_cast<double>(ns.v[ib]) > n_limit || ns.v[ib] > ms.v[ia]) continue;
+        if (static_cast<double>(t.n_side(ib)) > n_limit || t.n_side(ib) > t.m_side(ia)) continue;
         consider(ia, ib);
         break;
       }
     }
   }
-  for (int a = ms.count - 1; a >= 0; --a) {
+  for (int a = m_count - 1; a >= 0; --a) {
     const auto ia = static_cast<std::size_t>(a);
-    const double tm = static_cast<double>(ms.v[ia]);
-    const bool m_whole = ms.v[ia] >= c.p.m;
-    const double n_limit = std::min(max_n(c, c.parallel, ms.v[ia], LoopOrder::kOutputStationary),
+    const double tm = static_cast<double>(t.m_side(ia));
+    const bool m_whole = t.m_side(ia) >= c.p.m;
+    const double n_limit = std::min(max_n(c, c.parallel, t.m_side(ia), LoopOrder::kOutputStationary),
                                     m_whole ? INFINITY : tm * kMaxAspect);
-    for (int b = ns.count - 1; b >= 0; --b) {
+    for (int b = n_count - 1; b >= 0; --b) {
       const auto ib = static_cast<std::size_t>(b);
-      const double tn = static_cast<double>(ns.v[ib]);
+      const double tn = static_cast<double>(t.n_side(ib));
       if (tn > n_limit) continue;
-      if (tm > tn * kMaxAspect && !m_whole && ns.v[ib] < c.p.n) break;
+      if (tm > tn * kMaxAspect && !m_whole && t.n_side(ib) < c.p.n) break;
       if (found) {
-        const double traffic = (mk * n_tiles[ib] + kn * m_tiles[ia] + fixed) * inv_bw + latency;
+        const double traffic =
+            (t.mk * t.n_tiles(ib) + t.kn * t.m_tiles(ia) + t.fixed) * inv_bw + latency;
         if (traffic >= best.device_time) break;
-        const double waves = std::ceil(batch * m_tiles[ia] * n_tiles[ib] * inv_instances);
+        const double waves = std::ceil(batch * t.m_tiles(ia) * t.n_tiles(ib) * inv_instances);
         const double compute =
-            waves * std::ceil(m_blocks[ia] * n_blocks[ib] * inv_mcus) * block_time + latency;
+            waves * std::ceil(t.m_blocks(ia) * t.n_blocks(ib) * inv_mcus) * block_time + latency;
         if (compute >= best.device_time) continue;
       }
       consider(ia, ib);
@@ -513,23 +511,23 @@ void GemmSearch::search_parallel(const Ctx& c, const Trial& t, GemmPlan& best,
 
 // A candidate's plan: its trial's outer tiles, its parallel tile, the inner levels filled, the
 // dataflow chosen and the traffic counted; built by the first search that reaches it.
-const GemmPlan& GemmSearch::candidate(const Ctx& c, const Trial& t, std::size_t slot,
-                                      const GemmTile& tile) const {
-  if (const GemmPlan* p = t.built[slot].load(std::memory_order_acquire)) return *p;
+const GemmSearch::Built& GemmSearch::candidate(const Ctx& c, const Trial& t, std::size_t slot,
+                                               const GemmTile& tile) const {
+  if (const Built* p = t.built[slot].load(std::memory_order_acquire)) return *p;
   const std::lock_guard<std::mutex> lock(mutex_);
-  if (const GemmPlan* p = t.built[slot].load(std::memory_order_relaxed)) return *p;
-  GemmPlan p = t.plan;
+  if (const Built* p = t.built[slot].load(std::memory_order_relaxed)) return *p;
+  if (built_ % kChunk == 0) chunks_.push_back(std::make_unique<Built[]>(kChunk));
+  Built& b = chunks_.back()[built_++ % kChunk];
+  b.plan = t.plan;
   const auto u = static_cast<std::size_t>(c.parallel);
-  p.tiles[u] = tile;
-  p.orders[u] = LoopOrder::kOutputStationary;
-  fill_inner(c, p);
-  choose_dataflow(c, p);
-  evaluate_bytes(c, p);
-  if (built_ % kChunk == 0) chunks_.push_back(std::make_unique<GemmPlan[]>(kChunk));
-  GemmPlan& stored = chunks_.back()[built_++ % kChunk];
-  stored = p;
-  t.built[slot].store(&stored, std::memory_order_release);
-  return stored;
+  b.plan.tiles[u] = tile;
+  b.plan.orders[u] = LoopOrder::kOutputStationary;
+  fill_inner(c, b.plan);
+  choose_dataflow(c, b.plan);
+  evaluate_bytes(c, b.plan);
+  b.work = compute_work(c, tile);
+  t.built[slot].store(&b, std::memory_order_release);
+  return b;
 }
 
 GemmSearch::GemmSearch(const PerfMachine& m, const GemmShape& shape, DataType dtype)
@@ -541,14 +539,32 @@ GemmSearch::GemmSearch(const PerfMachine& m, const GemmShape& shape, DataType dt
   search_outer(c, outer_, choices);
   const auto add_trial = [&](const GemmPlan& plan) {
     const auto u = static_cast<std::size_t>(c.parallel);
-    const GemmTile parent =
-        c.parallel + 1 < c.levels ? plan.tiles[u + 1] : GemmTile{c.p.m, c.p.n, c.p.k};
     Trial t;
     t.plan = plan;
-    const int m_sides = sides(c.p.m, c.gm, parent.m).count;
-    t.n_sides = sides(c.p.n, c.gn, parent.n).count;
-    const auto slots = static_cast<std::size_t>(m_sides * t.n_sides);
-    t.built = std::make_unique<std::atomic<const GemmPlan*>[]>(slots);
+    t.parent = c.parallel + 1 < c.levels ? plan.tiles[u + 1] : GemmTile{c.p.m, c.p.n, c.p.k};
+    const Sides ms = sides(c.p.m, c.gm, t.parent.m);
+    const Sides ns = sides(c.p.n, c.gn, t.parent.n);
+    t.m_count = static_cast<std::size_t>(ms.count);
+    t.n_count = static_cast<std::size_t>(ns.count);
+    t.sides.assign(ms.v.begin(), ms.v.begin() + ms.count);
+    t.sides.insert(t.sides.end(), ns.v.begin(), ns.v.begin() + ns.count);
+    t.per_side.resize(2 * (t.m_count + t.n_count));
+    for (std::size_t i = 0; i < t.m_count; ++i) {
+      t.per_side[i] = static_cast<double>(ceil_div(c.p.m, ms.v[i]));
+      t.per_side[t.m_count + i] = static_cast<double>(ceil_div(ms.v[i], c.gm));
+    }
+    for (std::size_t j = 0; j < t.n_count; ++j) {
+      t.per_side[2 * t.m_count + j] = static_cast<double>(ceil_div(c.p.n, ns.v[j]));
+      t.per_side[2 * t.m_count + t.n_count + j] = static_cast<double>(ceil_div(ns.v[j], c.gn));
+    }
+    const double batch = static_cast<double>(c.p.batch);
+    t.mk = static_cast<double>(c.p.m) * static_cast<double>(c.p.k) * c.p.e * batch;
+    t.kn = static_cast<double>(c.p.k) * static_cast<double>(c.p.n) * c.p.e * batch;
+    t.fixed = boundary_bytes(c.p, GemmTile{c.p.m, c.p.n, c.p.k}, t.parent,
+                             LoopOrder::kOutputStationary, parent_kspan(c, t.plan)) -
+              t.mk - t.kn;  // C's share, the same for every tile
+    const std::size_t slots = t.m_count * t.n_count;
+    t.built = std::make_unique<std::atomic<const Built*>[]>(slots);
     for (std::size_t i = 0; i < slots; ++i) t.built[i].store(nullptr, std::memory_order_relaxed);
     trials_.push_back(std::move(t));
   };

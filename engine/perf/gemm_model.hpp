@@ -96,17 +96,38 @@ class GemmSearch {
   [[nodiscard]] GemmPlan time(const PerfMachine& m) const;
 
  private:
-  // One choice of the level outside the parallel one: its tiles, and the parallel tiles
-  // built in it so far, one slot per (m side, n side).
+  // A candidate's plan (traffic counted, times not) and its compute in rate-free units
+  // (compute time = work / one MCU's FLOP rate).
+  struct Built {
+    GemmPlan plan;
+    double work = 0.0;
+  };
+  // One choice of the level outside the parallel one: its tiles, the parallel tile's sides
+  // and the bounds' rate-free parts, and the candidates built in it so far, one slot per
+  // (m side, n side).
   struct Trial {
     GemmPlan plan;
-    int n_sides = 0;
-    std::unique_ptr<std::atomic<const GemmPlan*>[]> built;
+    GemmTile parent;  // the parallel tiles' bound
+    std::size_t m_count = 0, n_count = 0;
+    std::vector<std::int64_t> sides;  // the m sides, then the n sides
+    // Per side, tiles along the dimension and array blocks along the tile: m tiles, m blocks,
+    // n tiles, n blocks, each section a side count long.
+    std::vector<double> per_side;
+    double mk = 0.0, kn = 0.0, fixed = 0.0;  // the level above's traffic: A's, B's, C's share
+    std::unique_ptr<std::atomic<const Built*>[]> built;
+    [[nodiscard]] std::int64_t m_side(std::size_t i) const { return sides[i]; }
+    [[nodiscard]] std::int64_t n_side(std::size_t j) const { return sides[m_count + j]; }
+    [[nodiscard]] double m_tiles(std::size_t i) const { return per_side[i]; }
+    [[nodiscard]] double m_blocks(std::size_t i) const { return per_side[m_count + i]; }
+    [[nodiscard]] double n_tiles(std::size_t j) const { return per_side[2 * m_count + j]; }
+    [[nodiscard]] double n_blocks(std::size_t j) const {
+      return per_side[2 * m_count + n_count + j];
+    }
   };
   void search_parallel(const gemm_detail::Ctx& c, const Trial& t, GemmPlan& best,
                        bool& found) const;
-  [[nodiscard]] const GemmPlan& candidate(const gemm_detail::Ctx& c, const Trial& t,
-                                          std::size_t slot, const GemmTile& tile) const;
+  [[nodiscard]] const Built& candidate(const gemm_detail::Ctx& c, const Trial& t,
+                                       std::size_t slot, const GemmTile& tile) const;
 
   GemmShape shape_;
   DataType dtype_;
@@ -114,7 +135,7 @@ class GemmSearch {
   std::vector<Trial> trials_;
   // The built candidates, in chunks of kChunk (addresses stay put as chunks are added).
   static constexpr std::size_t kChunk = 16;
-  mutable std::vector<std::unique_ptr<GemmPlan[]>> chunks_;
+  mutable std::vector<std::unique_ptr<Built[]>> chunks_;
   mutable std::size_t built_ = 0;
   mutable std::mutex mutex_;
 };
