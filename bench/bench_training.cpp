@@ -83,7 +83,7 @@ void BM_Gpt3Evaluation(benchmark::State& state) {
   s.pp = devices / (8 * s.dp);
   w.global_batch = 96 * s.dp;
   GptTraining model(w, make_perf_machine(spec, arch), make_system_graph(spec, arch, devices),
-                    arch.core.peak.si(), TrainingOptions::from(software_profile()));
+                    arch.core.peak, TrainingOptions::from(software_profile()));
   const bool feasible = model.evaluate(s).feasible;  // warm the per-shape memo, as a search would
   timed(state, [&] { return model.evaluate(s).iteration_time; });
   state.SetLabel(to_string(s) + (feasible ? "" : " (infeasible: memory rejection)"));
@@ -212,7 +212,7 @@ void BM_Llama405bOn16k(benchmark::State& state) {
   TrainingOptions o = TrainingOptions::from(sw);
   o.check_memory = false;  // the timing path, whatever the fit
   GptTraining model(w, make_perf_machine(spec, arch), make_system_graph(spec, arch, 16384),
-                    arch.core.peak.si(), o);
+                    arch.core.peak, o);
   benchmark::DoNotOptimize(model.evaluate(s));
   timed(state, [&] { return model.evaluate(s).iteration_time; });
   state.SetLabel(to_string(s));
@@ -228,7 +228,7 @@ void BM_MixtralExpertParallel(benchmark::State& state) {
       std::get<GptSpec>(load_workload(kRoot + "/studies/workloads/mixtral_8x7b.yaml").spec);
   const Strategy s = parse_strategy("tp1-pp4-dp256-ep8-mb1-zero1");
   GptTraining model(w, make_perf_machine(spec, arch), make_system_graph(spec, arch, 1024),
-                    arch.core.peak.si(), TrainingOptions::from(sw));
+                    arch.core.peak, TrainingOptions::from(sw));
   benchmark::DoNotOptimize(model.evaluate(s));
   timed(state, [&] { return model.evaluate(s).iteration_time; });
   state.SetLabel(to_string(s));
@@ -245,7 +245,7 @@ void BM_DeepSeekV3(benchmark::State& state) {
   TrainingOptions o = TrainingOptions::from(h.software);
   o.check_memory = false;
   GptTraining model(w, make_perf_machine(h.spec, h.arch), make_system_graph(h.spec, h.arch, 1024),
-                    h.arch.core.peak.si(), o);
+                    h.arch.core.peak, o);
   benchmark::DoNotOptimize(model.evaluate(s));
   timed(state, [&] { return model.evaluate(s).iteration_time; });
   state.SetLabel(to_string(s));

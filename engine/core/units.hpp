@@ -45,6 +45,13 @@ class Quantity {
   friend constexpr Quantity operator*(double s, Quantity a) { return Quantity(a.v_ * s); }
   friend constexpr Quantity operator/(Quantity a, double s) { return Quantity(a.v_ / s); }
   friend constexpr auto operator<=>(Quantity a, Quantity b) = default;
+  // Spelled out: GCC compiles the defaulted <=> on a double into branches, these into one
+  // comparison (std::max of two times a maxsd), as for plain doubles.
+  friend constexpr bool operator==(Quantity a, Quantity b) { return a.v_ == b.v_; }
+  friend constexpr bool operator<(Quantity a, Quantity b) { return a.v_ < b.v_; }
+  friend constexpr bool operator>(Quantity a, Quantity b) { return a.v_ > b.v_; }
+  friend constexpr bool operator<=(Quantity a, Quantity b) { return a.v_ <= b.v_; }
+  friend constexpr bool operator>=(Quantity a, Quantity b) { return a.v_ >= b.v_; }
 
  private:
   constexpr explicit Quantity(double v) : v_(v) {}

@@ -133,9 +133,9 @@ void time_best_first(const DesignEvaluator& e, const MicroArch& a, const std::ve
       [&](const oneapi::tbb::blocked_range<std::size_t>& range) {
         TrainingModel& m = local_model(models, e, a);
         for (std::size_t i = range.begin(); i != range.end(); ++i) {
-          const std::optional<double> b = m.lower_bound(all[i]);
+          const std::optional<Time> b = m.lower_bound(all[i]);
           // Out of memory: skipped; no finite bound: always timed.
-          bound[i] = !b ? kSkip : std::isfinite(*b) && *b > 0.0 ? *b : 0.0;
+          bound[i] = !b ? kSkip : std::isfinite(b->si()) && *b > Time{} ? b->si() : 0.0;
         }
       });
   std::vector<std::size_t> order;
@@ -169,7 +169,7 @@ void time_best_first(const DesignEvaluator& e, const MicroArch& a, const std::ve
         });
     for (std::size_t k = first; k < out.size(); ++k) {
       if (!out[k].result.feasible) continue;
-      const double t = out[k].result.iteration_time;
+      const double t = out[k].result.iteration_time.si();
       best.insert(std::upper_bound(best.begin(), best.end(), t), t);
       if (best.size() > top) best.pop_back();
       if (best.size() == top) cutoff = best.back();

@@ -63,11 +63,11 @@ std::string cost_model_missing(const ArchSpec& spec) {
 }
 
 double measure(GoalKind kind, const TrainingResult& r) {
-  if (!r.feasible || !(r.iteration_time > 0.0)) return kInf;
+  if (!r.feasible || !(r.iteration_time > Time{})) return kInf;
   switch (kind) {
-    case GoalKind::kTime: return r.iteration_time;
-    case GoalKind::kEnergy: return r.energy.joules;
-    case GoalKind::kEnergyDelay: return r.energy.joules * r.iteration_time;
+    case GoalKind::kTime: return r.iteration_time.si();
+    case GoalKind::kEnergy: return r.energy.joules.si();
+    case GoalKind::kEnergyDelay: return r.energy.joules.si() * r.iteration_time.si();
     case GoalKind::kCost: return r.cost.modelled ? r.cost.usd : kInf;
   }
   return kInf;
@@ -75,9 +75,9 @@ double measure(GoalKind kind, const TrainingResult& r) {
 
 std::string over_budget(const Goal& g, const TrainingResult& r) {
   // Per token when the workload has tokens, else per iteration.
-  const bool tokens = r.energy.joules_per_token > 0.0;
+  const bool tokens = r.energy.joules_per_token > Energy{};
   if (g.max_j_per_token) {
-    const double j = tokens ? r.energy.joules_per_token : r.energy.joules;
+    const double j = (tokens ? r.energy.joules_per_token : r.energy.joules).si();
     if (j > *g.max_j_per_token) {
       return printf_string("%.4g J per %s, budget %.4g", j, tokens ? "token" : "iteration",
                            *g.max_j_per_token);

@@ -80,7 +80,8 @@ std::string format_pareto(const std::vector<RankedStrategy>& ranked,
     const TrainingResult& r = ranked[i].result;
     out += printf_string("%-*s %14s %14s %12s %10.4g\n", width, to_string(ranked[i].strategy).c_str(),
                          shown(m[0], measure(m[0], r)).c_str(), shown(m[1], measure(m[1], r)).c_str(),
-                         format_seconds(r.iteration_time).c_str(), r.energy.joules_per_token);
+                         format_seconds(r.iteration_time.si()).c_str(),
+                         r.energy.joules_per_token.si());
   }
   return out;
 }
@@ -96,8 +97,8 @@ nlohmann::ordered_json pareto_json(const std::vector<RankedStrategy>& ranked,
     rows.push_back({{"strategy", to_string(ranked[i].strategy)},
                     {std::string(to_string(m[0])), measure(m[0], r)},
                     {std::string(to_string(m[1])), measure(m[1], r)},
-                    {"iteration_s", r.iteration_time},
-                    {"joules_per_token", r.energy.joules_per_token}});
+                    {"iteration_s", r.iteration_time.si()},
+                    {"joules_per_token", r.energy.joules_per_token.si()}});
   }
   j["front"] = rows;
   return j;

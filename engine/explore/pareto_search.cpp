@@ -102,8 +102,8 @@ std::string format_pareto_search(const ParetoSearch& p, const DesignEvaluator& e
                        "iteration", "J/token", "split (area/power per component)");
   for (const ParetoPoint& q : p.front) {
     out += printf_string("%6.2f %14.6g %14.6g %12s %10.4g  %s\n", q.weight, q.measures[0],
-                         q.measures[1], format_seconds(q.result.iteration_time).c_str(),
-                         q.result.energy.joules_per_token,
+                         q.measures[1], format_seconds(q.result.iteration_time.si()).c_str(),
+                         q.result.energy.joules_per_token.si(),
                          split_text(q.split, e.spec().tmpl).c_str());
   }
   return out;
@@ -120,7 +120,7 @@ std::string pareto_search_csv(const ParetoSearch& p, const DesignEvaluator& e) {
   out += "\n";
   for (const ParetoPoint& q : p.front) {
     out += printf_string("%.6g,%.9g,%.9g,%.9g,%.9g,%s", q.weight, q.measures[0], q.measures[1],
-                         q.result.iteration_time, q.result.energy.joules_per_token,
+                         q.result.iteration_time.si(), q.result.energy.joules_per_token.si(),
                          csv_field(to_string(q.strategy)).c_str());
     for (Eigen::Index i = 0; i < 3 * h; ++i) out += printf_string(",%.6g", q.split[i]);
     out += "\n";
@@ -146,8 +146,8 @@ nlohmann::ordered_json pareto_search_json(const ParetoSearch& p, const DesignEva
                     {std::string(to_string(p.measures[0])), q.measures[0]},
                     {std::string(to_string(p.measures[1])), q.measures[1]},
                     {"strategy", to_string(q.strategy)},
-                    {"iteration_s", q.result.iteration_time},
-                    {"joules_per_token", q.result.energy.joules_per_token},
+                    {"iteration_s", q.result.iteration_time.si()},
+                    {"joules_per_token", q.result.energy.joules_per_token.si()},
                     {"split", split}});
   }
   j["front"] = rows;

@@ -61,8 +61,9 @@ std::string ranking_reason(const std::vector<RankedStrategy>& ranked, std::size_
       const double gap = by == GoalKind::kTime
                              ? 0.0
                              : measure(by, ranked[1].result) / measure(by, r) - 1.0;
+      const Time runner_up = ranked[1].result.iteration_time - r.iteration_time;
       out += "; runner-up " + (by == GoalKind::kTime
-                                   ? signed_seconds(ranked[1].result.iteration_time - r.iteration_time)
+                                   ? signed_seconds(runner_up.si())
                                    : printf_string("%+.2f%% %s", 100.0 * gap,
                                                    std::string(to_string(by)).c_str()));
     }
@@ -70,14 +71,17 @@ std::string ranking_reason(const std::vector<RankedStrategy>& ranked, std::size_
   }
   const auto best = ranked.front().result.breakdown.parts();
   std::array<std::pair<const char*, double>, best.size()> delta{};
-  for (std::size_t i = 0; i < best.size(); ++i) delta[i] = {parts[i].first, parts[i].second - best[i].second};
+  for (std::size_t i = 0; i < best.size(); ++i) {
+    delta[i] = {parts[i].first, (parts[i].second - best[i].second).si()};
+  }
   std::stable_sort(delta.begin(), delta.end(), [](const auto& a, const auto& b) {
     return std::abs(a.second) > std::abs(b.second);
   });
-  std::string out = signed_seconds(r.iteration_time - ranked.front().result.iteration_time) +
+  std::string out = signed_seconds((r.iteration_time - ranked.front().result.iteration_time).si()) +
                     " vs #1: " + delta[0].first + " " + signed_seconds(delta[0].second);
   // A second part only when it matters: 1 us or 0.01% of #1's iteration, not rounding noise.
-  if (std::abs(delta[1].second) > std::max(1e-6, 1e-4 * ranked.front().result.iteration_time)) {
+  const double first = ranked.front().result.iteration_time.si();
+  if (std::abs(delta[1].second) > std::max(1e-6, 1e-4 * first)) {
     out += std::string(", ") + delta[1].first + " " + signed_seconds(delta[1].second);
   }
   return out;
@@ -109,14 +113,14 @@ std::string format_ranking(const std::vector<RankedStrategy>& ranked, std::size_
   }
   out += printf_string("%-4s %-*s %12s %9s %6s %9s %9s  %s\n", "rank", width, "strategy",
                        "iteration", "vs #1", "MFU", "memory", "J/token", "why");
-  const double best = ranked.front().result.iteration_time;
+  const double best = ranked.front().result.iteration_time.si();
   for (std::size_t i = 0; i < n; ++i) {
     const TrainingResult& r = ranked[i].result;
     out += printf_string("%-4zu %-*s %12s %8.1f%% %5.1f%% %6.1f GB %9.4g  %s\n", i + 1, width,
                          to_string(ranked[i].strategy).c_str(),
-                         format_seconds(r.iteration_time).c_str(),
-                         100.0 * (r.iteration_time - best) / best, 100.0 * r.mfu,
-                         r.memory.total().si() / 1e9, r.energy.joules_per_token,
+                         format_seconds(r.iteration_time.si()).c_str(),
+                         100.0 * (r.iteration_time.si() - best) / best, 100.0 * r.mfu,
+                         r.memory.total().si() / 1e9, r.energy.joules_per_token.si(),
                          ranking_reason(ranked, i, by).c_str());
   }
   // The breakdowns side by side: one column per ranked strategy.
@@ -126,13 +130,14 @@ std::string format_ranking(const std::vector<RankedStrategy>& ranked, std::size_
   for (std::size_t p = 0; p < ranked.front().result.breakdown.parts().size(); ++p) {
     out += printf_string("%-16s", ranked.front().result.breakdown.parts()[p].first);
     for (std::size_t i = 0; i < n; ++i) {
-      out += printf_string(" %11s", format_seconds(ranked[i].result.breakdown.parts()[p].second).c_str());
+      const Time part = ranked[i].result.breakdown.parts()[p].second;
+      out += printf_string(" %11s", format_seconds(part.si()).c_str());
     }
     out += "\n";
   }
   out += printf_string("%-16s", "iteration");
   for (std::size_t i = 0; i < n; ++i) {
-    out += printf_string(" %11s", format_seconds(ranked[i].result.iteration_time).c_str());
+    out += printf_string(" %11s", format_seconds(ranked[i].result.iteration_time.si()).c_str());
   }
   return out + "\n";
 }
@@ -146,10 +151,11 @@ std::string ranking_csv(const std::vector<RankedStrategy>& ranked, std::size_t t
   for (std::size_t i = 0; i < n; ++i) {
     const TrainingResult& r = ranked[i].result;
     out += std::to_string(i + 1) + "," + csv_field(to_string(ranked[i].strategy)) + "," +
-           num(r.iteration_time) + "," +
-           num(r.iteration_time - ranked.front().result.iteration_time) + "," + num(r.mfu) + "," +
+           num(r.iteration_time.si()) + "," +
+           num((r.iteration_time - ranked.front().result.iteration_time).si()) + "," + num(r.mfu) +
+           "," +
            num(r.memory.total().si() / 1e9);
-    for (const auto& [name, v] : r.breakdown.parts()) out += "," + num(v);
+    for (const auto& [name, v] : r.breakdown.parts()) out += "," + num(v.si());
     out += "," + csv_field(ranking_reason(ranked, i)) + "\n";
   }
   return out;
@@ -171,18 +177,18 @@ nlohmann::ordered_json ranking_json(const std::vector<RankedStrategy>& ranked, s
     nlohmann::ordered_json row;
     row["rank"] = i + 1;
     row["strategy"] = to_string(ranked[i].strategy);
-    row["iteration_s"] = r.iteration_time;
-    row["gap_to_best_s"] = r.iteration_time - ranked.front().result.iteration_time;
+    row["iteration_s"] = r.iteration_time.si();
+    row["gap_to_best_s"] = (r.iteration_time - ranked.front().result.iteration_time).si();
     row["mfu"] = r.mfu;
     row["memory_gb"] = r.memory.total().si() / 1e9;
-    row["joules"] = r.energy.joules;
-    row["joules_per_token"] = r.energy.joules_per_token > 0.0
-                                  ? nlohmann::ordered_json(r.energy.joules_per_token)
+    row["joules"] = r.energy.joules.si();
+    row["joules_per_token"] = r.energy.joules_per_token > Energy{}
+                                  ? nlohmann::ordered_json(r.energy.joules_per_token.si())
                                   : nlohmann::ordered_json();
     if (r.cost.modelled) row["usd"] = r.cost.usd;
     row["why"] = ranking_reason(ranked, i, by);
     nlohmann::ordered_json b;
-    for (const auto& [name, v] : r.breakdown.parts()) b[std::string(name) + "_s"] = v;
+    for (const auto& [name, v] : r.breakdown.parts()) b[std::string(name) + "_s"] = v.si();
     row["breakdown"] = b;
     rows.push_back(row);
   }

@@ -148,8 +148,8 @@ StudyOutcome run_search_study(const SearchStudy& study, const DesignEvaluator& e
     DesignEvaluation d = e.evaluate(o.search.x, s);
     const TrainingResult& r = d.training;
     o.tried.push_back({s, r});
-    if (r.feasible && r.iteration_time < best) {
-      best = r.iteration_time;
+    if (r.feasible && r.iteration_time.si() < best) {
+      best = r.iteration_time.si();
       o.strategy = s;
       o.best = std::move(d);
     }
@@ -166,7 +166,7 @@ std::string format_outcome(const StudyOutcome& o, const DesignEvaluator& e) {
     return "no feasible design: " + (o.at_template.reason.empty() ? std::string("every search failed")
                                                                   : o.at_template.reason) + "\n";
   }
-  const double t0 = o.at_template.iteration_time, t1 = o.best.training.iteration_time;
+  const double t0 = o.at_template.iteration_time.si(), t1 = o.best.training.iteration_time.si();
   out += printf_string("strategy %s (%zu ranked, best %zu searched jointly with the split)\n",
                        to_string(o.strategy).c_str(), o.strategies_ranked, o.tried.size());
   out += printf_string("iteration: template split %s -> searched split %s (%.2fx), MFU %.1f%%\n\n",
@@ -210,7 +210,7 @@ std::string format_outcome(const StudyOutcome& o, const DesignEvaluator& e) {
                    "this split)\n";
   for (const StrategyOutcome& s : o.tried) {
     out += printf_string("  at the searched split: %-48s %s\n", to_string(s.strategy).c_str(),
-                         s.result.feasible ? format_seconds(s.result.iteration_time).c_str()
+                         s.result.feasible ? format_seconds(s.result.iteration_time.si()).c_str()
                                            : ("infeasible: " + s.result.reason).c_str());
   }
   return out;
@@ -222,7 +222,8 @@ std::string outcome_yaml(const StudyOutcome& o, const DesignEvaluator& e) {
   std::string out = printf_string("# searched split for %s; strategy %s; iteration %.6g s "
                                   "(template split %.6g s)\nsplit:\n",
                                   t.name.c_str(), to_string(o.strategy).c_str(),
-                                  o.best.training.iteration_time, o.at_template.iteration_time);
+                                  o.best.training.iteration_time.si(),
+                                  o.at_template.iteration_time.si());
   if (o.search.feasible()) {
     out.insert(out.find("\nsplit:\n") + 1,
                o.convergence.converged ? std::string("# converged (KKT check: no 1% budget move saves 0.1%)\n")
@@ -252,12 +253,12 @@ nlohmann::ordered_json outcome_json(const StudyOutcome& o, const DesignEvaluator
   }
   const TrainingResult& r = o.best.training;
   j["strategy"] = to_string(o.strategy);
-  j["iteration_s"] = r.iteration_time;
+  j["iteration_s"] = r.iteration_time.si();
   j["template_split_iteration_s"] =
-      o.at_template.feasible ? nlohmann::ordered_json(o.at_template.iteration_time) : nullptr;
+      o.at_template.feasible ? nlohmann::ordered_json(o.at_template.iteration_time.si()) : nullptr;
   j["mfu"] = r.mfu;
   nlohmann::ordered_json parts;
-  for (const auto& [name, seconds] : r.breakdown.parts()) parts[std::string(name) + "_s"] = seconds;
+  for (const auto& [name, time] : r.breakdown.parts()) parts[std::string(name) + "_s"] = time.si();
   j["breakdown"] = parts;
   const int h = static_cast<int>(t.split.size());
   nlohmann::ordered_json split = nlohmann::ordered_json::array();
@@ -294,7 +295,8 @@ nlohmann::ordered_json outcome_json(const StudyOutcome& o, const DesignEvaluator
   for (const StrategyOutcome& s : o.tried) {
     tried.push_back({{"strategy", to_string(s.strategy)},
                      {"feasible", s.result.feasible},
-                     {"iteration_s", s.result.feasible ? nlohmann::ordered_json(s.result.iteration_time)
+                     {"iteration_s", s.result.feasible
+                                         ? nlohmann::ordered_json(s.result.iteration_time.si())
                                                        : nlohmann::ordered_json(nullptr)},
                      {"reason", s.result.reason}});
   }
@@ -307,7 +309,7 @@ std::string outcome_csv(const StudyOutcome& o) {
   std::string out = "strategy,feasible,iteration_s,mfu\n";
   for (const StrategyOutcome& s : o.tried) {
     out += printf_string("%s,%d,%.9g,%.6g\n", to_string(s.strategy).c_str(),
-                         s.result.feasible ? 1 : 0, s.result.iteration_time, s.result.mfu);
+                         s.result.feasible ? 1 : 0, s.result.iteration_time.si(), s.result.mfu);
   }
   return out;
 }

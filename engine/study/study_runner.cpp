@@ -444,9 +444,10 @@ std::vector<std::string> result_row(const StudyPoint& p, const PointResult& r,
   const ArchFigures& a = r.design.arch;
   const TrainingBreakdown& b = t.breakdown;
   const auto num = [](double v) { return printf_string("%.9g", v); };
-  for (double v : {t.iteration_time, t.mfu, t.tokens_per_second, b.compute, b.embedding_head,
-                   b.tensor_comm, b.pipeline_comm, b.pipeline_bubble, b.data_comm,
-                   b.gradient_sync, b.optimizer, b.host}) {
+  for (double v : {t.iteration_time.si(), t.mfu, t.tokens_per_second, b.compute.si(),
+                   b.embedding_head.si(), b.tensor_comm.si(), b.pipeline_comm.si(),
+                   b.pipeline_bubble.si(), b.data_comm.si(), b.gradient_sync.si(),
+                   b.optimizer.si(), b.host.si()}) {
     row.push_back(r.feasible ? num(v) : "");
   }
   for (double v : {a.peak_flops / 1e12, a.memory_bandwidth / 1e9, a.memory_capacity / 1e9}) {
@@ -455,12 +456,12 @@ std::vector<std::string> result_row(const StudyPoint& p, const PointResult& r,
   row.push_back(r.feasible ? num(t.memory.total().si() / 1e9) : "");
   row.push_back(r.feasible && t.local_gemm ? num(t.local_gemm->intensity) : "");
   const EnergyReport& e = t.energy;
-  row.push_back(r.feasible ? num(e.joules) : "");
-  row.push_back(r.feasible && e.joules_per_token > 0.0 ? num(e.joules_per_token) : "");
-  row.push_back(r.feasible && e.joules_per_token > 0.0
-                    ? num(e.chip_joules * e.joules_per_token / e.joules)
+  row.push_back(r.feasible ? num(e.joules.si()) : "");
+  row.push_back(r.feasible && e.joules_per_token > Energy{} ? num(e.joules_per_token.si()) : "");
+  row.push_back(r.feasible && e.joules_per_token > Energy{}
+                    ? num((e.chip_joules * e.joules_per_token / e.joules).si())
                     : "");
-  for (double v : {e.device_power, e.peak_device_power, e.flop_per_joule / 1e9}) {
+  for (double v : {e.device_power.si(), e.peak_device_power.si(), e.flop_per_joule / 1e9}) {
     row.push_back(r.feasible ? num(v) : "");
   }
   const CostReport& cost = t.cost;

@@ -25,7 +25,7 @@ constexpr enum_table::Table<CollectiveAlgorithm, 6> kAlgorithms{{
     {CollectiveAlgorithm::kHierarchical, "hierarchical"},
 }};
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr Time kInf = Time::from_si(std::numeric_limits<double>::infinity());
 
 double log2_ceil(int m) {
   int s = 0;
@@ -35,18 +35,18 @@ double log2_ceil(int m) {
 
 // One message of c bytes: alpha + (c + h)/B. A step that also reduces c bytes takes at least
 // c / R (R = 0: unbounded).
-double message(double alpha, double bw, double h, double c) { return alpha + (c + h) / bw; }
-double reducing(double t, double c, double r) { return r > 0.0 ? std::max(t, c / r) : t; }
+Time message(Time alpha, Bandwidth bw, Bytes h, Bytes c) { return alpha + (c + h) / bw; }
+Time reducing(Time t, Bytes c, Bandwidth r) { return r > Bandwidth{} ? std::max(t, c / r) : t; }
 
 // A ring of m members along one line (a tier, or one axis of a 2-D tier) on x bytes:
 // reduce-scatter or all-gather, (m-1) steps of x/m.
-double line_ring(int m, double alpha, double bw, double h, double x, bool reduce, double r) {
-  if (m <= 1) return 0.0;
-  const double c = x / m;
-  const double step = message(alpha, bw, h, c);
+Time line_ring(int m, Time alpha, Bandwidth bw, Bytes h, Bytes x, bool reduce, Bandwidth r) {
+  if (m <= 1) return Time{};
+  const Bytes c = x / m;
+  const Time step = message(alpha, bw, h, c);
   return (m - 1) * (reduce ? reducing(step, c, r) : step);
 }
-double span_ring(const TierSpan& s, double x, bool reduce, double r) {
+Time span_ring(const TierSpan& s, Bytes x, bool reduce, Bandwidth r) {
   return line_ring(s.members, s.latency, s.bandwidth, s.half_bandwidth_message, x, reduce, r);
 }
 
@@ -55,8 +55,9 @@ double span_ring(const TierSpan& s, double x, bool reduce, double r) {
 // tier: all P_{L-1} of its hops, the ring closing), P_l = Π_{u>=l} m_u. Its bandwidth is the
 // slowest tier's: tier l is crossed by k_l = `below` rings at once, each through another
 // member's port, so a step's c bytes cost (c/k_l + h_l)/B_l there.
-double mean_hop_latency(const GroupPlacement& g) {
-  double hops_above = 0.0, weighted = 0.0, total = 0.0;
+Time mean_hop_latency(const GroupPlacement& g) {
+  double hops_above = 0.0, total = 0.0;
+  Time weighted;
   for (int l = g.levels - 1; l >= 0; --l) {
     const TierSpan& s = g.span[static_cast<std::size_t>(l)];
     const double hops = (l == g.levels - 1 ? 1.0 : hops_above) * s.members;
@@ -66,22 +67,22 @@ double mean_hop_latency(const GroupPlacement& g) {
   }
   return weighted / total;
 }
-double flat_ring_transfer(const GroupPlacement& g, double c) {
-  double worst = 0.0;
+Time flat_ring_transfer(const GroupPlacement& g, Bytes c) {
+  Time worst;
   for (int l = 0; l < g.levels; ++l) {
     const TierSpan& s = g.span[static_cast<std::size_t>(l)];
     worst = std::max(worst, (c / s.below + s.half_bandwidth_message) / s.bandwidth);
   }
   return worst;
 }
-double flat_ring_step(const GroupPlacement& g, double c, bool reduce) {
-  const double step = mean_hop_latency(g) + flat_ring_transfer(g, c);
+Time flat_ring_step(const GroupPlacement& g, Bytes c, bool reduce) {
+  const Time step = mean_hop_latency(g) + flat_ring_transfer(g, c);
   return reduce ? reducing(step, c, g.reduction_bandwidth) : step;
 }
 
-double ring(const GroupPlacement& g, Collective c, double n) {
+Time ring(const GroupPlacement& g, Collective c, Bytes n) {
   const int p = g.size;
-  const double chunk = n / p;
+  const Bytes chunk = n / p;
   switch (c) {
     case Collective::kAllReduce:
       return (p - 1) * (flat_ring_step(g, chunk, true) + flat_ring_step(g, chunk, false));
@@ -95,21 +96,23 @@ double ring(const GroupPlacement& g, Collective c, double n) {
 
 // Recursive doubling (all-reduce), halving (reduce-scatter) and doubling (all-gather), inner
 // tiers first; broadcast as scatter + all-gather (van de Geijn).
-double recursive_doubling(const GroupPlacement& g, Collective c, double n) {
-  const double r = g.reduction_bandwidth;
-  double t = 0.0;
-  double x = n;
+Time recursive_doubling(const GroupPlacement& g, Collective c, Bytes n) {
+  const Bandwidth r = g.reduction_bandwidth;
+  Time t;
+  Bytes x = n;
   for (int l = 0; l < g.levels; ++l) {
     const TierSpan& s = g.span[static_cast<std::size_t>(l)];
     const double steps = log2_ceil(s.members);
-    const double h = s.half_bandwidth_message;
+    const Bytes h = s.half_bandwidth_message;
     if (c == Collective::kAllReduce) {
       t += steps * reducing(message(s.latency, s.bandwidth, h, n), n, r);
       continue;
     }
-    const double moved = x * (s.members - 1) / s.members;
-    double tier = steps * s.latency + (moved + steps * h) / s.bandwidth;
-    if (c == Collective::kReduceScatter) tier = std::max(tier, r > 0.0 ? moved / r : 0.0);
+    const Bytes moved = x * (s.members - 1) / s.members;
+    Time tier = steps * s.latency + (moved + steps * h) / s.bandwidth;
+    if (c == Collective::kReduceScatter) {
+      tier = std::max(tier, r > Bandwidth{} ? moved / r : Time{});
+    }
     t += (c == Collective::kBroadcast ? 2.0 : 1.0) * tier;
     x /= s.members;
   }
@@ -123,13 +126,13 @@ double recursive_doubling(const GroupPlacement& g, Collective c, double n) {
 }
 
 // Binomial trees: reduce then broadcast (all-reduce), or broadcast alone.
-double tree(const GroupPlacement& g, Collective c, double n) {
+Time tree(const GroupPlacement& g, Collective c, Bytes n) {
   if (c != Collective::kAllReduce && c != Collective::kBroadcast) return kInf;
-  double down = 0.0, up = 0.0;
+  Time down, up;
   for (int l = 0; l < g.levels; ++l) {
     const TierSpan& s = g.span[static_cast<std::size_t>(l)];
     const double steps = log2_ceil(s.members);
-    const double m = message(s.latency, s.bandwidth, s.half_bandwidth_message, n);
+    const Time m = message(s.latency, s.bandwidth, s.half_bandwidth_message, n);
     down += steps * m;
     up += steps * reducing(m, n, g.reduction_bandwidth);
   }
@@ -137,19 +140,20 @@ double tree(const GroupPlacement& g, Collective c, double n) {
 }
 
 // Rings along x then y of one 2-D span (a x b).
-double torus_2d(const GroupPlacement& g, Collective c, double n) {
+Time torus_2d(const GroupPlacement& g, Collective c, Bytes n) {
   if (g.levels != 1) return kInf;
   const TierSpan& s = g.span[0];
   if ((s.topology != Topology::kMesh2D && s.topology != Topology::kTorus2D) || s.grid_x <= 1 ||
       s.grid_y <= 1) {
     return kInf;
   }
-  const double r = g.reduction_bandwidth, h = s.half_bandwidth_message;
+  const Bandwidth r = g.reduction_bandwidth;
+  const Bytes h = s.half_bandwidth_message;
   const int a = s.grid_x, b = s.grid_y;
-  auto x_ring = [&](double bytes, bool reduce) {
+  auto x_ring = [&](Bytes bytes, bool reduce) {
     return line_ring(a, s.latency_x, s.bandwidth_x, h, bytes, reduce, r);
   };
-  auto y_ring = [&](double bytes, bool reduce) {
+  auto y_ring = [&](Bytes bytes, bool reduce) {
     return line_ring(b, s.latency_y, s.bandwidth_y, h, bytes, reduce, r);
   };
   switch (c) {
@@ -162,11 +166,11 @@ double torus_2d(const GroupPlacement& g, Collective c, double n) {
 }
 
 // Reduce-scatter inside the inner tiers, all-reduce across the outermost, all-gather back.
-double hierarchical(const GroupPlacement& g, Collective c, double n) {
-  const double r = g.reduction_bandwidth;
+Time hierarchical(const GroupPlacement& g, Collective c, Bytes n) {
+  const Bandwidth r = g.reduction_bandwidth;
   const int outer = g.levels - 1;
-  double t = 0.0;
-  double x = n;
+  Time t;
+  Bytes x = n;
   switch (c) {
     case Collective::kAllReduce:
       for (int l = 0; l < outer; ++l) {
@@ -190,9 +194,9 @@ double hierarchical(const GroupPlacement& g, Collective c, double n) {
 
 // Pairwise exchange: p-1 messages of n/p, each through the port of the innermost tier that
 // separates the two members.
-double all_to_all(const GroupPlacement& g, double n) {
-  const double c = n / g.size;
-  double alpha = 0.0, transfer = 0.0;
+Time all_to_all(const GroupPlacement& g, Bytes n) {
+  const Bytes c = n / g.size;
+  Time alpha, transfer;
   for (int l = 0; l < g.levels; ++l) {
     const TierSpan& s = g.span[static_cast<std::size_t>(l)];
     const int next = l + 1 < g.levels ? g.span[static_cast<std::size_t>(l + 1)].below : g.size;
@@ -203,12 +207,12 @@ double all_to_all(const GroupPlacement& g, double n) {
   return alpha + transfer;
 }
 
-double send_recv(const GroupPlacement& g, double n) {
+Time send_recv(const GroupPlacement& g, Bytes n) {
   const TierSpan& s = g.outermost();
   return message(s.latency, s.bandwidth, s.half_bandwidth_message, n);
 }
 
-double by_algorithm(const GroupPlacement& g, Collective c, double n, CollectiveAlgorithm a) {
+Time by_algorithm(const GroupPlacement& g, Collective c, Bytes n, CollectiveAlgorithm a) {
   switch (a) {
     case CollectiveAlgorithm::kRing: return ring(g, c, n);
     case CollectiveAlgorithm::kTree: return tree(g, c, n);
@@ -250,8 +254,8 @@ std::optional<CollectiveAlgorithm> parse_collective_algorithm(std::string_view s
 std::vector<std::string> valid_collectives() { return enum_table::names(kCollectives); }
 std::vector<std::string> valid_collective_algorithms() { return enum_table::names(kAlgorithms); }
 
-double collective_time(const GroupPlacement& g, Collective c, double bytes, CollectiveAlgorithm a) {
-  if (g.size <= 1 || g.levels == 0 || !(bytes > 0.0)) return 0.0;
+Time collective_time(const GroupPlacement& g, Collective c, Bytes bytes, CollectiveAlgorithm a) {
+  if (g.size <= 1 || g.levels == 0 || !(bytes > Bytes{})) return Time{};
   if (c == Collective::kSendRecv) return send_recv(g, bytes);
   if (c == Collective::kAllToAll) {
     return (a == CollectiveAlgorithm::kAuto || a == CollectiveAlgorithm::kRing)
@@ -259,23 +263,23 @@ double collective_time(const GroupPlacement& g, Collective c, double bytes, Coll
                : kInf;
   }
   if (a != CollectiveAlgorithm::kAuto) return by_algorithm(g, c, bytes, a);
-  double best = kInf;
+  Time best = kInf;
   for (const CollectiveAlgorithm candidate : kCandidates) {
     if (worth_trying(g, c, candidate)) best = std::min(best, by_algorithm(g, c, bytes, candidate));
   }
   return best;
 }
 
-CollectiveAlgorithm auto_algorithm(const GroupPlacement& g, Collective c, double bytes) {
-  if (g.size <= 1 || g.levels == 0 || !(bytes > 0.0) || c == Collective::kSendRecv ||
+CollectiveAlgorithm auto_algorithm(const GroupPlacement& g, Collective c, Bytes bytes) {
+  if (g.size <= 1 || g.levels == 0 || !(bytes > Bytes{}) || c == Collective::kSendRecv ||
       c == Collective::kAllToAll) {
     return CollectiveAlgorithm::kRing;
   }
   CollectiveAlgorithm pick = CollectiveAlgorithm::kRing;
-  double best = kInf;
+  Time best = kInf;
   for (const CollectiveAlgorithm candidate : kCandidates) {
     if (!worth_trying(g, c, candidate)) continue;
-    const double t = by_algorithm(g, c, bytes, candidate);
+    const Time t = by_algorithm(g, c, bytes, candidate);
     if (t < best) {
       best = t;
       pick = candidate;
@@ -284,8 +288,8 @@ CollectiveAlgorithm auto_algorithm(const GroupPlacement& g, Collective c, double
   return pick;
 }
 
-double bus_bandwidth(Collective c, int members, double bytes, double seconds) {
-  const double algbw = bytes / seconds;
+Bandwidth bus_bandwidth(Collective c, int members, Bytes bytes, Time time) {
+  const Bandwidth algbw = bytes / time;
   const double p = members;
   switch (c) {
     case Collective::kAllReduce: return algbw * 2.0 * (p - 1.0) / p;
@@ -296,9 +300,9 @@ double bus_bandwidth(Collective c, int members, double bytes, double seconds) {
   }
 }
 
-std::array<double, kMaxTiers> link_bytes(const GroupPlacement& g, Collective c, double bytes) {
-  std::array<double, kMaxTiers> out{};
-  if (g.size <= 1 || !(bytes > 0.0) || g.levels <= 0) return out;
+std::array<Bytes, kMaxTiers> link_bytes(const GroupPlacement& g, Collective c, Bytes bytes) {
+  std::array<Bytes, kMaxTiers> out{};
+  if (g.size <= 1 || !(bytes > Bytes{}) || g.levels <= 0) return out;
   const double p = static_cast<double>(g.size);
   const auto tier = [&](int l) { return static_cast<std::size_t>(g.span[static_cast<std::size_t>(l)].tier); };
   const auto members = [&](int l) {
@@ -316,7 +320,7 @@ std::array<double, kMaxTiers> link_bytes(const GroupPlacement& g, Collective c, 
     }
     return out;
   }
-  const double volume = (c == Collective::kAllReduce ? 2.0 : 1.0) * (p - 1.0) / p * bytes;
+  const Bytes volume = (c == Collective::kAllReduce ? 2.0 : 1.0) * (p - 1.0) / p * bytes;
   // Hops crossing span l and no outer one, of the ring's p hops: P_l − P_{l+1} with
   // P_l = Π_{j>=l} m_j, P_levels = 0 (the outermost span also carries the ring's wrap-around).
   double prev = 0.0;

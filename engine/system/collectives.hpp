@@ -64,9 +64,9 @@ enum class CollectiveAlgorithm { kAuto, kRing, kTree, kRecursiveDoubling, kTorus
 [[nodiscard]] std::vector<std::string> valid_collectives();
 [[nodiscard]] std::vector<std::string> valid_collective_algorithms();
 
-// Seconds for every member of g to finish collective c on `bytes` bytes (see above).
-[[nodiscard]] double collective_time(const GroupPlacement& g, Collective c, double bytes,
-                                     CollectiveAlgorithm a = CollectiveAlgorithm::kAuto);
+// Time for every member of g to finish collective c on `bytes` (see above).
+[[nodiscard]] Time collective_time(const GroupPlacement& g, Collective c, Bytes bytes,
+                                   CollectiveAlgorithm a = CollectiveAlgorithm::kAuto);
 
 // Bytes one member sends over each tier (indexed by Tier) for collective c on `bytes`: the
 // bandwidth-optimal volume whatever the algorithm (energy accounting, issue 16). Ring-shaped
@@ -76,16 +76,16 @@ enum class CollectiveAlgorithm { kAuto, kRing, kTree, kRecursiveDoubling, kTorus
 // span m_l: it carries the wrap-around). All-to-all sends
 // n/p to each of the c_l = (members below span l)·(m_l − 1) members first reached over span
 // l; send/recv sends n over the outermost span. p = 1 or n <= 0 sends nothing.
-[[nodiscard]] std::array<double, kMaxTiers> link_bytes(const GroupPlacement& g, Collective c,
-                                                       double bytes);
+[[nodiscard]] std::array<Bytes, kMaxTiers> link_bytes(const GroupPlacement& g, Collective c,
+                                                      Bytes bytes);
 
 // The algorithm kAuto picks (the first of ring, tree, recursive doubling, torus-2d,
 // hierarchical among equals); kRing for p = 1.
 [[nodiscard]] CollectiveAlgorithm auto_algorithm(const GroupPlacement& g, Collective c,
-                                                 double bytes);
+                                                 Bytes bytes);
 
-// nccl-tests' bus bandwidth of a measured or modelled time (B/s): algbw = bytes/time times
+// nccl-tests' bus bandwidth of a measured or modelled time: algbw = bytes/time times
 // 2(p-1)/p for all-reduce, (p-1)/p for reduce-scatter, all-gather and all-to-all, 1 otherwise.
-[[nodiscard]] double bus_bandwidth(Collective c, int members, double bytes, double seconds);
+[[nodiscard]] Bandwidth bus_bandwidth(Collective c, int members, Bytes bytes, Time time);
 
 }  // namespace pathfinder

@@ -46,10 +46,10 @@ Occupancy occupancy(long long below, long long positions, long long size, long l
 // torus line covered whole wraps around and runs both directions; otherwise the ring is
 // embedded with dilation 2 (each link used once per direction, latency doubled).
 struct LineRing {
-  double bandwidth = 0.0;
-  double latency = 0.0;
+  Bandwidth bandwidth;
+  Time latency;
 };
-LineRing line_ring(double port_bw, double latency, int length, int count, int spacing,
+LineRing line_ring(Bandwidth port_bw, Time latency, int length, int count, int spacing,
                    bool wraps) {
   const bool whole = wraps && count * spacing == length;
   LineRing r;
@@ -59,9 +59,9 @@ LineRing line_ring(double port_bw, double latency, int length, int count, int sp
 }
 
 void set_bandwidths(TierSpan& s, const TierLink& link, long long block, int sharers) {
-  const double base = link.usable_bandwidth();
-  const double lat = link.usable_latency();
-  const double port_bw = base / link.ports();
+  const Bandwidth base = link.usable_bandwidth();
+  const Time lat = link.usable_latency();
+  const Bandwidth port_bw = base / link.ports();
   switch (link.topology) {
     case Topology::kSwitch:
       s.bandwidth = base;

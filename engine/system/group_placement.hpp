@@ -32,14 +32,14 @@ struct TierSpan {
   int below = 1;    // group members inside one of those positions (product over inner spans)
   int spacing = 1;  // positions between consecutive occupied ones
   // Per member and direction, for a ring over this tier's positions: peak x max_utilization /
-  // congestion / sharers / oversubscription / topology derates. B/s.
-  double bandwidth = 0.0;
-  double latency = 0.0;                 // s per step: congestion and hop count applied
-  double half_bandwidth_message = 0.0;  // bytes
+  // congestion / sharers / oversubscription / topology derates.
+  Bandwidth bandwidth;
+  Time latency;  // per step: congestion and hop count applied
+  Bytes half_bandwidth_message;
   // mesh-2d/torus-2d: the positions as a grid_x x grid_y block, and a ring along each axis.
   int grid_x = 1, grid_y = 1;
-  double bandwidth_x = 0.0, bandwidth_y = 0.0;
-  double latency_x = 0.0, latency_y = 0.0;
+  Bandwidth bandwidth_x, bandwidth_y;
+  Time latency_x, latency_y;
 };
 
 struct GroupPlacement {
@@ -50,7 +50,7 @@ struct GroupPlacement {
   std::array<TierSpan, kMaxTiers> span{};
   // Bytes a member can reduce per second (memory bandwidth / 3: two reads and a write per byte
   // reduced); 0: unbounded. collective_time caps reduction steps at it.
-  double reduction_bandwidth = 0.0;
+  Bandwidth reduction_bandwidth;
 
   [[nodiscard]] const TierSpan& outermost() const { return span[levels - 1]; }
 };

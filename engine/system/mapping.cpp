@@ -9,6 +9,8 @@
 namespace pathfinder {
 namespace {
 
+constexpr Time kNever = Time::from_si(std::numeric_limits<double>::infinity());
+
 ConfigError strategy_error(const std::string& message) {
   return ConfigError(Diagnostic{SourceLoc{"strategy", 0, 0, ""}, message});
 }
@@ -45,9 +47,9 @@ void strides_of(std::span<const ParallelDim> dims, std::span<const int> order, s
 // Placements of every dimension for one order into `groups`, and their score, adding the
 // dimensions' costs in `scoring` order; stops (returns +infinity, groups incomplete) once the
 // score passes `bound`. No allocation.
-double place(const SystemGraph& g, std::span<const ParallelDim> dims, std::span<const int> order,
-             std::span<const int> scoring, std::span<int> stride, std::span<std::uint8_t> crosses,
-             std::span<GroupPlacement> groups, double bound) {
+Time place(const SystemGraph& g, std::span<const ParallelDim> dims, std::span<const int> order,
+           std::span<const int> scoring, std::span<int> stride, std::span<std::uint8_t> crosses,
+           std::span<GroupPlacement> groups, Time bound) {
   const std::size_t n = dims.size();
   const std::size_t tiers = g.tiers.size();
   strides_of(dims, order, stride);
@@ -61,7 +63,7 @@ double place(const SystemGraph& g, std::span<const ParallelDim> dims, std::span<
       }
     }
   }
-  double score = 0.0;
+  Time score;
   for (const int k : scoring) {
     const auto i = static_cast<std::size_t>(k);
     PortSharing sharing;
@@ -76,9 +78,9 @@ double place(const SystemGraph& g, std::span<const ParallelDim> dims, std::span<
       sharing.sharers[t] = sharers;
     }
     groups[i] = place_group(g, dims[i].degree, stride[i], sharing);
-    if (dims[i].weight > 0.0) {
+    if (dims[i].weight > Bytes{}) {
       score += collective_time(groups[i], dims[i].collective, dims[i].weight);
-      if (score > bound) return std::numeric_limits<double>::infinity();
+      if (score > bound) return kNever;
     }
   }
   return score;
@@ -102,8 +104,7 @@ Mapping map_dims(const SystemGraph& g, std::span<const ParallelDim> dims, std::s
   m.groups.resize(dims.size());
   std::vector<int> stride(dims.size());
   std::vector<std::uint8_t> crosses(dims.size());
-  m.score = place(g, dims, order, order, stride, crosses, m.groups,
-                  std::numeric_limits<double>::infinity());
+  m.score = place(g, dims, order, order, stride, crosses, m.groups, kNever);
   return m;
 }
 
@@ -130,18 +131,17 @@ Mapping best_mapping(const SystemGraph& g, std::span<const ParallelDim> dims) {
   std::stable_sort(heavy.begin(), heavy.begin() + active, [&](int a, int b) {
     return dims[static_cast<std::size_t>(a)].weight > dims[static_cast<std::size_t>(b)].weight;
   });
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  const double guess = place(g, dims, heavy, heavy, stride, crosses, candidate, kInf);
-  const double prune = std::isfinite(guess) ? guess * (1.0 + 1e-9) : kInf;
+  const Time guess = place(g, dims, heavy, heavy, stride, crosses, candidate, kNever);
+  const Time prune = std::isfinite(guess.si()) ? guess * (1.0 + 1e-9) : kNever;
   Mapping best;
   best.groups.resize(n);
-  best.score = kInf;
+  best.score = kNever;
   bool have = false;
   do {
     // Strictly better by more than rounding: equal scores keep the earlier order.
-    const double bound =
-        have && std::isfinite(best.score) ? best.score - 1e-12 * best.score : kInf;
-    const double score =
+    const Time bound =
+        have && std::isfinite(best.score.si()) ? best.score - 1e-12 * best.score : kNever;
+    const Time score =
         place(g, dims, order, heavy, stride, crosses, candidate, std::min(bound, prune));
     if (!have || score < bound) {
       best.score = score;

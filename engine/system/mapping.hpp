@@ -25,7 +25,7 @@ namespace pathfinder {
 struct ParallelDim {
   std::string name;
   int degree = 1;
-  double weight = 0.0;  // bytes each member moves per iteration in this dimension (scores orders)
+  Bytes weight;  // what each member moves per iteration in this dimension (scores orders)
   Collective collective = Collective::kAllReduce;  // the pattern those bytes move in
   bool concurrent = true;  // communicates while the other concurrent dimensions do
 };
@@ -33,7 +33,7 @@ struct ParallelDim {
 struct Mapping {
   std::vector<int> order;               // dimension indices, fastest-varying first
   std::vector<GroupPlacement> groups;   // one per dimension, in the caller's order
-  double score = 0.0;                   // s: Σ collective_time(groups[i], collective, weight)
+  Time score;                           // Σ collective_time(groups[i], collective, weight)
 };
 
 // The placements for one order (a permutation of all dimension indices). Throws ConfigError

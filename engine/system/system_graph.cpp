@@ -40,7 +40,7 @@ void set_grid(TierLink& l) {
 
 void set_behavior(TierLink& l, const LinkBehavior& b) {
   l.max_utilization = b.max_utilization;
-  l.half_bandwidth_message = b.half_bandwidth_message.si();
+  l.half_bandwidth_message = b.half_bandwidth_message;
   l.bandwidth_congestion = b.bandwidth_congestion;
   l.latency_congestion = b.latency_congestion;
   l.leaf_size = b.leaf_size;
@@ -61,8 +61,8 @@ TierLink generated_tier(const ArchSpec& spec, const MicroArch& arch, NetworkTier
   l.topology = ns->topology;
   l.oversubscription = ns->oversubscription;
   l.group_size = group_size;
-  l.bandwidth = stats->per_direction.si();
-  l.latency = stats->latency.si();
+  l.bandwidth = stats->per_direction;
+  l.latency = stats->latency;
   set_behavior(l, ns->behavior);
   l.devices_below = below;
   set_grid(l);
@@ -103,7 +103,7 @@ SystemGraph make_system_graph(const ArchSpec& spec, const MicroArch& arch, int d
   g.devices = devices;
   g.nodes_per_package = t.nodes_per_package;
   g.packages_per_domain = t.packages;
-  g.memory_bandwidth = arch.main_memory.effective_bandwidth.si();
+  g.memory_bandwidth = arch.main_memory.effective_bandwidth;
   const int npp = t.nodes_per_package;
   const int domain = g.domain_size();
   if (devices < 1) throw system_error(t, "expected at least one device, got " + std::to_string(devices));
@@ -148,8 +148,8 @@ SystemGraph make_system_graph(const ArchSpec& spec, const MicroArch& arch, int d
     l.topology = so.topology;
     l.oversubscription = so.oversubscription;
     l.group_size = domains;
-    l.bandwidth = so.bandwidth.si();
-    l.latency = so.latency.si();
+    l.bandwidth = so.bandwidth;
+    l.latency = so.latency;
     set_behavior(l, so.behavior);
     l.devices_below = domain;
     set_grid(l);

@@ -5,8 +5,8 @@
 //   scale_out      joins scale-up domains                  (network.scale_out; a NIC per device)
 //
 // Device ids are mixed-radix over the tiers: the node within its package varies fastest, then
-// the package within its domain, then the domain. Plain numbers in SI units (B/s, s, bytes):
-// this is read in the inner loop of strategy search.
+// the package within its domain, then the domain. Typed quantities (one double each, no
+// conversions at run time): this is read in the inner loop of strategy search.
 #pragma once
 
 #include <optional>
@@ -16,6 +16,7 @@
 
 #include "engine/arch/arch_spec.hpp"
 #include "engine/arch/micro_arch.hpp"
+#include "engine/core/units.hpp"
 
 namespace pathfinder {
 
@@ -32,11 +33,11 @@ struct TierLink {
   Topology topology = Topology::kSwitch;
   double oversubscription = 1.0;  // fat-tree: divides bandwidth for groups spanning leaves
   int group_size = 1;   // positions joined at this tier: nodes per package, packages, domains
-  double bandwidth = 0.0;  // per device, per direction, B/s (NetworkStats::per_direction)
-  double latency = 0.0;    // s per hop or message
+  Bandwidth bandwidth;  // per device, per direction (NetworkStats::per_direction)
+  Time latency;         // per hop or message
   double bandwidth_congestion = 1.0, latency_congestion = 1.0;  // GPCNeT CI_b, CI_l (>= 1)
   double max_utilization = 1.0;        // achievable fraction of bandwidth for large messages
-  double half_bandwidth_message = 0.0; // bytes; chunk size reaching half the bandwidth
+  Bytes half_bandwidth_message;        // chunk size reaching half the bandwidth
   int leaf_size = 32;                  // fat-tree: devices under one leaf switch
   int devices_below = 1;  // devices in one position of this tier (product of inner group sizes)
   // mesh-2d/torus-2d: positions laid out x-fastest on grid_x x grid_y (the most square
@@ -46,10 +47,10 @@ struct TierLink {
   // Links a device's bandwidth is spread over: switch and fat-tree 1, ring 2, 2-D grid 4.
   [[nodiscard]] int ports() const;
   // What a device's ports carry together: bandwidth x max_utilization / bandwidth_congestion.
-  [[nodiscard]] double usable_bandwidth() const {
+  [[nodiscard]] Bandwidth usable_bandwidth() const {
     return bandwidth * max_utilization / bandwidth_congestion;
   }
-  [[nodiscard]] double usable_latency() const { return latency * latency_congestion; }
+  [[nodiscard]] Time usable_latency() const { return latency * latency_congestion; }
 };
 
 struct SystemGraph {
@@ -58,8 +59,8 @@ struct SystemGraph {
   int nodes_per_package = 1;    // template hierarchy
   int packages_per_domain = 1;
   std::vector<TierLink> tiers;  // innermost first; only tiers that join more than one position
-  // Effective main-memory bandwidth of one device (B/s): bounds how fast collectives reduce.
-  double memory_bandwidth = 0.0;
+  // Effective main-memory bandwidth of one device: bounds how fast collectives reduce.
+  Bandwidth memory_bandwidth;
 
   [[nodiscard]] const TierLink* find(Tier t) const;
   [[nodiscard]] int domain_size() const { return nodes_per_package * packages_per_domain; }

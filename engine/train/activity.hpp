@@ -11,13 +11,13 @@
 namespace pathfinder {
 
 struct Activity {
-  double core = 0.0;         // J: arithmetic
-  double on_chip = 0.0;      // J: SRAM traffic
-  double main_memory = 0.0;  // J: main-memory traffic
-  std::array<double, kMaxTiers> link_bytes{};  // bytes sent, indexed by Tier
-  double peak_power = 0.0;   // W: the most power-hungry kernel's dynamic power
+  Energy core;         // arithmetic
+  Energy on_chip;      // SRAM traffic
+  Energy main_memory;  // main-memory traffic
+  std::array<Bytes, kMaxTiers> link_bytes{};  // sent, indexed by Tier
+  Power peak_power;    // the most power-hungry kernel's dynamic power
 
-  [[nodiscard]] double kernel_energy() const { return core + on_chip + main_memory; }
+  [[nodiscard]] Energy kernel_energy() const { return core + on_chip + main_memory; }
   // Adds `n` repetitions of `a` (its peak is a peak, not repeated).
   void add(const Activity& a, double n = 1.0) {
     core += n * a.core;
@@ -26,7 +26,7 @@ struct Activity {
     for (std::size_t t = 0; t < link_bytes.size(); ++t) link_bytes[t] += n * a.link_bytes[t];
     if (n > 0.0) peak_power = std::max(peak_power, a.peak_power);
   }
-  void add_link_bytes(const std::array<double, kMaxTiers>& bytes, double n = 1.0) {
+  void add_link_bytes(const std::array<Bytes, kMaxTiers>& bytes, double n = 1.0) {
     for (std::size_t t = 0; t < link_bytes.size(); ++t) link_bytes[t] += n * bytes[t];
   }
 };

@@ -21,14 +21,14 @@ nlohmann::ordered_json chrome_trace(const Timeline& t,
                                 {"cat", s.category},
                                 {"pid", s.stage},
                                 {"tid", static_cast<int>(s.track)},
-                                {"ts", s.start * 1e6},
-                                {"dur", s.duration * 1e6}};
+                                {"ts", s.start.si() * 1e6},
+                                {"dur", s.duration.si() * 1e6}};
     if (s.micro_batch >= 0) e["args"] = {{"micro_batch", s.micro_batch}, {"chunk", s.chunk}};
     events.push_back(std::move(e));
   }
   nlohmann::ordered_json other = nlohmann::ordered_json::object();
   for (const auto& [k, v] : about) other[k] = v;
-  other["iteration_s"] = t.iteration_time;
+  other["iteration_s"] = t.iteration_time.si();
   return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}, {"otherData", other}};
 }
 

@@ -30,8 +30,8 @@ namespace pathfinder {
 class PlacedComm final : public CommTimes {
  public:
   explicit PlacedComm(std::array<const GroupPlacement*, 6> groups) : groups_(groups) {}
-  [[nodiscard]] double time(const Communication& c) const override { return entry(c).time; }
-  [[nodiscard]] std::array<double, kMaxTiers> link_bytes(const Communication& c) const override {
+  [[nodiscard]] Time time(const Communication& c) const override { return entry(c).time; }
+  [[nodiscard]] std::array<Bytes, kMaxTiers> link_bytes(const Communication& c) const override {
     return entry(c).link;
   }
 
@@ -39,13 +39,13 @@ class PlacedComm final : public CommTimes {
   struct Entry {
     CommKind kind;
     CommGroup group;
-    double bytes;
-    double time;
-    std::array<double, kMaxTiers> link;
+    Bytes bytes;
+    Time time;
+    std::array<Bytes, kMaxTiers> link;
   };
   static constexpr std::size_t kMemo = 16;
   const Entry& entry(const Communication& c) const {
-    const double bytes = c.bytes.si();
+    const Bytes bytes = c.bytes;
     for (std::size_t i = 0; i < size_; ++i) {
       const Entry& e = memo_[i];
       if (e.kind == c.kind && e.group == c.group && e.bytes == bytes) return e;

@@ -18,12 +18,12 @@ DistributedGemmResult evaluate_distributed_gemm(const GemmSpec& spec, const Stra
   part.kp1 = s.tp;
   part.kp2 = part.split == GemmSplit::kRowColumn ? s.tp2 : 1;
   const ComputeGraph g = build_gemm_graph(spec, part);
-  const double p = bytes_per_element(spec.precision).si();
-  const double mn = static_cast<double>(spec.m) * static_cast<double>(spec.n) * p;
+  const Bytes p = bytes_per_element(spec.precision);
+  const Bytes mn = static_cast<double>(spec.m) * static_cast<double>(spec.n) * p;
   // Only one dimension communicates: kp1 in CR (reduce-scatter), kp2 in RC (all-gather).
   const bool rc = part.split == GemmSplit::kRowColumn;
   const std::array<ParallelDim, 2> dims{
-      ParallelDim{"kp1", part.kp1, rc ? 0.0 : mn, Collective::kReduceScatter, !rc},
+      ParallelDim{"kp1", part.kp1, rc ? Bytes{} : mn, Collective::kReduceScatter, !rc},
       ParallelDim{"kp2", part.kp2, mn / part.kp1, Collective::kAllGather, rc}};
   const Mapping m = best_mapping(system, dims);
   const StageTimes t =
@@ -38,7 +38,7 @@ DistributedGemmResult evaluate_distributed_gemm(const GemmSpec& spec, const Stra
 }
 
 GemmTraining::GemmTraining(GemmSpec spec, PerfMachine machine, SystemGraph system,
-                           double peak_flops)
+                           Throughput peak_flops)
     : spec_(spec), timer_(std::move(machine)), system_(std::move(system)), peak_(peak_flops) {}
 
 TrainingResult GemmTraining::evaluate(const Strategy& s) {
@@ -46,21 +46,22 @@ TrainingResult GemmTraining::evaluate(const Strategy& s) {
   const DistributedGemmResult g = evaluate_distributed_gemm(spec_, s, timer_, system_);
   TrainingResult r;
   r.strategy = s;
-  r.memory_capacity = timer_.machine().main_memory.capacity;
+  r.memory_capacity = Bytes::from_si(timer_.machine().main_memory.capacity);
   r.micro_batches = 1;
   r.iteration_time = g.time;
   r.stage_forward = g.time;
+  const Time local = Time::from_si(g.local_time.device);
   TrainingBreakdown& b = r.breakdown;
-  b.compute = g.local_time.device;
+  b.compute = local;
   b.tensor_comm = g.communication;
-  b.host = g.time - g.local_time.device - g.communication;
+  b.host = g.time - local - g.communication;
   b.work = g.activity;
   r.stages.assign(1, b);
-  r.device_busy.assign(1, g.local_time.device + g.communication);
-  r.model_flops = 2.0 * static_cast<double>(spec_.m) * static_cast<double>(spec_.n) *
-                  static_cast<double>(spec_.k);
+  r.device_busy.assign(1, local + g.communication);
+  r.model_flops = flops(2.0 * static_cast<double>(spec_.m) * static_cast<double>(spec_.n) *
+                        static_cast<double>(spec_.k));
   r.mfu = r.model_flops / (r.iteration_time * system_.devices * peak_);
-  r.local_gemm = LocalGemm{g.local, g.local_time.device, g.local_time.intensity()};
+  r.local_gemm = LocalGemm{g.local, local, g.local_time.intensity()};
   return r;
 }
 
@@ -69,8 +70,8 @@ nlohmann::json to_json(const DistributedGemmResult& r, const Strategy& s) {
           {"local_gemm", {{"m", r.local.m}, {"n", r.local.n}, {"k", r.local.k}}},
           {"local_s", r.local_time.device},
           {"local_intensity_flop_per_byte", r.local_time.intensity()},
-          {"communication_s", r.communication},
-          {"time_s", r.time}};
+          {"communication_s", r.communication.si()},
+          {"time_s", r.time.si()}};
 }
 
 std::string format_table(const DistributedGemmResult& r, const Strategy& s) {
@@ -78,7 +79,8 @@ std::string format_table(const DistributedGemmResult& r, const Strategy& s) {
                        to_string(s).c_str(), static_cast<long long>(r.local.m),
                        static_cast<long long>(r.local.n), static_cast<long long>(r.local.k),
                        format_seconds(r.local_time.device).c_str(), r.local_time.intensity(),
-                       format_seconds(r.communication).c_str(), format_seconds(r.time).c_str());
+                       format_seconds(r.communication.si()).c_str(),
+                       format_seconds(r.time.si()).c_str());
 }
 
 }  // namespace pathfinder

@@ -16,8 +16,8 @@ namespace pathfinder {
 struct DistributedGemmResult {
   GemmShape local;          // each device's product
   KernelTime local_time;    // its roofline timing (intensity: FLOP per main-memory byte)
-  double communication = 0.0;  // the collective after it
-  double time = 0.0;        // launch, product and collective
+  Time communication;       // the collective after it
+  Time time;                // launch, product and collective
   Activity activity;        // one device's: the product's energy, the collective's bytes
 };
 
@@ -34,7 +34,7 @@ struct DistributedGemmResult {
 class GemmTraining {
  public:
   // `peak_flops`: one device's dense peak (MFU's denominator).
-  GemmTraining(GemmSpec spec, PerfMachine machine, SystemGraph system, double peak_flops);
+  GemmTraining(GemmSpec spec, PerfMachine machine, SystemGraph system, Throughput peak_flops);
   // The strategy's split and kp1 x kp2 must fill the system (check_strategy).
   [[nodiscard]] TrainingResult evaluate(const Strategy& s);
 
@@ -42,7 +42,7 @@ class GemmTraining {
   GemmSpec spec_;
   KernelTimer timer_;
   SystemGraph system_;
-  double peak_;
+  Throughput peak_;
 };
 
 [[nodiscard]] nlohmann::json to_json(const DistributedGemmResult& r, const Strategy& s);

@@ -7,37 +7,38 @@ namespace pathfinder {
 EnergyReport iteration_energy(const DevicePower& p, const TrainingResult& r, int devices,
                               double tokens) {
   EnergyReport e;
-  const double T = r.iteration_time;
-  if (r.stages.empty() || devices <= 0 || !(T > 0.0)) return e;
+  const Time T = r.iteration_time;
+  if (r.stages.empty() || devices <= 0 || !(T > Time{})) return e;
   const double per_stage = static_cast<double>(devices) / static_cast<double>(r.stages.size());
-  double levels_static = 0.0;
-  for (const double s : p.level_static) levels_static += s;
-  const double on = p.always_on();
-  double chip = 0.0;  // J of the devices' chips
-  double peak = 0.0;
+  Power levels_static;
+  for (const double s : p.level_static) levels_static += watts(s);
+  const Power on = watts(p.always_on());
+  Energy chip;  // the devices' chips
+  Power peak;
   for (const TrainingBreakdown& b : r.stages) {
     const Activity& w = b.work;
     const Activity& st = b.step;
-    double links = 0.0, links_busy = 0.0;
+    Energy links;
+    Power links_busy;
     for (std::size_t t = 0; t < w.link_bytes.size(); ++t) {
-      const double bytes = w.link_bytes[t] + st.link_bytes[t];
-      links += bytes * p.link_joule_per_byte[t];
-      if (bytes > 0.0) links_busy += p.link_dynamic[t];
+      const Bytes bytes = w.link_bytes[t] + st.link_bytes[t];
+      links += bytes * EnergyPerByte::from_si(p.link_joule_per_byte[t]);
+      if (bytes > Bytes{}) links_busy += watts(p.link_dynamic[t]);
     }
     EnergyByComponent c;
-    c.core = (p.core_static + p.core_clock) * T + w.core + st.core;
+    c.core = watts(p.core_static + p.core_clock) * T + w.core + st.core;
     c.on_chip = levels_static * T + w.on_chip + st.on_chip;
-    c.main_memory = p.main_static * T + w.main_memory + st.main_memory;
-    const double scale_up_static = p.link_static[0] + p.link_static[1];
-    c.network = (scale_up_static + p.link_static[2]) * T + links;
-    c.node = p.overhead * T;
+    c.main_memory = watts(p.main_static) * T + w.main_memory + st.main_memory;
+    const Power scale_up_static = watts(p.link_static[0] + p.link_static[1]);
+    c.network = (scale_up_static + watts(p.link_static[2])) * T + links;
+    c.node = watts(p.overhead) * T;
     EnergyByPhase ph;
     ph.compute = on * (b.compute + b.embedding_head) + w.kernel_energy();
     ph.communication =
         on * (b.tensor_comm + b.pipeline_comm + b.data_comm + b.gradient_sync) + links;
     ph.optimizer = on * b.optimizer + st.kernel_energy();
     ph.idle = on * (b.pipeline_bubble + b.host);
-    chip += per_stage * (c.total() - c.node - p.link_static[2] * T);
+    chip += per_stage * (c.total() - c.node - watts(p.link_static[2]) * T);
     e.by_component.core += per_stage * c.core;
     e.by_component.on_chip += per_stage * c.on_chip;
     e.by_component.main_memory += per_stage * c.main_memory;
@@ -51,11 +52,11 @@ EnergyReport iteration_energy(const DevicePower& p, const TrainingResult& r, int
   }
   e.joules = e.by_component.total();
   e.chip_joules = chip;
-  e.joules_per_token = tokens > 0.0 ? e.joules / tokens : 0.0;
+  e.joules_per_token = tokens > 0.0 ? e.joules / tokens : Energy{};
   e.device_power = chip / (static_cast<double>(devices) * T);
-  e.peak_device_power = p.chip_idle() + peak;
+  e.peak_device_power = watts(p.chip_idle()) + peak;
   e.system_power = e.joules / (static_cast<double>(devices) * T);
-  e.flop_per_joule = e.joules > 0.0 ? r.model_flops / e.joules : 0.0;
+  e.flop_per_joule = e.joules > Energy{} ? r.model_flops.si() / e.joules.si() : 0.0;
   return e;
 }
 

@@ -14,12 +14,12 @@ namespace {
 
 // The tensor group's collectives on its placement.
 // A part's pass time with the one launch latency it starts with removed, so parts chain.
-double chained(const PassTimes& p, double launch) { return std::max(0.0, p.span - launch); }
+Time chained(const PassTimes& p, Time launch) { return std::max(Time{}, p.span - launch); }
 
 }  // namespace
 
 GptTraining::GptTraining(GptSpec spec, PerfMachine machine, SystemGraph system,
-                         double peak_flops, TrainingOptions options)
+                         Throughput peak_flops, TrainingOptions options)
     : spec_(std::move(spec)),
       timer_(std::move(machine)),
       system_(std::move(system)),
@@ -39,9 +39,9 @@ const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id
   // stage's layers; the stage's gradients once (ZeRO-3: its parameters gathered twice and its
   // gradients reduce-scattered once per micro-batch); activations to the next stage per
   // micro-batch.
-  const double p = bytes_per_element(spec_.precision).si();
+  const Bytes p = bytes_per_element(spec_.precision);
   const double micro = static_cast<double>(spec_.global_batch) / (s.dp * s.micro_batch);
-  const double act =
+  const Bytes act =
       static_cast<double>(s.micro_batch * spec_.sequence * spec_.hidden) * p / s.cp;
   const double stage_layers = static_cast<double>(spec_.layers) / s.pp;
   const double params = 12.0 * static_cast<double>(spec_.hidden * spec_.hidden) * stage_layers /
@@ -58,8 +58,8 @@ const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id
   // T/t·k routed rows inside the data group (its first ep members) and, with tp > 1, four
   // gathers or reduce-scatters of all T·k rows in the tensor group; both weigh the orders.
   const double k = spec_.moe() ? static_cast<double>(spec_.top_k) : 0.0;
-  const double all_to_all = s.ep > 1 ? 4.0 * act / s.tp * k * stage_layers * micro : 0.0;
-  const double expert_rows = s.tp > 1 ? 4.0 * act * k * stage_layers * micro : 0.0;
+  const Bytes all_to_all = s.ep > 1 ? 4.0 * act / s.tp * k * stage_layers * micro : Bytes{};
+  const Bytes expert_rows = s.tp > 1 ? 4.0 * act * k * stage_layers * micro : Bytes{};
   std::array<ParallelDim, 3> dims{
       ParallelDim{"tp", s.tp, 4.0 * act * stage_layers * micro + expert_rows,
                   Collective::kAllReduce, true},
@@ -155,9 +155,9 @@ GptTraining::ShardedUnits GptTraining::sharded_units(const Parts& pt,
                                                      bool timing_only) const {
   // Each part (embedding, layer, head) is one FSDP unit: its parameters gathered and its
   // gradients reduce-scattered as one collective over the data group (sharded_pass.hpp).
-  const double p = bytes_per_element(spec_.precision).si();
-  const double g = gradient_reduction_bytes(options_.gradient_reduction, p,
-                                            spec_.precision == DataType::kBf16);
+  const Bytes p = bytes_per_element(spec_.precision);
+  const Bytes g = bytes(gradient_reduction_bytes(options_.gradient_reduction, p.si(),
+                                                 spec_.precision == DataType::kBf16));
   const auto unit = [&](double params, double expert_params) {
     ShardedUnit u;
     u.gather = collective_time(data, Collective::kAllGather, params * p);
@@ -169,7 +169,7 @@ GptTraining::ShardedUnits GptTraining::sharded_units(const Parts& pt,
     if (timing_only) return u;
     u.gather_bytes = link_bytes(data, Collective::kAllGather, params * p);
     u.scatter_bytes = link_bytes(data, Collective::kReduceScatter, params * g);
-    const auto add = [](std::array<double, kMaxTiers>& to, const std::array<double, kMaxTiers>& x) {
+    const auto add = [](std::array<Bytes, kMaxTiers>& to, const std::array<Bytes, kMaxTiers>& x) {
       for (std::size_t i = 0; i < to.size(); ++i) to[i] += x[i];
     };
     add(u.gather_bytes, link_bytes(experts, Collective::kAllGather, expert_params * p));
@@ -189,7 +189,7 @@ void GptTraining::add_sharded_passes(const Parts& pt, const ShardedUnits& u, int
                                      ChunkCosts& c) const {
   // Every unit, the head included, is gathered again for its backward (FSDP keeps only the
   // root unit's parameters from its forward to its backward; not modelled).
-  const double launch = timer_.machine().host.launch_latency.si();
+  const Time launch = timer_.machine().host.launch_latency;
   if (!timing_only) {
     // Bytes sent per micro-batch: each unit gathered for its forward and again for its
     // backward, its gradients reduce-scattered once.
@@ -236,8 +236,8 @@ void GptTraining::evaluate(const Strategy& s, TrainingResult& r) {
   reset_keeping_storage(r);
   r.strategy = s;
   r.memory = gpt_memory_footprint(spec_, s, options_.memory);
-  r.memory_capacity = timer_.machine().main_memory.capacity;
-  r.model_flops = gpt_model_flops(spec_);  // Narayanan et al. 2021 eq. 3, generalised
+  r.memory_capacity = memory_capacity();
+  r.model_flops = flops(gpt_model_flops(spec_));  // Narayanan et al. 2021 eq. 3, generalised
   r.micro_batches = spec_.global_batch / (static_cast<std::int64_t>(s.dp) * s.micro_batch);
   if (reject_if_out_of_memory(r, options_.check_memory)) return;
   if (s.zero < 3 || s.dp == 1) {
@@ -261,7 +261,7 @@ void GptTraining::evaluate(const Strategy& s, TrainingResult& r) {
   }
   r.mfu = r.model_flops / (r.iteration_time * system_.devices * peak_);
   r.tokens_per_second =
-      static_cast<double>(spec_.global_batch * spec_.sequence) / r.iteration_time;
+      static_cast<double>(spec_.global_batch * spec_.sequence) / r.iteration_time.si();
 }
 
 Timeline GptTraining::timeline(const Strategy& s, TrainingResult& r) {
@@ -272,7 +272,7 @@ Timeline GptTraining::timeline(const Strategy& s, TrainingResult& r) {
   return iteration_timeline(input_, r);
 }
 
-double GptTraining::lower_bound(const Strategy& s) {
+Time GptTraining::lower_bound(const Strategy& s) {
   PF_ASSERT(s.devices() == system_.devices && s.micro_batch > 0);
   const std::int64_t micro = spec_.global_batch / (static_cast<std::int64_t>(s.dp) * s.micro_batch);
   if (s.zero < 3 || s.dp == 1) {
@@ -280,7 +280,7 @@ double GptTraining::lower_bound(const Strategy& s) {
     return iteration_lower_bound(input_);
   }
   build_input(s, 1, micro, true);
-  double bound = iteration_lower_bound(input_);
+  Time bound = iteration_lower_bound(input_);
   if (placements(s, 2).mapping.order != placements(s, 1).mapping.order) {
     build_input(s, 2, micro, true);
     bound = std::min(bound, iteration_lower_bound(input_));
@@ -300,13 +300,13 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
   const Parts& pt = parts(s, id);
   const bool sharded = id != 0;
   const HostSpec& host = timer_.machine().host;
-  const double launch = host.launch_latency.si();
+  const Time launch = host.launch_latency;
 
   // Chunks: pp·v of stage_layers(layers, pp·v, c) layers each (equal with interleaving,
   // check_strategy); the embedding on the first, the head on the last.
   const int v = s.schedule == PipelineSchedule::kInterleaved ? s.virtual_stages : 1;
   const int chunks = s.pp * v;
-  const double p = bytes_per_element(spec_.precision).si();
+  const Bytes p = bytes_per_element(spec_.precision);
   // The evaluator's input and buffers, reused: a warm evaluation allocates nothing in them.
   std::vector<ChunkCosts> kept = std::move(input_.chunks);
   kept.clear();
@@ -318,9 +318,9 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
   in.chunks_per_stage = v;
   in.micro_batches = static_cast<int>(micro_batches);
   // Activations between stages, split over the tensor group (Megatron's scatter-gather).
-  const double send_bytes =
+  const Bytes send_bytes =
       static_cast<double>(s.micro_batch * spec_.sequence * spec_.hidden) * p / (s.tp * s.cp);
-  in.send = s.pp > 1 ? collective_time(m.groups[2], Collective::kSendRecv, send_bytes) : 0.0;
+  in.send = s.pp > 1 ? collective_time(m.groups[2], Collective::kSendRecv, send_bytes) : Time{};
   in.send_bytes = send_bytes;
   in.pipeline_group = &m.groups[2];
   // A sparse layer's routed experts (sharded over ep): their gradients reduce over the
@@ -347,15 +347,15 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
   // all-reduce of two members moves the whole buffer once each way: one send of V/t·h
   // gradients over the pipeline group's link. Untied embeddings need none.
   const bool tied = s.pp > 1 && spec_.tied_embeddings;
-  const double tied_bytes =
+  const Bytes tied_bytes =
       static_cast<double>(spec_.vocabulary / s.tp) * static_cast<double>(spec_.hidden) * p;
-  const double tied_sync =
+  const Time tied_sync =
       tied && !timing_only
           ? collective_time(pl.mapping.groups[2], Collective::kSendRecv, tied_bytes)
-          : 0.0;
+          : Time{};
   const auto tied_link =
       tied && !timing_only ? link_bytes(pl.mapping.groups[2], Collective::kSendRecv, tied_bytes)
-                           : std::array<double, kMaxTiers>{};
+                           : std::array<Bytes, kMaxTiers>{};
   const ShardedUnits units =
       sharded ? sharded_units(pt, m.groups[1], pl.expert_data, layer_experts, timing_only)
               : ShardedUnits{};
@@ -402,18 +402,19 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
   in.zero = s.zero;
   in.sharded = sharded;
   in.overlap_data_parallel = options_.overlap_data_parallel;
-  in.gradient_bytes =
-      gradient_reduction_bytes(options_.gradient_reduction, p, spec_.precision == DataType::kBf16);
+  in.gradient_bytes = bytes(gradient_reduction_bytes(options_.gradient_reduction, p.si(),
+                                                     spec_.precision == DataType::kBf16));
   in.parameter_bytes = p;
-  in.input_bytes = 8.0 * static_cast<double>(s.micro_batch * spec_.sequence / s.cp);  // ids + labels
+  // Token ids and labels.
+  in.input_bytes = bytes(8.0 * static_cast<double>(s.micro_batch * spec_.sequence / s.cp));
   // Gradient clipping all-reduces the squared norm (one fp32) over the model-parallel group,
   // and fp16 loss scaling the overflow flag likewise (Megatron clip_grad_norm_fp32,
   // _unscale_main_grads_and_check_for_nan); timed as one scalar all-reduce over the tensor and
   // one over the pipeline group (latency-bound).
-  const double scalar_reduce =
-      timing_only ? 0.0
-                  : collective_time(pl.mapping.groups[0], Collective::kAllReduce, 4.0) +
-                        collective_time(pl.mapping.groups[2], Collective::kAllReduce, 4.0);
+  const Time scalar_reduce =
+      timing_only ? Time{}
+                  : collective_time(pl.mapping.groups[0], Collective::kAllReduce, bytes(4.0)) +
+                        collective_time(pl.mapping.groups[2], Collective::kAllReduce, bytes(4.0));
   in.gradient_norm = (spec_.precision == DataType::kFp16 ? 2.0 : 1.0) * scalar_reduce;
   in.host = host;
 }

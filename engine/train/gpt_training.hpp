@@ -89,7 +89,7 @@ struct TrainingOptions {
 class GptTraining {
  public:
   // `peak_flops`: one device's dense peak (MFU's denominator).
-  GptTraining(GptSpec spec, PerfMachine machine, SystemGraph system, double peak_flops,
+  GptTraining(GptSpec spec, PerfMachine machine, SystemGraph system, Throughput peak_flops,
               TrainingOptions options = {});
   // The strategy must be valid for the spec and the system's device count (check_strategy).
   [[nodiscard]] TrainingResult evaluate(const Strategy& s);
@@ -98,7 +98,7 @@ class GptTraining {
   void evaluate(const Strategy& s, TrainingResult& r);
   // A lower bound of evaluate(s).iteration_time for a strategy that fits in memory
   // (iteration_lower_bound: the stages' passes without the pipeline simulation).
-  [[nodiscard]] double lower_bound(const Strategy& s);
+  [[nodiscard]] Time lower_bound(const Strategy& s);
   // `s` evaluated into r, and, when feasible, its iteration as a timeline (timeline.hpp).
   [[nodiscard]] Timeline timeline(const Strategy& s, TrainingResult& r);
   // One tensor-parallel layer's forward, backward (recomputation included) and update on one
@@ -108,8 +108,8 @@ class GptTraining {
   }
   [[nodiscard]] const GptSpec& spec() const { return spec_; }
   [[nodiscard]] const TrainingOptions& options() const { return options_; }
-  [[nodiscard]] double memory_capacity() const {
-    return timer_.machine().main_memory.capacity;
+  [[nodiscard]] Bytes memory_capacity() const {
+    return Bytes::from_si(timer_.machine().main_memory.capacity);
   }
   [[nodiscard]] const SystemGraph& system() const { return system_; }
 
@@ -149,8 +149,8 @@ class GptTraining {
   // bytes each sends per tier. A sparse layer's routed experts gather and reduce-scatter over
   // the expert-data-parallel group, the rest over the data group.
   struct ShardedUnit {
-    double gather = 0.0, scatter = 0.0;
-    std::array<double, kMaxTiers> gather_bytes{}, scatter_bytes{};
+    Time gather, scatter;
+    std::array<Bytes, kMaxTiers> gather_bytes{}, scatter_bytes{};
   };
   struct ShardedUnits {
     ShardedUnit embedding, layer, dense_layer, head;
@@ -167,7 +167,7 @@ class GptTraining {
   GptSpec spec_;
   KernelTimer timer_;
   SystemGraph system_;
-  double peak_;
+  Throughput peak_;
   TrainingOptions options_;
   IterationInput input_;       // time_iteration's, reused across evaluations
   int timed_ = 0;              // the placements id of the last evaluation's result

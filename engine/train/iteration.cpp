@@ -8,10 +8,11 @@
 namespace pathfinder {
 
 bool reject_if_out_of_memory(TrainingResult& r, bool check) {
-  if (!check || r.memory.total().si() <= r.memory_capacity) return false;
+  if (!check || r.memory.total() <= r.memory_capacity) return false;
   r.feasible = false;
   r.reason = printf_string("needs %.2f GB per device (stage %d), has %.2f GB",
-                           r.memory.total().si() / 1e9, r.memory.stage, r.memory_capacity / 1e9);
+                           r.memory.total().si() / 1e9, r.memory.stage,
+                           r.memory_capacity.si() / 1e9);
   return true;
 }
 
@@ -19,10 +20,18 @@ namespace {
 
 // When a bucket started at `start` ends: a fluid transfer doing 1/shared of itself per second
 // until `until`, 1/full after (shared >= full).
-double fluid_end(double start, double full, double shared, double until) {
+Time fluid_end(Time start, Time full, Time shared, Time until) {
   if (start >= until) return start + full;
   if (start + shared <= until) return start + shared;
   return until + (1.0 - (until - start) / shared) * full;
+}
+
+// The host's share: the first micro-batch's inputs over the host link, one synchronisation,
+// the fixed per-iteration work.
+Time host_time(const IterationInput& in) {
+  const Bandwidth h2d = in.host.host_to_device;
+  return (h2d > Bandwidth{} ? in.input_bytes / h2d : Time{}) + in.host.synchronize +
+         in.host.iteration;
 }
 
 }  // namespace
@@ -38,20 +47,20 @@ void fill_pipeline_input(const IterationInput& in, PipelineInput& pi) {
   pi.send_forward.clear();
   pi.send_backward.clear();
   for (const ChunkCosts& c : in.chunks) {
-    pi.forward.push_back(c.forward);
-    pi.backward.push_back(c.backward);
-    pi.send_forward.push_back(P > 1 ? in.send : 0.0);
-    pi.send_backward.push_back(P > 1 ? in.send : 0.0);
+    pi.forward.push_back(c.forward.si());
+    pi.backward.push_back(c.backward.si());
+    pi.send_forward.push_back(P > 1 ? in.send.si() : 0.0);
+    pi.send_backward.push_back(P > 1 ? in.send.si() : 0.0);
   }
 }
 
-double iteration_lower_bound(const IterationInput& in) {
+Time iteration_lower_bound(const IterationInput& in) {
   const int P = in.stages, v = in.chunks_per_stage;
   const double micro = static_cast<double>(in.micro_batches);
-  const double send = P > 1 ? in.send : 0.0;
-  double way = 0.0, bound = 0.0;  // way: chunks 0 .. d-1 there and back, with their sends
+  const Time send = P > 1 ? in.send : Time{};
+  Time way, bound;  // way: chunks 0 .. d-1 there and back, with their sends
   for (int d = 0; d < P; ++d) {
-    double work = 0.0;
+    Time work;
     for (int local = 0; local < v; ++local) {
       const ChunkCosts& c = in.chunks[static_cast<std::size_t>(local * P + d)];
       work += c.forward + c.backward;
@@ -60,10 +69,7 @@ double iteration_lower_bound(const IterationInput& in) {
     const ChunkCosts& first = in.chunks[static_cast<std::size_t>(d)];
     way += first.forward + first.backward + 2.0 * send;
   }
-  const double h2d = in.host.host_to_device.si();
-  const double host = (h2d > 0.0 ? in.input_bytes / h2d : 0.0) + in.host.synchronize.si() +
-                      in.host.iteration.si();
-  return bound + host;
+  return bound + host_time(in);
 }
 
 void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationScratch* scratch) {
@@ -72,11 +78,12 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
   IterationScratch& s = scratch != nullptr ? *scratch : own;
   PipelineInput& pi = s.pipeline;
   fill_pipeline_input(in, pi);
-  r.stage_forward = pi.forward.front();
-  r.stage_backward = pi.backward.front();
+  r.stage_forward = in.chunks.front().forward;
+  r.stage_backward = in.chunks.front().backward;
   simulate_pipeline(pi, s.simulation, s.result);
   const PipelineResult& pipe = s.result;
-  r.device_busy = pipe.busy;
+  r.device_busy.resize(pipe.busy.size());
+  for (std::size_t d = 0; d < pipe.busy.size(); ++d) r.device_busy[d] = Time::from_si(pipe.busy[d]);
   const double micro = static_cast<double>(in.micro_batches);
   const bool reduce = in.data_group != nullptr && in.dp > 1;
 
@@ -89,16 +96,17 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
   const Collective kind = in.zero >= 1 ? Collective::kReduceScatter : Collective::kAllReduce;
   const GroupPlacement* experts_group =
       in.expert_data_group != nullptr ? in.expert_data_group : in.data_group;
-  double finish = 0.0;
+  Time finish;
   // Reused from an earlier evaluation into the same result: no allocation once sized.
   r.stages.assign(static_cast<std::size_t>(P), TrainingBreakdown{});
   r.critical_stage = 0;
   for (int d = 0; d < P; ++d) {
-    double port = 0.0, end = 0.0, update = 0.0, gather = 0.0, params = 0.0, experts = 0.0,
-           tpc = 0.0, dpc = 0.0, outside = 0.0, sync = 0.0;
+    Time port, end, update, gather, tpc, dpc, outside, sync;
+    double params = 0.0, experts = 0.0;
     Activity work, step;  // this device's, over the iteration
     for (int local = 0; local < v; ++local) {
-      end = std::max(end, pipe.last_backward[static_cast<std::size_t>(local * P + d)]);
+      const auto cu = static_cast<std::size_t>(local * P + d);
+      end = std::max(end, Time::from_si(pipe.last_backward[cu]));
     }
     for (int local = v - 1; local >= 0; --local) {  // the last chunk's backward finishes first
       const auto cu = static_cast<std::size_t>(local * P + d);
@@ -125,19 +133,21 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
                                      (c.parameters - c.expert_parameters) * in.gradient_bytes));
       work.add_link_bytes(link_bytes(*experts_group, kind, c.expert_parameters * in.gradient_bytes));
       const int buckets = std::max(1, c.buckets);
-      const double bytes = (c.parameters - c.expert_parameters) * in.gradient_bytes / buckets;
+      const Bytes bytes = (c.parameters - c.expert_parameters) * in.gradient_bytes / buckets;
       // The experts' share over their own group, after the bucket's dense share.
-      const double expert_bytes = c.expert_parameters * in.gradient_bytes / buckets;
-      const double te = expert_bytes > 0.0 ? collective_time(*experts_group, kind, expert_bytes) : 0.0;
-      const double t = collective_time(*in.data_group, kind, bytes) + te;
+      const Bytes expert_bytes = c.expert_parameters * in.gradient_bytes / buckets;
+      const Time te =
+          expert_bytes > Bytes{} ? collective_time(*experts_group, kind, expert_bytes) : Time{};
+      const Time t = collective_time(*in.data_group, kind, bytes) + te;
       // Sharing the ports is never faster than having them alone.
-      const double ts =
+      const Time ts =
           in.overlap_data_parallel
               ? std::max(t, collective_time(*shared_group, kind, bytes) + te)
               : t;
-      const double t0 = pipe.last_backward_start[cu], t1 = pipe.last_backward[cu];
+      const Time t0 = Time::from_si(pipe.last_backward_start[cu]);
+      const Time t1 = Time::from_si(pipe.last_backward[cu]);
       for (int k = 0; k < buckets; ++k) {
-        const double ready = in.overlap_data_parallel ? t0 + (t1 - t0) * (k + 1) / buckets : end;
+        const Time ready = in.overlap_data_parallel ? t0 + (t1 - t0) * (k + 1) / buckets : end;
         port = fluid_end(std::max(port, ready), t, ts, end);
       }
     }
@@ -159,28 +169,29 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
       work.add_link_bytes(
           link_bytes(*experts_group, Collective::kAllGather, experts * in.parameter_bytes));
     }
-    const double reduced = std::max(end, port);
+    const Time reduced = std::max(end, port);
     // Megatron's step: the tied embedding's gradients, then the gradient norm (clipping) and
     // the overflow check, then the update (and ZeRO's gather).
-    const double synced = sync + in.gradient_norm;
-    const double total = reduced + synced + update + gather;
+    const Time synced = sync + in.gradient_norm;
+    const Time total = reduced + synced + update + gather;
     const auto du = static_cast<std::size_t>(d);
     TrainingBreakdown& b = r.stages[du];
     b.work = work;
     b.step = step;
     b.tensor_comm = tpc * micro;
-    const double sharded_comm = dpc * micro;
+    const Time sharded_comm = dpc * micro;
+    const Time busy = Time::from_si(pipe.busy[du]);
     b.embedding_head = outside * micro;
-    b.compute = pipe.busy[du] - b.tensor_comm - sharded_comm - b.embedding_head;
+    b.compute = busy - b.tensor_comm - sharded_comm - b.embedding_head;
     b.data_comm = reduced - end + gather + sharded_comm;
     b.gradient_sync = synced;
     b.optimizer = update;
     // Idle inside the pipeline: waiting on neighbours' transfers, or in the fill and drain
     // (rounding can leave +-1e-16 when the stage never waits: below 1e-12 of the stage's time
     // it is none).
-    const double gap = end - pipe.busy[du];
-    const double idle = gap > 1e-12 * end ? gap : 0.0;
-    b.pipeline_comm = P > 1 ? std::min(idle, 2.0 * in.send * micro) : 0.0;
+    const Time gap = end - busy;
+    const Time idle = gap > 1e-12 * end ? gap : Time{};
+    b.pipeline_comm = P > 1 ? std::min(idle, 2.0 * in.send * micro) : Time{};
     b.pipeline_bubble = idle - b.pipeline_comm;
     // The device's own end of the step; the host part follows below.
     b.host = total;
@@ -191,9 +202,7 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
   // Host: the first micro-batch's inputs cross the host link; the iteration synchronises once.
   // Every stage waits for the slowest before the next iteration's first forward (the host's
   // synchronisation): the wait is idle, counted as bubble, so each stage sums to the iteration.
-  const double h2d = in.host.host_to_device.si();
-  const double host = (h2d > 0.0 ? in.input_bytes / h2d : 0.0) + in.host.synchronize.si() +
-                      in.host.iteration.si();
+  const Time host = host_time(in);
   for (TrainingBreakdown& b : r.stages) {
     b.pipeline_bubble += finish - b.host;
     b.host = host;

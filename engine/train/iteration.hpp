@@ -21,15 +21,15 @@ namespace pathfinder {
 
 // One chunk of the model (a pipeline stage, or one of its interleaved chunks) on one device.
 struct ChunkCosts {
-  double forward = 0.0;      // per micro-batch (or time step), communication included
-  double backward = 0.0;
-  double update = 0.0;       // the optimizer step over the chunk's parameters
+  Time forward;              // per micro-batch (or time step), communication included
+  Time backward;
+  Time update;               // the optimizer step over the chunk's parameters
   double parameters = 0.0;   // elements this device holds
   double expert_parameters = 0.0;  // of those, routed experts' (reduced over the expert-data group)
-  double tensor_comm = 0.0;  // blocking kernel-group communication per micro-batch, both passes
-  double data_comm = 0.0;    // ZeRO-3: exposed gathers and reduce-scatters, likewise
-  double outside_layers = 0.0;  // embedding, head and loss kernels per micro-batch, both passes
-  double sync = 0.0;         // blocking collectives after the backward pass (tied embedding)
+  Time tensor_comm;          // blocking kernel-group communication per micro-batch, both passes
+  Time data_comm;            // ZeRO-3: exposed gathers and reduce-scatters, likewise
+  Time outside_layers;       // embedding, head and loss kernels per micro-batch, both passes
+  Time sync;                 // blocking collectives after the backward pass (tied embedding)
   int buckets = 1;           // gradient buckets, ready evenly during the last backward
   Activity activity;         // per micro-batch, both passes (ZeRO-3's gathers included)
   Activity step;             // once per iteration: the optimizer step's kernels, the tied sync
@@ -41,8 +41,8 @@ struct IterationInput {
   int chunks_per_stage = 1;
   int micro_batches = 1;
   std::vector<ChunkCosts> chunks;   // stages · chunks_per_stage; chunk c on device c mod stages
-  double send = 0.0;                // activations or gradients between stages, each way
-  double send_bytes = 0.0;          // the same in bytes, over pipeline_group
+  Time send;                        // activations or gradients between stages, each way
+  Bytes send_bytes;                 // the same in bytes, over pipeline_group
   const GroupPlacement* pipeline_group = nullptr;
   const GroupPlacement* data_group = nullptr;  // null or dp = 1: no reduction
   // The data group while it shares the ports with the tensor and pipeline groups, during the
@@ -56,10 +56,10 @@ struct IterationInput {
   // backward, no parameter gather after the optimizer step (the parameters stay sharded).
   bool sharded = false;
   bool overlap_data_parallel = true;
-  double gradient_bytes = 2.0;      // per parameter
-  double parameter_bytes = 2.0;     // per parameter, as gathered back under ZeRO
-  double input_bytes = 0.0;         // host to device before the first micro-batch
-  double gradient_norm = 0.0;       // every device: norm and overflow all-reduces before the step
+  Bytes gradient_bytes = bytes(2.0);   // per parameter
+  Bytes parameter_bytes = bytes(2.0);  // per parameter, as gathered back under ZeRO
+  Bytes input_bytes;                   // host to device before the first micro-batch
+  Time gradient_norm;  // every device: norm and overflow all-reduces before the step
   HostSpec host;
 };
 
@@ -77,7 +77,7 @@ struct IterationScratch {
 // forwards and sends), plus its own work on every micro-batch, plus that last gradient's way
 // back through chunks d-1 .. 0; the first chunk's last backward ends the pipeline, and the
 // step and the host follow. Used to prune strategies that cannot make a ranking's top.
-[[nodiscard]] double iteration_lower_bound(const IterationInput& in);
+[[nodiscard]] Time iteration_lower_bound(const IterationInput& in);
 
 // The pipeline schedule the iteration simulates: its chunks' passes and the sends between
 // stages (out's buffers reused).

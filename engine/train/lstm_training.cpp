@@ -40,7 +40,7 @@ std::vector<StageRange> stage_ranges(int layers, int lp) {
 }  // namespace
 
 LstmTraining::LstmTraining(LstmSpec spec, PerfMachine machine, SystemGraph system,
-                           double peak_flops, TrainingOptions options)
+                           Throughput peak_flops, TrainingOptions options)
     : spec_(spec),
       timer_(std::move(machine)),
       system_(std::move(system)),
@@ -52,7 +52,7 @@ LstmTraining::LstmTraining(LstmSpec spec, PerfMachine machine, SystemGraph syste
   const WorkloadSpec w{spec_};
   const std::shared_ptr<const ComputeGraph> g =
       options_.graphs->get(whole, [&] { return build_graph(w); });
-  model_flops_ = workload_stats(w, *g).flops_per_iteration.si();
+  model_flops_ = workload_stats(w, *g).flops_per_iteration;
 }
 
 TrainingResult LstmTraining::evaluate(const Strategy& s) {
@@ -62,22 +62,22 @@ TrainingResult LstmTraining::evaluate(const Strategy& s) {
   r.model_flops = model_flops_;
   r.micro_batches = 1;
   r.memory = lstm_memory_footprint(spec_, s);
-  r.memory_capacity = timer_.machine().main_memory.capacity;
+  r.memory_capacity = Bytes::from_si(timer_.machine().main_memory.capacity);
   if (reject_if_out_of_memory(r, options_.check_memory)) return r;
   const bool cr = s.split == KernelSplit::kColumnRow;
   const int kp1 = s.tp, kp2 = cr ? 1 : s.tp2;
   LstmSpec replica = spec_;
   replica.batch = spec_.batch / s.dp;
-  const double p = bytes_per_element(spec_.precision).si();
+  const Bytes p = bytes_per_element(spec_.precision);
   const double B = static_cast<double>(replica.batch), D = static_cast<double>(spec_.hidden);
   const double S = static_cast<double>(spec_.sequence);
 
   // Bytes per iteration in each dimension weigh the mapping's orders (paper §5.2). The
   // gradients are reduced after the last backward step (one bucket), when no kernel or
   // pipeline transfer is under way: the dp groups do not share ports with the others.
-  const double gates = S * static_cast<double>(spec_.layers) * B * 4.0 * D * p;
+  const Bytes gates = S * static_cast<double>(spec_.layers) * B * 4.0 * D * p;
   const double V = static_cast<double>(spec_.vocabulary);
-  const double grads = (2.0 * V * D + 8.0 * D * D * static_cast<double>(spec_.layers)) * p /
+  const Bytes grads = (2.0 * V * D + 8.0 * D * D * static_cast<double>(spec_.layers)) * p /
                        (kp1 * kp2 * s.pp);
   const std::array<ParallelDim, 4> dims{
       ParallelDim{"kp1", kp1, gates / kp2, Collective::kAllGather, true},
@@ -87,7 +87,7 @@ TrainingResult LstmTraining::evaluate(const Strategy& s) {
   const Mapping m = best_mapping(system_, dims);
   // Mapping dimensions kp1, kp2, dp, pp; CommGroup order tensor, columns, pipeline, data.
   const PlacedComm comm({&m.groups[0], &m.groups[1], &m.groups[3], &m.groups[2], nullptr, nullptr});
-  const double launch = timer_.machine().host.launch_latency.si();
+  const Time launch = timer_.machine().host.launch_latency;
 
   IterationInput in;
   in.schedule = PipelineSchedule::kGpipe;  // all steps forward, then all steps backward
@@ -112,7 +112,7 @@ TrainingResult LstmTraining::evaluate(const Strategy& s) {
     ChunkCosts c;
     c.forward = t.forward.span / S;
     c.backward = t.backward.span / S;
-    c.update = std::max(0.0, t.update.span - launch);
+    c.update = std::max(Time{}, t.update.span - launch);
     c.parameters = static_cast<double>(g.parameter_count());
     c.tensor_comm = (t.forward.exposed_comm + t.backward.exposed_comm) / S;
     c.buckets = 1;  // the reference reduces each weight once, after the last backward step
@@ -122,7 +122,7 @@ TrainingResult LstmTraining::evaluate(const Strategy& s) {
     in.chunks.push_back(c);
   }
   in.send_bytes = B * D * p / (kp1 * kp2);
-  in.send = s.pp > 1 ? collective_time(m.groups[3], Collective::kSendRecv, in.send_bytes) : 0.0;
+  in.send = s.pp > 1 ? collective_time(m.groups[3], Collective::kSendRecv, in.send_bytes) : Time{};
   in.pipeline_group = &m.groups[3];
   in.data_group = &m.groups[2];
   in.dp = s.dp;
@@ -130,11 +130,11 @@ TrainingResult LstmTraining::evaluate(const Strategy& s) {
   in.overlap_data_parallel = options_.overlap_data_parallel;
   in.gradient_bytes = p;
   in.parameter_bytes = p;
-  in.input_bytes = 8.0 * B * S;  // token ids and labels
+  in.input_bytes = bytes(8.0 * B * S);  // token ids and labels
   in.host = timer_.machine().host;
   assemble_iteration(in, r);
   r.mfu = r.model_flops / (r.iteration_time * system_.devices * peak_);
-  r.tokens_per_second = static_cast<double>(spec_.batch) * S / r.iteration_time;
+  r.tokens_per_second = static_cast<double>(spec_.batch) * S / r.iteration_time.si();
   return r;
 }
 

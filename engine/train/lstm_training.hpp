@@ -24,7 +24,7 @@ namespace pathfinder {
 
 class LstmTraining {
  public:
-  LstmTraining(LstmSpec spec, PerfMachine machine, SystemGraph system, double peak_flops,
+  LstmTraining(LstmSpec spec, PerfMachine machine, SystemGraph system, Throughput peak_flops,
                TrainingOptions options = {});
   // The strategy must be valid for the spec and the device count (check_strategy).
   [[nodiscard]] TrainingResult evaluate(const Strategy& s);
@@ -34,9 +34,9 @@ class LstmTraining {
   LstmSpec spec_;
   KernelTimer timer_;
   SystemGraph system_;
-  double peak_;
+  Throughput peak_;
   TrainingOptions options_;
-  double model_flops_ = 0.0;
+  Flops model_flops_;
 };
 
 }  // namespace pathfinder

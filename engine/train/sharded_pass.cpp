@@ -4,13 +4,13 @@
 
 namespace pathfinder {
 
-void ShardedPass::layer(double gather, double compute, double reduce_scatter) {
+void ShardedPass::layer(Time gather, Time compute, Time reduce_scatter) {
   // The gather, issued when the previous layer's compute started (the pass's start for the
   // first), behind what the stream already holds.
-  comm_free_ = std::max(comm_free_, first_ ? 0.0 : compute_start_) + gather;
-  const double arrived = comm_free_;
+  comm_free_ = std::max(comm_free_, first_ ? Time{} : compute_start_) + gather;
+  const Time arrived = comm_free_;
   // The previous layer's reduce-scatter was issued when its compute ended, after this gather.
-  if (pending_ > 0.0) comm_free_ = std::max(comm_free_, compute_end_) + pending_;
+  if (pending_ > Time{}) comm_free_ = std::max(comm_free_, compute_end_) + pending_;
   compute_start_ = std::max(compute_end_, arrived);
   compute_end_ = compute_start_ + compute;
   pending_ = reduce_scatter;
@@ -18,8 +18,8 @@ void ShardedPass::layer(double gather, double compute, double reduce_scatter) {
   first_ = false;
 }
 
-double ShardedPass::span() const {
-  const double comm = pending_ > 0.0 ? std::max(comm_free_, compute_end_) + pending_ : comm_free_;
+Time ShardedPass::span() const {
+  const Time comm = pending_ > Time{} ? std::max(comm_free_, compute_end_) + pending_ : comm_free_;
   return std::max(compute_end_, comm);
 }
 

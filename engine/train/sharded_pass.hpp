@@ -24,25 +24,27 @@
 // Fixed-size state, no allocation: it runs in the evaluator's per-chunk loop.
 #pragma once
 
+#include "engine/core/units.hpp"
+
 namespace pathfinder {
 
 class ShardedPass {
  public:
   // The next layer in execution order (forward: first to last; backward: last to first):
   // its parameters' all-gather, its kernels, its gradients' reduce-scatter (0 in a forward).
-  void layer(double gather, double compute, double reduce_scatter = 0.0);
+  void layer(Time gather, Time compute, Time reduce_scatter = Time{});
   // From the pass's start (both streams idle) to both streams idle again.
-  [[nodiscard]] double span() const;
-  [[nodiscard]] double compute() const { return compute_sum_; }
+  [[nodiscard]] Time span() const;
+  [[nodiscard]] Time compute() const { return compute_sum_; }
   // What the communication adds to the compute chain.
-  [[nodiscard]] double exposed() const { return span() - compute_sum_; }
+  [[nodiscard]] Time exposed() const { return span() - compute_sum_; }
 
  private:
-  double comm_free_ = 0.0;      // when the communication stream has drained what was issued
-  double compute_start_ = 0.0;  // the latest layer's compute start and end
-  double compute_end_ = 0.0;
-  double pending_ = 0.0;        // the latest layer's reduce-scatter, issued at compute_end_
-  double compute_sum_ = 0.0;
+  Time comm_free_;      // when the communication stream has drained what was issued
+  Time compute_start_;  // the latest layer's compute start and end
+  Time compute_end_;
+  Time pending_;        // the latest layer's reduce-scatter, issued at compute_end_
+  Time compute_sum_;
   bool first_ = true;
 };
 

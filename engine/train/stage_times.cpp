@@ -22,21 +22,21 @@ int pass_of(Phase p) {
 StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTimes& comm,
                        double comm_overlap) {
   const HostSpec& host = timer.machine().host;
-  const double dispatch = host.training_dispatch.si(), launch = host.launch_latency.si();
+  const Time dispatch = host.training_dispatch, launch = host.launch_latency;
   StageTimes out;
   std::array<PassTimes*, 3> passes{&out.forward, &out.backward, &out.update};
   // Per pass: the host's next issue time, the two streams' free times.
-  std::array<double, 3> issue{}, compute_free{}, comm_free{};
-  std::vector<double> end(g.size(), 0.0);
+  std::array<Time, 3> issue{}, compute_free{}, comm_free{};
+  std::vector<Time> end(g.size());
   std::vector<int> pass(g.size(), 0);
-  std::vector<double> ring(g.size(), 0.0);  // a ring's time, until its consumer takes it
+  std::vector<Time> ring(g.size());  // a ring's time, until its consumer takes it
   for (std::size_t i = 0; i < g.size(); ++i) {
     const Kernel& k = g.kernels()[i];
     const int p = pass_of(k.phase);
     const auto pu = static_cast<std::size_t>(p);
     pass[i] = p;
     PassTimes& pt = *passes[pu];
-    double ready = 0.0;  // inputs from an earlier pass count as present
+    Time ready;  // inputs from an earlier pass count as present
     for (const KernelId d : k.deps) {
       if (pass[d] == p) ready = std::max(ready, end[d]);
     }
@@ -48,24 +48,24 @@ StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTime
       continue;
     }
     if (k.comm && k.comm->overlapped) {
-      const double t = comm.time(*k.comm);
-      const double start = std::max(comm_free[pu], ready);
+      const Time t = comm.time(*k.comm);
+      const Time start = std::max(comm_free[pu], ready);
       end[i] = comm_free[pu] = start + t;
       pt.hidden_comm += t;
       pt.span = std::max(pt.span, end[i]);
       continue;
     }
-    double t = 0.0;
+    Time t;
     if (k.comm) {
       t = comm.time(*k.comm);
     } else {
       const KernelTime kt = timer.time(k);
-      t = kt.device;
+      t = Time::from_si(kt.device);
       Activity& a = pt.activity;
-      a.core += kt.core_energy;
-      a.on_chip += kt.on_chip_energy;
-      a.main_memory += kt.main_memory_energy;
-      if (t > 0.0) a.peak_power = std::max(a.peak_power, kt.energy() / t);
+      a.core += Energy::from_si(kt.core_energy);
+      a.on_chip += Energy::from_si(kt.on_chip_energy);
+      a.main_memory += Energy::from_si(kt.main_memory_energy);
+      if (t > Time{}) a.peak_power = std::max(a.peak_power, Energy::from_si(kt.energy()) / t);
     }
     if (k.comm && comm_overlap > 0.0) {
       pt.hidden_comm += comm_overlap * t;
@@ -74,21 +74,21 @@ StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTime
     // A ring of n steps feeding this kernel: its first block works on local data while step 1
     // moves, block j on what step j brought, so the kernel's other n/(n + 1) of the work covers
     // the transfers and only the excess shows (Liu et al. 2023, Ring Attention, §3).
-    double exposed_ring = 0.0;
+    Time exposed_ring;
     for (const KernelId d : k.deps) {
-      if (ring[d] <= 0.0) continue;
+      if (ring[d] <= Time{}) continue;
       const auto& rc = *g.kernels()[d].comm;
       const double n = rc.ring_steps;
-      exposed_ring = std::max(0.0, ring[d] - t * n / (n + 1.0));
+      exposed_ring = std::max(Time{}, ring[d] - t * n / (n + 1.0));
       pt.hidden_comm += ring[d] - exposed_ring;
       pt.exposed_comm += exposed_ring;
     }
     // Collectives are enqueued by the same host thread but cost it little (a NCCL call) next to
     // a framework operator; only compute kernels pace the host.
-    const double host_ready = issue[pu] + launch;
+    const Time host_ready = issue[pu] + launch;
     if (!k.comm) issue[pu] += dispatch;
     ++pt.kernels;
-    const double start = std::max({compute_free[pu], ready, host_ready});
+    const Time start = std::max({compute_free[pu], ready, host_ready});
     if (host_ready > std::max(compute_free[pu], ready)) {
       pt.host_stall += host_ready - std::max(compute_free[pu], ready);
     }

@@ -19,20 +19,20 @@ namespace pathfinder {
 class CommTimes {
  public:
   virtual ~CommTimes() = default;
-  [[nodiscard]] virtual double time(const Communication& c) const = 0;
+  [[nodiscard]] virtual Time time(const Communication& c) const = 0;
   // Bytes one member sends on each tier (collectives.hpp link_bytes); none by default.
-  [[nodiscard]] virtual std::array<double, kMaxTiers> link_bytes(const Communication& c) const {
+  [[nodiscard]] virtual std::array<Bytes, kMaxTiers> link_bytes(const Communication& c) const {
     (void)c;
     return {};
   }
 };
 
 struct PassTimes {
-  double span = 0.0;            // from the first kernel's issue to the last kernel's end
-  double compute = 0.0;         // sum of compute-kernel device times
-  double exposed_comm = 0.0;    // blocking collectives on the compute stream
-  double hidden_comm = 0.0;     // overlapped collectives
-  double host_stall = 0.0;      // compute stream idle waiting for the host
+  Time span;            // from the first kernel's issue to the last kernel's end
+  Time compute;         // sum of compute-kernel device times
+  Time exposed_comm;    // blocking collectives on the compute stream
+  Time hidden_comm;     // overlapped collectives
+  Time host_stall;      // compute stream idle waiting for the host
   int kernels = 0;
   Activity activity;            // the kernels' dynamic energy and the bytes sent
 };

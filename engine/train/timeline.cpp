@@ -39,23 +39,25 @@ Timeline iteration_timeline(const IterationInput& in, const TrainingResult& r) {
   const auto cell = [m](int c, int j) {
     return static_cast<std::size_t>(c) * static_cast<std::size_t>(m) + static_cast<std::size_t>(j);
   };
-  std::vector<double> end_f(static_cast<std::size_t>(C) * static_cast<std::size_t>(m), 0.0);
-  std::vector<double> end_b = end_f;
-  std::vector<double> last_end(static_cast<std::size_t>(P), 0.0);
-  std::vector<double> last_backward_start(static_cast<std::size_t>(P), 0.0);
+  std::vector<Time> end_f(static_cast<std::size_t>(C) * static_cast<std::size_t>(m));
+  std::vector<Time> end_b = end_f;
+  std::vector<Time> last_end(static_cast<std::size_t>(P));
+  std::vector<Time> last_backward_start(static_cast<std::size_t>(P));
   for (const PipelineTask& k : tasks) {
-    (k.backward ? end_b : end_f)[cell(k.chunk, k.micro_batch)] = k.end;
+    const Time start = Time::from_si(k.start), end = Time::from_si(k.end);
+    (k.backward ? end_b : end_f)[cell(k.chunk, k.micro_batch)] = end;
     const auto du = static_cast<std::size_t>(k.device);
-    last_end[du] = std::max(last_end[du], k.end);
-    if (k.backward) last_backward_start[du] = std::max(last_backward_start[du], k.start);
+    last_end[du] = std::max(last_end[du], end);
+    if (k.backward) last_backward_start[du] = std::max(last_backward_start[du], start);
     std::string name = (k.backward ? "B " : "F ") + std::to_string(k.micro_batch);
     if (v > 1) name += " c" + std::to_string(k.chunk / P);
     t.spans.push_back(TraceSpan{k.device, TraceTrack::kCompute, std::move(name),
-                                k.backward ? "backward" : "forward", k.start, k.end - k.start,
+                                k.backward ? "backward" : "forward", start,
+                                Time::from_si(k.end - k.start),
                                 k.micro_batch, k.chunk});
   }
   // Sends: a stage's output leaves when its pass ends, and arrives in.send later.
-  if (P > 1 && in.send > 0.0) {
+  if (P > 1 && in.send > Time{}) {
     for (int c = 0; c < C; ++c) {
       for (int j = 0; j < m; ++j) {
         if (c + 1 < C) {
@@ -70,17 +72,17 @@ Timeline iteration_timeline(const IterationInput& in, const TrainingResult& r) {
     }
   }
   // After the last backward, as assemble_iteration adds them up.
-  const double finish = r.iteration_time - r.stages.front().host;
+  const Time finish = r.iteration_time - r.stages.front().host;
   for (int d = 0; d < P; ++d) {
     const auto du = static_cast<std::size_t>(d);
     const TrainingBreakdown& b = r.stages[du];
-    double sharded = 0.0;  // ZeRO-3's exposed gathers and reduce-scatters: inside the passes
+    Time sharded;  // ZeRO-3's exposed gathers and reduce-scatters: inside the passes
     for (int local = 0; local < v; ++local) {
       sharded += in.chunks[static_cast<std::size_t>(local * P + d)].data_comm * m;
     }
-    double at = last_end[du];
-    const auto add = [&](TraceTrack track, const char* name, const char* category, double length) {
-      if (!(length > 0.0)) return;
+    Time at = last_end[du];
+    const auto add = [&](TraceTrack track, const char* name, const char* category, Time length) {
+      if (!(length > Time{})) return;
       t.spans.push_back(TraceSpan{d, track, name, category, at, length, -1, -1});
       at += length;
     };

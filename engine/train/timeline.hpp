@@ -32,15 +32,15 @@ struct TraceSpan {
   TraceTrack track = TraceTrack::kCompute;
   std::string name;      // "F 3" (micro-batch 3), "B 3 c1" (chunk 1 of an interleaved stage)
   const char* category;  // forward, backward, pipeline, data_parallel, step, bubble, host
-  double start = 0.0;    // s from the iteration's start
-  double duration = 0.0;
+  Time start;            // from the iteration's start
+  Time duration;
   int micro_batch = -1;  // passes and sends
   int chunk = -1;
 };
 
 struct Timeline {
   int stages = 0;
-  double iteration_time = 0.0;
+  Time iteration_time;
   std::vector<TraceSpan> spans;
 };
 

@@ -17,7 +17,7 @@ Model make_model(const ArchSpec& spec, const MicroArch& arch, const WorkloadSpec
                  int devices, const TrainingOptions& o) {
   PerfMachine machine = make_perf_machine(spec, arch);
   SystemGraph system = make_system_graph(spec, arch, devices);
-  const double peak = arch.core.peak.si();
+  const Throughput peak = arch.core.peak;
   if (const auto* g = std::get_if<GptSpec>(&w)) {
     return Model(std::in_place_type<GptTraining>, *g, std::move(machine), std::move(system), peak,
                  o);
@@ -59,18 +59,19 @@ void TrainingModel::evaluate(const Strategy& s, TrainingResult& r) {
   // Absurd but well-formed inputs (a utilization of 1e-308, a bandwidth of 1e-300 B/s) can
   // drive a time to inf or nan: that is a design the model cannot answer for, never a number.
   const auto finite = [](double v) { return std::isfinite(v); };
-  if (r.feasible && !(finite(r.iteration_time) && r.iteration_time > 0.0 &&
-                      finite(r.breakdown.total()) && finite(r.mfu) &&
+  if (r.feasible && !(finite(r.iteration_time.si()) && r.iteration_time > Time{} &&
+                      finite(r.breakdown.total().si()) && finite(r.mfu) &&
                       finite(r.tokens_per_second))) {
     r.feasible = false;
     r.reason = "the model's iteration time is not a finite positive number: an input is "
                "outside its physical range (utilizations, bandwidths, capacities, budgets)";
   }
   if (r.feasible) {
-    const double tokens = r.tokens_per_second * r.iteration_time;
+    const double tokens = r.tokens_per_second * r.iteration_time.si();
     r.energy = iteration_energy(power_, r, devices_, tokens);
     r.cost = iteration_cost(cost_, r, devices_, tokens);
-    if (!(finite(r.energy.joules) && finite(r.energy.peak_device_power) && finite(r.cost.usd))) {
+    if (!(finite(r.energy.joules.si()) && finite(r.energy.peak_device_power.si()) &&
+          finite(r.cost.usd))) {
       r.feasible = false;
       r.reason = "the model's energy or cost is not a finite number: an input is outside its "
                  "physical range (powers, energies, bandwidths, prices)";
@@ -78,12 +79,12 @@ void TrainingModel::evaluate(const Strategy& s, TrainingResult& r) {
   }
 }
 
-std::optional<double> TrainingModel::lower_bound(const Strategy& s) {
+std::optional<Time> TrainingModel::lower_bound(const Strategy& s) {
   auto* gpt = std::get_if<GptTraining>(&model_);
-  if (gpt == nullptr) return 0.0;
+  if (gpt == nullptr) return Time{};
   const TrainingOptions& o = gpt->options();
   if (o.check_memory &&
-      gpt_memory_footprint(gpt->spec(), s, o.memory).total().si() > gpt->memory_capacity()) {
+      gpt_memory_footprint(gpt->spec(), s, o.memory).total() > gpt->memory_capacity()) {
     return std::nullopt;
   }
   return gpt->lower_bound(s);

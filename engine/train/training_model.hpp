@@ -41,7 +41,7 @@ class TrainingModel {
   // A lower bound of evaluate(s).iteration_time (GPT: gpt_training.hpp; 0 for the workloads
   // timed without a pipeline, the LSTM and one GEMM), or nullopt when s does not fit in memory
   // (with the memory check on): evaluate(s) would be infeasible.
-  [[nodiscard]] std::optional<double> lower_bound(const Strategy& s);
+  [[nodiscard]] std::optional<Time> lower_bound(const Strategy& s);
   // `s` into r and, for a GPT workload's feasible result, its iteration as a timeline
   // (timeline.hpp); nullopt for the workloads timed without one (the paper's LSTM, one GEMM).
   [[nodiscard]] std::optional<Timeline> timeline(const Strategy& s, TrainingResult& r);

@@ -19,7 +19,8 @@ std::string stage_row(const TrainingResult& r, std::size_t i) {
       std::to_string(i) + (static_cast<int>(i) == r.critical_stage ? "*" : "");
   std::string row = printf_string("%-6s", label.c_str());
   for (const auto& [name, v] : r.stages[i].parts()) {
-    row += printf_string(" %6.1f", r.iteration_time > 0.0 ? 100.0 * v / r.iteration_time : 0.0);
+    row += printf_string(" %6.1f",
+                         r.iteration_time > Time{} ? 100.0 * v / r.iteration_time : 0.0);
   }
   return row + "\n";
 }
@@ -41,31 +42,33 @@ std::string stage_rows(const TrainingResult& r) {
 
 nlohmann::json energy_json(const EnergyReport& e) {
   nlohmann::json j;
-  j["joules"] = e.joules;
-  j["chip_joules"] = e.chip_joules;
-  j["joules_per_token"] = e.joules_per_token > 0.0 ? nlohmann::json(e.joules_per_token)
-                                                   : nlohmann::json();
-  j["device_power_w"] = e.device_power;
-  j["peak_device_power_w"] = e.peak_device_power;
-  j["system_power_w"] = e.system_power;
+  j["joules"] = e.joules.si();
+  j["chip_joules"] = e.chip_joules.si();
+  j["joules_per_token"] = e.joules_per_token > Energy{} ? nlohmann::json(e.joules_per_token.si())
+                                                        : nlohmann::json();
+  j["device_power_w"] = e.device_power.si();
+  j["peak_device_power_w"] = e.peak_device_power.si();
+  j["system_power_w"] = e.system_power.si();
   j["flop_per_joule"] = e.flop_per_joule;
   nlohmann::json c, p;
-  for (const auto& [name, v] : e.by_component.parts()) c[std::string(name) + "_j"] = v;
-  for (const auto& [name, v] : e.by_phase.parts()) p[std::string(name) + "_j"] = v;
+  for (const auto& [name, v] : e.by_component.parts()) c[std::string(name) + "_j"] = v.si();
+  for (const auto& [name, v] : e.by_phase.parts()) p[std::string(name) + "_j"] = v.si();
   j["by_component"] = c;
   j["by_phase"] = p;
   return j;
 }
 
 std::string energy_rows(const EnergyReport& e) {
-  const auto pct = [&e](double v) { return e.joules > 0.0 ? 100.0 * v / e.joules : 0.0; };
+  const auto pct = [&e](Energy v) { return e.joules > Energy{} ? 100.0 * v / e.joules : 0.0; };
   std::string out = printf_string(
-      "energy %.4g J per iteration", e.joules);
-  if (e.joules_per_token > 0.0) out += printf_string(", %.4g J per token", e.joules_per_token);
+      "energy %.4g J per iteration", e.joules.si());
+  if (e.joules_per_token > Energy{}) {
+    out += printf_string(", %.4g J per token", e.joules_per_token.si());
+  }
   out += printf_string(", %.3g GFLOP/J; per device %.0f W average, %.0f W peak (chip), "
                        "%.0f W with its network and node share\n",
-                       e.flop_per_joule / 1e9, e.device_power, e.peak_device_power,
-                       e.system_power);
+                       e.flop_per_joule / 1e9, e.device_power.si(), e.peak_device_power.si(),
+                       e.system_power.si());
   out += "  by component:";
   for (const auto& [name, v] : e.by_component.parts()) out += printf_string(" %s %.1f%%", name, pct(v));
   out += "\n  by phase:    ";
@@ -85,38 +88,41 @@ nlohmann::json to_json(const TrainingResult& r, int devices) {
   j["devices"] = devices;
   j["feasible"] = r.feasible;
   if (!r.feasible) j["reason"] = r.reason;
-  j["iteration_s"] = if_feasible(r.iteration_time);
+  j["iteration_s"] = if_feasible(r.iteration_time.si());
   j["micro_batches_per_pipeline"] = r.micro_batches;
-  j["stage_forward_s"] = if_feasible(r.stage_forward);
-  j["stage_backward_s"] = if_feasible(r.stage_backward);
+  j["stage_forward_s"] = if_feasible(r.stage_forward.si());
+  j["stage_backward_s"] = if_feasible(r.stage_backward.si());
   j["critical_stage"] = if_feasible(r.critical_stage);
   nlohmann::json b;
-  for (const auto& [name, v] : r.breakdown.parts()) b[std::string(name) + "_s"] = if_feasible(v);
+  for (const auto& [name, v] : r.breakdown.parts()) {
+    b[std::string(name) + "_s"] = if_feasible(v.si());
+  }
   j["breakdown"] = b;
   // Every stage's breakdown (each sums to the iteration; the critical one is "breakdown").
   nlohmann::json stages = nlohmann::json::array();
   for (std::size_t i = 0; i < r.stages.size(); ++i) {
     nlohmann::json st;
     st["stage"] = i;
-    for (const auto& [name, v] : r.stages[i].parts()) st[std::string(name) + "_s"] = v;
+    for (const auto& [name, v] : r.stages[i].parts()) st[std::string(name) + "_s"] = v.si();
     stages.push_back(std::move(st));
   }
   j["stages"] = if_feasible(stages);
-  j["device_busy_s"] = if_feasible(r.device_busy);
-  std::vector<double> utilization;
-  for (double busy : r.device_busy) {
-    utilization.push_back(r.iteration_time > 0.0 ? busy / r.iteration_time : 0.0);
+  std::vector<double> busy_s, utilization;
+  for (const Time busy : r.device_busy) {
+    busy_s.push_back(busy.si());
+    utilization.push_back(r.iteration_time > Time{} ? busy / r.iteration_time : 0.0);
   }
+  j["device_busy_s"] = if_feasible(busy_s);
   j["stage_utilization"] = if_feasible(utilization);
   if (r.local_gemm) {
     const LocalGemm& g = *r.local_gemm;
     j["local_gemm"] = {{"m", g.shape.m},
                        {"n", g.shape.n},
                        {"k", g.shape.k},
-                       {"device_s", g.device},
+                       {"device_s", g.device.si()},
                        {"intensity_flop_per_byte", g.intensity}};
   }
-  j["model_flops"] = r.model_flops;
+  j["model_flops"] = r.model_flops.si();
   j["mfu"] = if_feasible(r.mfu);
   j["tokens_per_s"] = if_feasible(r.tokens_per_second);
   j["energy"] = if_feasible(energy_json(r.energy));
@@ -137,7 +143,7 @@ nlohmann::json to_json(const TrainingResult& r, int devices) {
                  {"activations_bytes", r.memory.activations.si()},
                  {"workspace_bytes", r.memory.workspace.si()},
                  {"total_bytes", r.memory.total().si()},
-                 {"capacity_bytes", r.memory_capacity},
+                 {"capacity_bytes", r.memory_capacity.si()},
                  {"stage", r.memory.stage},
                  {"in_flight_micro_batches", r.memory.in_flight_micro_batches}};
   return j;
@@ -151,17 +157,18 @@ std::string to_csv(const TrainingResult& r, int devices) {
   std::string head = "strategy,devices,feasible,iteration_s,mfu,tokens_per_s";
   std::string row =
       printf_string("%s,%d,%d,", to_string(r.strategy).c_str(), devices, r.feasible ? 1 : 0) +
-      if_feasible("%.9g", r.iteration_time) + "," + if_feasible("%.6g", r.mfu) + "," +
+      if_feasible("%.9g", r.iteration_time.si()) + "," + if_feasible("%.6g", r.mfu) + "," +
       if_feasible("%.9g", r.tokens_per_second);
   for (const auto& [name, v] : r.breakdown.parts()) {
     head += std::string(",") + name + "_s";
-    row += "," + if_feasible("%.9g", v);
+    row += "," + if_feasible("%.9g", v.si());
   }
   head += ",memory_bytes,capacity_bytes,energy_j,j_per_token,device_power_w,usd,usd_per_token\n";
-  row += printf_string(",%.9g,%.9g,", r.memory.total().si(), r.memory_capacity) +
-         if_feasible("%.9g", r.energy.joules) + "," +
-         (r.energy.joules_per_token > 0.0 ? if_feasible("%.9g", r.energy.joules_per_token) : "") +
-         "," + if_feasible("%.6g", r.energy.device_power) + "," +
+  row += printf_string(",%.9g,%.9g,", r.memory.total().si(), r.memory_capacity.si()) +
+         if_feasible("%.9g", r.energy.joules.si()) + "," +
+         (r.energy.joules_per_token > Energy{} ? if_feasible("%.9g", r.energy.joules_per_token.si())
+                                               : "") +
+         "," + if_feasible("%.6g", r.energy.device_power.si()) + "," +
          (r.cost.modelled ? if_feasible("%.9g", r.cost.usd) : "") + "," +
          (r.cost.usd_per_token > 0.0 ? if_feasible("%.9g", r.cost.usd_per_token) : "") + "\n";
   return head + row;
@@ -175,36 +182,38 @@ std::string format_table(const TrainingResult& r, int devices, const std::string
                        r.memory.stage, gb(r.memory.weights), gb(r.memory.gradients));
   out += printf_string("optimizer %.2f GB, activations %.2f GB, workspace %.2f GB",
                        gb(r.memory.optimizer), gb(r.memory.activations), gb(r.memory.workspace));
-  out += printf_string(" = %.2f GB of %.2f GB\n", gb(r.memory.total()), r.memory_capacity / 1e9);
+  out += printf_string(" = %.2f GB of %.2f GB\n", gb(r.memory.total()), gb(r.memory_capacity));
   if (!r.feasible) return out + "infeasible: " + r.reason + "\n";
   out += printf_string("micro-batches per pipeline %lld; first stage per micro-batch: "
                        "forward %s, backward %s\n\n",
                        static_cast<long long>(r.micro_batches),
-                       format_seconds(r.stage_forward).c_str(),
-                       format_seconds(r.stage_backward).c_str());
+                       format_seconds(r.stage_forward.si()).c_str(),
+                       format_seconds(r.stage_backward.si()).c_str());
   out += printf_string("%-18s %12s %7s\n",
                        printf_string("critical stage %d", r.critical_stage).c_str(), "time",
                        "share");
   for (const auto& [name, v] : r.breakdown.parts()) {
-    out += printf_string("%-18s %12s %6.1f%%\n", name, format_seconds(v).c_str(),
-                         r.iteration_time > 0 ? 100.0 * v / r.iteration_time : 0.0);
+    out += printf_string("%-18s %12s %6.1f%%\n", name, format_seconds(v.si()).c_str(),
+                         r.iteration_time > Time{} ? 100.0 * v / r.iteration_time : 0.0);
   }
-  out += printf_string("%-18s %12s\n\n", "iteration", format_seconds(r.iteration_time).c_str());
+  out += printf_string("%-18s %12s\n\n", "iteration",
+                       format_seconds(r.iteration_time.si()).c_str());
   out += stage_rows(r);
   if (r.local_gemm) {
     const LocalGemm& g = *r.local_gemm;
     out += printf_string("local GEMM %lldx%lldx%lld: %s on the device, %.1f FLOP/B\n",
                          static_cast<long long>(g.shape.m), static_cast<long long>(g.shape.n),
-                         static_cast<long long>(g.shape.k), format_seconds(g.device).c_str(),
+                         static_cast<long long>(g.shape.k), format_seconds(g.device.si()).c_str(),
                          g.intensity);
   }
   out += "stage utilization:";
-  for (double b : r.device_busy) {
-    out += printf_string(" %.0f%%", r.iteration_time > 0.0 ? 100.0 * b / r.iteration_time : 0.0);
+  for (const Time b : r.device_busy) {
+    out += printf_string(" %.0f%%",
+                         r.iteration_time > Time{} ? 100.0 * b / r.iteration_time : 0.0);
   }
   out += "\n";
   out += printf_string("MFU %.1f%%, %.4g tokens/s, %.4g model PFLOP per iteration\n",
-                       100.0 * r.mfu, r.tokens_per_second, r.model_flops / 1e15);
+                       100.0 * r.mfu, r.tokens_per_second, r.model_flops.si() / 1e15);
   out += energy_rows(r.energy);
   if (r.cost.modelled) {
     out += printf_string("cost %.4g USD per iteration", r.cost.usd);

@@ -51,7 +51,7 @@ TEST_CASE("a search study reports whether its split search converged", "[explore
   CHECK(polished.polish_moves > 0);
   CHECK(polished.search.f < short_run.search.f * (1.0 - 1e-3));
   CHECK(polished.convergence.converged == (polished.polish_moves < 30));
-  CHECK(polished.best.training.iteration_time == Approx(polished.search.f));
+  CHECK(polished.best.training.iteration_time.si() == Approx(polished.search.f));
   CHECK(format_outcome(polished, e).find("budget moves of 1%") != std::string::npos);
 }
 

@@ -58,8 +58,8 @@ TEST_CASE("the objective at the template split is the training model's time", "[
   REQUIRE(r.feasible);
   const GptSpec w = std::get<GptSpec>(e.workload());
   GptTraining direct = test::training_model("a100", w, 8, e.options());
-  CHECK(r.iteration_time == Approx(direct.evaluate(s).iteration_time));
-  CHECK(e.objective(template_point(e.spec()), s) == Approx(r.iteration_time));
+  CHECK(r.iteration_time.si() == Approx(direct.evaluate(s).iteration_time.si()));
+  CHECK(e.objective(template_point(e.spec()), s) == Approx(r.iteration_time.si()));
 }
 
 TEST_CASE("the evaluation record carries the micro-architecture's figures", "[explore]") {
@@ -72,7 +72,7 @@ TEST_CASE("the evaluation record carries the micro-architecture's figures", "[ex
   CHECK(d.arch.peak_flops == a.core.peak.si());
   CHECK(d.arch.memory_bandwidth == a.main_memory.bandwidth.si());
   CHECK(d.arch.memory_capacity == a.main_memory.capacity.si());
-  CHECK(d.training.memory_capacity == d.arch.memory_capacity);
+  CHECK(d.training.memory_capacity.si() == d.arch.memory_capacity);
   // rank_strategies reports the figures of the design it ranked on.
   ArchFigures ranked;
   (void)rank_strategies(e, template_point(e.spec()), nullptr, &ranked);
@@ -103,10 +103,10 @@ TEST_CASE("strategies are ranked by iteration time, infeasible ones last", "[exp
       continue;
     }
     CHECK_FALSE(seen_infeasible);
-    CHECK(ranked[i].result.iteration_time >= ranked[i - 1].result.iteration_time);
+    CHECK(ranked[i].result.iteration_time.si() >= ranked[i - 1].result.iteration_time.si());
   }
   std::printf("\nGPT-3 13B on 8 A100s: %zu strategies, best %s at %.3f s\n", n,
-              to_string(ranked.front().strategy).c_str(), ranked.front().result.iteration_time);
+              to_string(ranked.front().strategy).c_str(), ranked.front().result.iteration_time.si());
 }
 
 TEST_CASE("sensitivities: more core power speeds a compute-bound iteration", "[explore]") {
@@ -140,23 +140,23 @@ TEST_CASE("the goal decides the objective and the ranking; a budget drops with a
   const Strategy st = parse_strategy("tp8-pp2-dp4-mb1");
   const TrainingResult r = e.evaluate(x, st).training;
   REQUIRE(r.feasible);
-  CHECK(e.objective(x, st) == r.energy.joules);
+  CHECK(e.objective(x, st) == r.energy.joules.si());
   // Ranked by energy: feasible strategies in increasing joules.
   const std::vector<RankedStrategy> ranked = rank_strategies(e, x);
   double last = 0.0;
   std::size_t feasible = 0;
   for (const RankedStrategy& q : ranked) {
     if (!q.result.feasible) break;
-    CHECK(q.result.energy.joules >= last);
-    last = q.result.energy.joules;
+    CHECK(q.result.energy.joules.si() >= last);
+    last = q.result.energy.joules.si();
     ++feasible;
   }
   REQUIRE(feasible > 2);
   // A budget between the best and the second best energy per token keeps only the best; the
   // others are out "over budget (... J per token, budget ...)".
   Goal tight = energy;
-  tight.max_j_per_token = 0.5 * (ranked[0].result.energy.joules_per_token +
-                                 ranked[1].result.energy.joules_per_token);
+  tight.max_j_per_token = 0.5 * (ranked[0].result.energy.joules_per_token.si() +
+                                 ranked[1].result.energy.joules_per_token.si());
   const DesignEvaluator b(s.spec, w, 64, {}, tight);
   const std::vector<RankedStrategy> kept = rank_strategies(b, x);
   CHECK(kept[0].result.feasible);
@@ -196,7 +196,7 @@ TEST_CASE("a top-k search times few strategies and ranks its top exactly as the 
     for (std::size_t i = 0; i < k; ++i) {
       CHECK(top[i].result.feasible);
       CHECK(to_string(top[i].strategy) == to_string(full[i].strategy));
-      CHECK(top[i].result.iteration_time == full[i].result.iteration_time);
+      CHECK(top[i].result.iteration_time.si() == full[i].result.iteration_time.si());
     }
   }
 }
@@ -217,7 +217,7 @@ TEST_CASE("a top-k search times the same strategies on one thread as on all", "[
   REQUIRE(a.size() == b.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
     CHECK(to_string(a[i].strategy) == to_string(b[i].strategy));
-    CHECK(a[i].result.iteration_time == b[i].result.iteration_time);
+    CHECK(a[i].result.iteration_time.si() == b[i].result.iteration_time.si());
   }
 }
 

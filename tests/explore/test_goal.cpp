@@ -14,9 +14,9 @@ namespace {
 // 2 s, 1,000 J over 10,000 tokens (0.1 J/token), 0.5 USD (50 USD per million tokens).
 TrainingResult result() {
   TrainingResult r;
-  r.iteration_time = 2.0;
-  r.energy.joules = 1000.0;
-  r.energy.joules_per_token = 0.1;
+  r.iteration_time = seconds(2.0);
+  r.energy.joules = 1000.0 * units::joules;
+  r.energy.joules_per_token = 0.1 * units::joules;
   r.cost.modelled = true;
   r.cost.usd = 0.5;
   r.cost.usd_per_token = 0.5 / 10000.0;
@@ -56,7 +56,7 @@ TEST_CASE("goal budgets: per token, with the numbers in the reason", "[explore][
   CHECK(c.needs_cost());
   // No tokens (a GEMM): per iteration.
   TrainingResult gemm = r;
-  gemm.energy.joules_per_token = 0.0;
+  gemm.energy.joules_per_token = Energy{};
   Goal e;
   e.max_j_per_token = 500.0;
   CHECK(over_budget(e, gemm) == "1000 J per iteration, budget 500");

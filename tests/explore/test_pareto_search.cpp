@@ -33,8 +33,8 @@ TEST_CASE("a time-energy front of splits: non-dominated, and no grid split beats
   CHECK(p.searched == 3);
   REQUIRE_FALSE(p.front.empty());
   for (const ParetoPoint& x : p.front) {
-    CHECK(x.measures[0] == x.result.iteration_time);
-    CHECK(x.measures[1] == x.result.energy.joules);
+    CHECK(x.measures[0] == x.result.iteration_time.si());
+    CHECK(x.measures[1] == x.result.energy.joules.si());
     for (const ParetoPoint& y : p.front) CHECK_FALSE(dominates(x.measures, y.measures));
   }
   // A grid: power moved between the core and main memory in 5% steps of the budget, the rest
@@ -51,7 +51,7 @@ TEST_CASE("a time-energy front of splits: non-dominated, and no grid split beats
     const TrainingResult r = e.evaluate(x, *s.strategy).training;
     if (!r.feasible) continue;
     ++points;
-    const std::array<double, 2> g{r.iteration_time, r.energy.joules};
+    const std::array<double, 2> g{r.iteration_time.si(), r.energy.joules.si()};
     for (const ParetoPoint& f : p.front) beaten += dominates(g, f.measures) ? 1 : 0;
   }
   std::printf("\nPareto front %zu splits; %d grid splits, %d dominating a front point\n",

@@ -14,9 +14,9 @@ RankedStrategy row(const std::string& strategy, double compute, double bubble, d
   RankedStrategy r;
   r.strategy = parse_strategy(strategy);
   r.result.strategy = r.strategy;
-  r.result.breakdown.compute = compute;
-  r.result.breakdown.pipeline_bubble = bubble;
-  r.result.breakdown.tensor_comm = tensor;
+  r.result.breakdown.compute = seconds(compute);
+  r.result.breakdown.pipeline_bubble = seconds(bubble);
+  r.result.breakdown.tensor_comm = seconds(tensor);
   r.result.iteration_time = r.result.breakdown.total();
   r.result.mfu = 0.5;
   return r;

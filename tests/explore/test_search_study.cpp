@@ -38,8 +38,8 @@ TEST_CASE("a search study ranks strategies and never ends worse than the templat
   CHECK(o.tried.size() == 2);
   CHECK(o.strategies_ranked > 2);
   // Restart 0 starts at the template's split and PGD only accepts improving steps.
-  CHECK(o.best.training.iteration_time <= o.at_template.iteration_time * (1.0 + 1e-12));
-  CHECK(o.best.training.iteration_time == Approx(o.search.f));
+  CHECK(o.best.training.iteration_time.si() <= o.at_template.iteration_time.si() * (1.0 + 1e-12));
+  CHECK(o.best.training.iteration_time.si() == Approx(o.search.f));
   // The record carries the searched split's micro-architecture figures.
   REQUIRE(o.best.arch.feasible);
   CHECK(o.best.arch.peak_flops > 0.0);

@@ -79,11 +79,11 @@ void check_training(const TrainingResult& r) {
     require(!r.reason.empty(), "an infeasible training result without a reason");
     return;
   }
-  finite(r.iteration_time, "iteration time");
-  require(r.iteration_time > 0.0, "a feasible iteration of 0 s");
+  finite(r.iteration_time.si(), "iteration time");
+  require(r.iteration_time.si() > 0.0, "a feasible iteration of 0 s");
   finite(r.mfu, "MFU");
   finite(r.tokens_per_second, "tokens/s");
-  for (const auto& [name, v] : r.breakdown.parts()) finite(v, name);
+  for (const auto& [name, v] : r.breakdown.parts()) finite(v.si(), name);
 }
 
 TrainingResult evaluate(const Machine& m, const WorkloadSpec& w, const Strategy& s,

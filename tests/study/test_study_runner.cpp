@@ -80,15 +80,15 @@ TEST_CASE("a study's rows hold every axis and result, equal to a direct evaluati
   REQUIRE(r.feasible);
   CHECK(t.cell(3, *t.column("feasible")) == "1");
   CHECK(t.cell(3, *t.column("chosen_strategy")) == "tp2-pp2-dp2-mb4-1f1b");
-  CHECK(t.cell(3, *t.column("iteration_s")) == printf_string("%.9g", r.iteration_time));
+  CHECK(t.cell(3, *t.column("iteration_s")) == printf_string("%.9g", r.iteration_time.si()));
   CHECK(t.cell(3, *t.column("mfu")) == printf_string("%.9g", r.mfu));
-  CHECK(t.cell(3, *t.column("data_comm_s")) == printf_string("%.9g", r.breakdown.data_comm));
-  CHECK(t.cell(3, *t.column("memory_gb_per_device")) == printf_string("%.9g", r.memory_capacity / 1e9));
+  CHECK(t.cell(3, *t.column("data_comm_s")) == printf_string("%.9g", r.breakdown.data_comm.si()));
+  CHECK(t.cell(3, *t.column("memory_gb_per_device")) == printf_string("%.9g", r.memory_capacity.si() / 1e9));
   CHECK(t.cell(3, *t.column("memory_used_gb")) == printf_string("%.9g", r.memory.total().si() / 1e9));
   CHECK(t.cell(3, *t.column("gemm_intensity")).empty());  // not a GEMM workload
-  CHECK(t.cell(3, *t.column("energy_j")) == printf_string("%.9g", r.energy.joules));
-  CHECK(t.cell(3, *t.column("j_per_token")) == printf_string("%.9g", r.energy.joules_per_token));
-  CHECK(t.cell(3, *t.column("device_power_w")) == printf_string("%.9g", r.energy.device_power));
+  CHECK(t.cell(3, *t.column("energy_j")) == printf_string("%.9g", r.energy.joules.si()));
+  CHECK(t.cell(3, *t.column("j_per_token")) == printf_string("%.9g", r.energy.joules_per_token.si()));
+  CHECK(t.cell(3, *t.column("device_power_w")) == printf_string("%.9g", r.energy.device_power.si()));
   CHECK(t.cell(3, *t.column("usd")) == printf_string("%.9g", r.cost.usd));
   CHECK(t.cell(3, *t.column("usd_per_mtoken")) == printf_string("%.9g", 1e6 * r.cost.usd_per_token));
   // The template's split in budget units: core 0.3675 x 826 mm^2, 0.4990 x 400 W; main memory
@@ -136,14 +136,14 @@ TEST_CASE("search strategy takes the best ranked strategy; architecture never en
   const ArchSpec spec = bind_template(c.lib, point_template(c.templates.front(), p));
   const DesignEvaluator e(spec, c.workloads.front(), 8);
   const Eigen::VectorXd split = ResourceSplit::from_template(spec.tmpl).values();
-  CHECK(best.design.training.iteration_time == rank_strategies(e, split).front().result.iteration_time);
+  CHECK(best.design.training.iteration_time.si() == rank_strategies(e, split).front().result.iteration_time.si());
 
   const StudySpec joint = gpt_study(
       "search: architecture\nstrategy: " + to_string(*best.strategy) +
       "\noptimizer: {restarts: 1, steps: 3}\n");
   const PointResult searched = evaluate_point(joint, load_study_context(joint, test::source_path("techlib")), p);
   REQUIRE(searched.feasible);
-  CHECK(searched.design.training.iteration_time <= best.design.training.iteration_time * (1.0 + 1e-12));
+  CHECK(searched.design.training.iteration_time.si() <= best.design.training.iteration_time.si() * (1.0 + 1e-12));
 }
 
 TEST_CASE("a study stopped midway and rerun redoes nothing and loses nothing", "[study]") {

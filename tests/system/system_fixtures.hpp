@@ -24,8 +24,8 @@ inline TierLink simple_tier(Tier tier, Topology topology, int positions, double 
   l.tier = tier;
   l.topology = topology;
   l.group_size = positions;
-  l.bandwidth = gb_per_s * 1e9;
-  l.latency = latency_us * 1e-6;
+  l.bandwidth = gigabytes_per_second(gb_per_s);
+  l.latency = microseconds(latency_us);
   l.devices_below = devices_below;
   l.grid_y = positions;
   return l;

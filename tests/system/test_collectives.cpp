@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -31,9 +32,9 @@ TierSpan span(Tier tier, int members, int below, double gb_per_s, double latency
   s.tier = tier;
   s.members = members;
   s.below = below;
-  s.bandwidth = gb_per_s * 1e9;
-  s.latency = latency_us * 1e-6;
-  s.half_bandwidth_message = half_bytes;
+  s.bandwidth = gigabytes_per_second(gb_per_s);
+  s.latency = microseconds(latency_us);
+  s.half_bandwidth_message = bytes(half_bytes);
   return s;
 }
 
@@ -56,6 +57,23 @@ GroupPlacement two_tiers() {
   g.span[1] = span(Tier::kScaleOut, 4, 8, 25, 5);
   g.outermost_tier = Tier::kScaleOut;
   return g;
+}
+
+// The model on plain SI numbers (bytes in; seconds, B/s and bytes out), as the golden values
+// below are written.
+double collective_s(const GroupPlacement& g, Collective c, double n,
+                    CollectiveAlgorithm a = CollectiveAlgorithm::kAuto) {
+  return collective_time(g, c, bytes(n), a).si();
+}
+double bus_bandwidth_si(Collective c, int members, double n, double time_s) {
+  return bus_bandwidth(c, members, bytes(n), seconds(time_s)).si();
+}
+CollectiveAlgorithm auto_algorithm_of(const GroupPlacement& g, Collective c, double n) {
+  return auto_algorithm(g, c, bytes(n));
+}
+std::array<double, kMaxTiers> link_bytes_si(const GroupPlacement& g, Collective c, double n) {
+  const std::array<Bytes, kMaxTiers> b = link_bytes(g, c, bytes(n));
+  return {b[0].si(), b[1].si(), b[2].si()};
 }
 
 GroupPlacement scaled(GroupPlacement g, double bandwidth, double latency) {
@@ -88,8 +106,8 @@ TEST_CASE("one member or no bytes cost nothing", "[system][property]") {
   const GroupPlacement eight = one_tier(8, 100, 1);
   for (const Collective c : kAllCollectives) {
     for (const CollectiveAlgorithm a : kAllAlgorithms) {
-      CHECK(collective_time(single, c, 1e9, a) == 0.0);
-      CHECK(collective_time(eight, c, 0.0, a) == 0.0);
+      CHECK(collective_s(single, c, 1e9, a) == 0.0);
+      CHECK(collective_s(eight, c, 0.0, a) == 0.0);
     }
   }
 }
@@ -98,7 +116,7 @@ TEST_CASE("alpha-beta formulas on one tier", "[system][golden]") {
   // p = 8, B = 100 GB/s (beta = 1e-11 s/B), alpha = 1 us, n = 800 MB.
   const GroupPlacement g = one_tier(8, 100, 1);
   const double n = 800e6;
-  auto t = [&](Collective c, CollectiveAlgorithm a) { return collective_time(g, c, n, a); };
+  auto t = [&](Collective c, CollectiveAlgorithm a) { return collective_s(g, c, n, a); };
   using C = Collective;
   using A = CollectiveAlgorithm;
   // Ring all-reduce 2(p-1)a + 2(p-1)/p n beta = 14 us + 1.75 x 8 ms = 14.014 ms.
@@ -130,8 +148,8 @@ TEST_CASE("alpha-beta formulas on one tier", "[system][golden]") {
   CHECK(t(C::kBroadcast, A::kHierarchical) == kInf);
   // Auto: the fastest that applies.
   CHECK(t(C::kAllReduce, A::kAuto) == Approx(0.014014));
-  CHECK(auto_algorithm(g, C::kAllReduce, n) == A::kRing);
-  CHECK(auto_algorithm(g, C::kAllReduce, 1e3) == A::kRecursiveDoubling);  // 3 vs 14 latencies
+  CHECK(auto_algorithm_of(g, C::kAllReduce, n) == A::kRing);
+  CHECK(auto_algorithm_of(g, C::kAllReduce, 1e3) == A::kRecursiveDoubling);  // 3 vs 14 latencies
   CHECK(t(C::kBroadcast, A::kAuto) == Approx(0.008007));
 }
 
@@ -144,37 +162,37 @@ TEST_CASE("alpha-beta formulas across two tiers", "[system][golden]") {
   // Ring: chunk n/p = 100 MB; inside 100 MB / 200 GB/s = 0.5 ms, across 8 rings each
   // 12.5 MB / 25 GB/s = 0.5 ms. Of the 32 hops 4 cross domains: mean latency
   // (28 x 1 + 4 x 5) / 32 = 1.5 us. 2 x 31 x (1.5 us + 0.5 ms) = 31.093 ms.
-  CHECK(collective_time(g, C::kAllReduce, n, A::kRing) == Approx(0.031093));
+  CHECK(collective_s(g, C::kAllReduce, n, A::kRing) == Approx(0.031093));
   // Hierarchical: reduce-scatter inside 7 x (1 us + 400 MB / 200 GB/s = 2 ms) = 14.007 ms, the
   // same to all-gather; all-reduce across on 400 MB: 2 x 3 x (5 us + 100 MB / 25 GB/s = 4 ms)
   // = 24.03 ms. Total 52.044 ms.
-  CHECK(collective_time(g, C::kAllReduce, n, A::kHierarchical) == Approx(0.052044));
+  CHECK(collective_s(g, C::kAllReduce, n, A::kHierarchical) == Approx(0.052044));
   // Recursive doubling: 3 x (1 us + 16 ms) + 2 x (5 us + 128 ms) = 304.013 ms.
-  CHECK(collective_time(g, C::kAllReduce, n, A::kRecursiveDoubling) == Approx(0.304013));
+  CHECK(collective_s(g, C::kAllReduce, n, A::kRecursiveDoubling) == Approx(0.304013));
   // Reduce-scatter by tiers: 14.007 ms inside + 3 x (5 us + 100 MB / 25 GB/s) = 12.015 ms.
-  CHECK(collective_time(g, C::kReduceScatter, n, A::kHierarchical) == Approx(0.026022));
+  CHECK(collective_s(g, C::kReduceScatter, n, A::kHierarchical) == Approx(0.026022));
   // All-to-all: 100 MB to each member; 7 inside at 200 GB/s (3.5 ms), 24 across at 25 GB/s
   // (96 ms) bind; latency 7 x 1 us + 24 x 5 us = 127 us. 96.127 ms.
-  CHECK(collective_time(g, C::kAllToAll, n) == Approx(0.096127));
+  CHECK(collective_s(g, C::kAllToAll, n) == Approx(0.096127));
   // Send/recv across the outermost tier: 5 us + 3.2 GB / 25 GB/s = 128.005 ms.
-  CHECK(collective_time(g, C::kSendRecv, n) == Approx(0.128005));
+  CHECK(collective_s(g, C::kSendRecv, n) == Approx(0.128005));
 }
 
 TEST_CASE("message-size efficiency and the reduction bound", "[system][golden]") {
   // A message of the half-bandwidth size reaches half the bandwidth: 64 KiB over 100 GB/s
   // takes 2 x 65536 / 1e11 s with no latency.
   const GroupPlacement g = one_tier(2, 100, 0, 65536);
-  CHECK(collective_time(g, Collective::kSendRecv, 65536) == Approx(2 * 65536 / 1e11));
+  CHECK(collective_s(g, Collective::kSendRecv, 65536) == Approx(2 * 65536 / 1e11));
   // A large message almost reaches the peak: 1 GB -> efficiency 1e9 / (1e9 + 65536).
-  CHECK(1e9 / collective_time(g, Collective::kSendRecv, 1e9) == Approx(1e11 / (1 + 65536 / 1e9)));
+  CHECK(1e9 / collective_s(g, Collective::kSendRecv, 1e9) == Approx(1e11 / (1 + 65536 / 1e9)));
   // Memory that reduces 10 GB/s (slower than the 100 GB/s link) binds the reducing steps:
   // ring all-reduce on p = 8, n = 800 MB: 7 x max(1 us + 1 ms, 100 MB / 10 GB/s = 10 ms) +
   // 7 x 1.001 ms = 77.007 ms. All-gather does not reduce.
   GroupPlacement slow = one_tier(8, 100, 1);
-  slow.reduction_bandwidth = 10e9;
-  CHECK(collective_time(slow, Collective::kAllReduce, 800e6, CollectiveAlgorithm::kRing) ==
+  slow.reduction_bandwidth = gigabytes_per_second(10);
+  CHECK(collective_s(slow, Collective::kAllReduce, 800e6, CollectiveAlgorithm::kRing) ==
         Approx(0.077007));
-  CHECK(collective_time(slow, Collective::kAllGather, 800e6, CollectiveAlgorithm::kRing) ==
+  CHECK(collective_s(slow, Collective::kAllGather, 800e6, CollectiveAlgorithm::kRing) ==
         Approx(0.007007));
 }
 
@@ -187,25 +205,25 @@ TEST_CASE("NCCL all-reduce bus bandwidth on 8 A100s", "[system][calibration]") {
   std::printf("A100 x8 all-reduce (model)\n%12s %10s %10s  %s\n", "bytes", "time_us", "busbw_GBs",
               "algorithm");
   for (double n = 1024; n <= 4.0 * (1 << 30); n *= 4) {
-    const double t = collective_time(g, Collective::kAllReduce, n);
+    const double t = collective_s(g, Collective::kAllReduce, n);
     std::printf("%12.0f %10.1f %10.1f  %s\n", n, t * 1e6,
-                bus_bandwidth(Collective::kAllReduce, 8, n, t) / 1e9,
-                std::string(to_string(auto_algorithm(g, Collective::kAllReduce, n))).c_str());
+                bus_bandwidth_si(Collective::kAllReduce, 8, n, t) / 1e9,
+                std::string(to_string(auto_algorithm_of(g, Collective::kAllReduce, n))).c_str());
   }
   for (const double n : {1.0 * (1 << 30), 4.0 * (1 << 30)}) {
-    const double busbw = bus_bandwidth(Collective::kAllReduce, 8, n,
-                                       collective_time(g, Collective::kAllReduce, n));
+    const double busbw = bus_bandwidth_si(Collective::kAllReduce, 8, n,
+                                       collective_s(g, Collective::kAllReduce, n));
     CHECK(busbw > 230e9);
     CHECK(busbw < 240e9);
-    CHECK(busbw / (sys.tiers[0].bandwidth) == Approx(0.78).epsilon(0.01));
+    CHECK(busbw / sys.tiers[0].bandwidth.si() == Approx(0.78).epsilon(0.01));
   }
   // Mid-size messages fall short of the peak, as the measured curves do (their knee lies
   // between 1 and 64 MB [R]): 8 MB reaches 100-200 GB/s, 64 KB under 30 GB/s.
-  const double t8m = collective_time(g, Collective::kAllReduce, 8 << 20);
-  CHECK(bus_bandwidth(Collective::kAllReduce, 8, 8 << 20, t8m) > 100e9);
-  CHECK(bus_bandwidth(Collective::kAllReduce, 8, 8 << 20, t8m) < 200e9);
-  const double t64k = collective_time(g, Collective::kAllReduce, 65536);
-  CHECK(bus_bandwidth(Collective::kAllReduce, 8, 65536, t64k) < 30e9);
+  const double t8m = collective_s(g, Collective::kAllReduce, 8 << 20);
+  CHECK(bus_bandwidth_si(Collective::kAllReduce, 8, 8 << 20, t8m) > 100e9);
+  CHECK(bus_bandwidth_si(Collective::kAllReduce, 8, 8 << 20, t8m) < 200e9);
+  const double t64k = collective_s(g, Collective::kAllReduce, 65536);
+  CHECK(bus_bandwidth_si(Collective::kAllReduce, 8, 65536, t64k) < 30e9);
 }
 
 TEST_CASE("all-to-all across two DGX nodes moves half its bytes over the NICs", "[system]") {
@@ -215,16 +233,16 @@ TEST_CASE("all-to-all across two DGX nodes moves half its bytes over the NICs", 
   const SystemGraph sys = shipped_system("a100", 16);
   const GroupPlacement g = place_group(sys, 16, 1);
   const double n = 1 << 30;
-  const double busbw = bus_bandwidth(Collective::kAllToAll, 16, n,
-                                     collective_time(g, Collective::kAllToAll, n));
-  CHECK(busbw / sys.tiers[1].usable_bandwidth() == Approx(1.875).epsilon(0.01));
+  const double busbw = bus_bandwidth_si(Collective::kAllToAll, 16, n,
+                                     collective_s(g, Collective::kAllToAll, n));
+  CHECK(busbw / sys.tiers[1].usable_bandwidth().si() == Approx(1.875).epsilon(0.01));
 }
 
 TEST_CASE("ring all-reduce approaches 2 n beta as members grow", "[system][property]") {
   // No latency: T(p) = 2(p-1)/p n beta rises with p towards 2 n beta = 20 ms (1 GB, 100 GB/s).
   double last = 0.0;
   for (int p = 2; p <= 1024; p *= 2) {
-    const double t = collective_time(one_tier(p, 100, 0), Collective::kAllReduce, 1e9,
+    const double t = collective_s(one_tier(p, 100, 0), Collective::kAllReduce, 1e9,
                                      CollectiveAlgorithm::kRing);
     CHECK(t == Approx(2.0 * (p - 1) / p * 0.01));
     CHECK(t > last);
@@ -253,14 +271,14 @@ TEST_CASE("more bandwidth never slows, more latency never speeds", "[system][pro
     for (const Collective c : kAllCollectives) {
       for (const CollectiveAlgorithm a : kAllAlgorithms) {
         for (const double n : {1e3, 1e6, 1e9}) {
-          const double t = collective_time(g, c, n, a);
+          const double t = collective_s(g, c, n, a);
           CHECK(t >= 0.0);
-          CHECK(collective_time(scaled(g, 2.0, 1.0), c, n, a) <= t * (1 + 1e-12));
-          CHECK(collective_time(scaled(g, 1.0, 2.0), c, n, a) >= t * (1 - 1e-12));
-          CHECK(collective_time(g, c, 2 * n, a) >= t);  // more bytes never faster
+          CHECK(collective_s(scaled(g, 2.0, 1.0), c, n, a) <= t * (1 + 1e-12));
+          CHECK(collective_s(scaled(g, 1.0, 2.0), c, n, a) >= t * (1 - 1e-12));
+          CHECK(collective_s(g, c, 2 * n, a) >= t);  // more bytes never faster
           if (a == CollectiveAlgorithm::kAuto) {
             for (const CollectiveAlgorithm b : kAllAlgorithms) {
-              CHECK(t <= collective_time(g, c, n, b) * (1 + 1e-12));
+              CHECK(t <= collective_s(g, c, n, b) * (1 + 1e-12));
             }
           }
           ++checked;
@@ -277,19 +295,19 @@ TEST_CASE("hierarchical beats a flat ring across a slow scale-out tier at scale"
   // hierarchical one crosses the NICs in 2 x 127 steps on 1/8 of the data.
   const GroupPlacement all = place_group(shipped_system("a100", 1024), 1024, 1);
   const double n = 64e6;
-  const double flat = collective_time(all, Collective::kAllReduce, n, CollectiveAlgorithm::kRing);
+  const double flat = collective_s(all, Collective::kAllReduce, n, CollectiveAlgorithm::kRing);
   const double hier =
-      collective_time(all, Collective::kAllReduce, n, CollectiveAlgorithm::kHierarchical);
+      collective_s(all, Collective::kAllReduce, n, CollectiveAlgorithm::kHierarchical);
   CHECK(hier < 0.5 * flat);
-  CHECK(auto_algorithm(all, Collective::kAllReduce, n) == CollectiveAlgorithm::kHierarchical);
+  CHECK(auto_algorithm_of(all, Collective::kAllReduce, n) == CollectiveAlgorithm::kHierarchical);
   // Small messages: recursive doubling's 3 + 7 steps beat both.
-  CHECK(auto_algorithm(all, Collective::kAllReduce, 4096) ==
+  CHECK(auto_algorithm_of(all, Collective::kAllReduce, 4096) ==
         CollectiveAlgorithm::kRecursiveDoubling);
   // Two nodes and a large message: the flat ring's 8 rings use all 8 NICs at once and beat
   // the hierarchy, which runs its NVLink and NIC phases one after the other.
   const GroupPlacement two = place_group(shipped_system("a100", 16), 16, 1);
-  CHECK(collective_time(two, Collective::kAllReduce, 1e9, CollectiveAlgorithm::kRing) <
-        collective_time(two, Collective::kAllReduce, 1e9, CollectiveAlgorithm::kHierarchical));
+  CHECK(collective_s(two, Collective::kAllReduce, 1e9, CollectiveAlgorithm::kRing) <
+        collective_s(two, Collective::kAllReduce, 1e9, CollectiveAlgorithm::kHierarchical));
 }
 
 TEST_CASE("2-D torus all-reduce runs rings along each dimension", "[system][golden]") {
@@ -306,7 +324,7 @@ TEST_CASE("2-D torus all-reduce runs rings along each dimension", "[system][gold
     CHECK(g.span[0].grid_x == 4);
     CHECK(g.span[0].grid_y == 4);
     const double n = 1.6e9;
-    const double t = collective_time(g, Collective::kAllReduce, n, CollectiveAlgorithm::kTorus2D);
+    const double t = collective_s(g, Collective::kAllReduce, n, CollectiveAlgorithm::kTorus2D);
     if (topo == Topology::kMesh2D) {
       // A mesh line of 4 embeds its ring with dilation 2: 100 GB/s, 2 us per step.
       // x: reduce-scatter 3 x (2 us + 1.6 GB/4 / 100 GB/s = 4 ms) = 12.006 ms, all-gather the
@@ -318,7 +336,7 @@ TEST_CASE("2-D torus all-reduce runs rings along each dimension", "[system][gold
       CHECK(t == Approx(0.015012));
     }
     // Same bandwidth as a flat ring through the block, but 12 steps instead of 30.
-    CHECK(t < collective_time(g, Collective::kAllReduce, n, CollectiveAlgorithm::kRing));
+    CHECK(t < collective_s(g, Collective::kAllReduce, n, CollectiveAlgorithm::kRing));
   }
 }
 
@@ -329,15 +347,15 @@ TEST_CASE("congestion divides bandwidth and multiplies latency", "[system]") {
   busy.tiers[1].latency_congestion = 10.0;
   const GroupPlacement a = place_group(calm, 128, 8);  // data parallel across the NICs
   const GroupPlacement b = place_group(busy, 128, 8);
-  CHECK(b.span[0].bandwidth == Approx(a.span[0].bandwidth / 2));
-  CHECK(b.span[0].latency == Approx(a.span[0].latency * 10));
+  CHECK(b.span[0].bandwidth.si() == Approx(a.span[0].bandwidth.si() / 2));
+  CHECK(b.span[0].latency.si() == Approx(a.span[0].latency.si() * 10));
   // A large all-reduce is bandwidth-bound: about twice as long.
   const double n = 4e9;
-  CHECK(collective_time(b, Collective::kAllReduce, n) /
-            collective_time(a, Collective::kAllReduce, n) ==
+  CHECK(collective_s(b, Collective::kAllReduce, n) /
+            collective_s(a, Collective::kAllReduce, n) ==
         Approx(2.0).epsilon(0.05));
   // A tiny one is latency-bound: about ten times as long.
-  CHECK(collective_time(b, Collective::kAllReduce, 8) / collective_time(a, Collective::kAllReduce, 8) ==
+  CHECK(collective_s(b, Collective::kAllReduce, 8) / collective_s(a, Collective::kAllReduce, 8) ==
         Approx(10.0).epsilon(0.4));
 }
 
@@ -347,26 +365,26 @@ TEST_CASE("bytes each member sends per tier: the bandwidth-optimal volume", "[sy
   const double n = 1e9;
   // One tier of 8: ring all-reduce 2·7/8·n, reduce-scatter and all-gather 7/8·n, all there.
   const GroupPlacement g8 = one_tier(8, 200, 1);
-  CHECK(link_bytes(g8, Collective::kAllReduce, n)[kIn] == Approx(2.0 * 7.0 / 8.0 * n));
-  CHECK(link_bytes(g8, Collective::kReduceScatter, n)[kIn] == Approx(7.0 / 8.0 * n));
-  CHECK(link_bytes(g8, Collective::kAllGather, n)[kIn] == Approx(7.0 / 8.0 * n));
-  CHECK(link_bytes(g8, Collective::kAllToAll, n)[kIn] == Approx(7.0 / 8.0 * n));
-  CHECK(link_bytes(g8, Collective::kSendRecv, n)[kIn] == n);
+  CHECK(link_bytes_si(g8, Collective::kAllReduce, n)[kIn] == Approx(2.0 * 7.0 / 8.0 * n));
+  CHECK(link_bytes_si(g8, Collective::kReduceScatter, n)[kIn] == Approx(7.0 / 8.0 * n));
+  CHECK(link_bytes_si(g8, Collective::kAllGather, n)[kIn] == Approx(7.0 / 8.0 * n));
+  CHECK(link_bytes_si(g8, Collective::kAllToAll, n)[kIn] == Approx(7.0 / 8.0 * n));
+  CHECK(link_bytes_si(g8, Collective::kSendRecv, n)[kIn] == n);
   // 4 domains of 8: a ring through all 32 crosses the network 4 times (the wrap-around
   // included) and stays inside 28 times, so 4/32 of 2·31/32·n goes out.
   const GroupPlacement g32 = two_tiers();
-  const auto ar = link_bytes(g32, Collective::kAllReduce, n);
+  const auto ar = link_bytes_si(g32, Collective::kAllReduce, n);
   CHECK(ar[kOut] == Approx(2.0 * 31.0 / 32.0 * n * 4.0 / 32.0));
   CHECK(ar[kIn] == Approx(2.0 * 31.0 / 32.0 * n * 28.0 / 32.0));
   // All-to-all: n/32 to each of the 7 domain peers inside, to the 24 others outside.
-  const auto a2a = link_bytes(g32, Collective::kAllToAll, n);
+  const auto a2a = link_bytes_si(g32, Collective::kAllToAll, n);
   CHECK(a2a[kIn] == Approx(7.0 * n / 32.0));
   CHECK(a2a[kOut] == Approx(24.0 * n / 32.0));
   // Send/recv crosses the outermost span only.
-  const auto sr = link_bytes(g32, Collective::kSendRecv, n);
+  const auto sr = link_bytes_si(g32, Collective::kSendRecv, n);
   CHECK(sr[kOut] == n);
   CHECK(sr[kIn] == 0.0);
   // One member or no bytes: nothing.
-  CHECK(link_bytes(one_tier(1, 200, 1), Collective::kAllReduce, n)[kIn] == 0.0);
-  CHECK(link_bytes(g8, Collective::kAllReduce, 0.0)[kIn] == 0.0);
+  CHECK(link_bytes_si(one_tier(1, 200, 1), Collective::kAllReduce, n)[kIn] == 0.0);
+  CHECK(link_bytes_si(g8, Collective::kAllReduce, 0.0)[kIn] == 0.0);
 }

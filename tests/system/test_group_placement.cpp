@@ -40,23 +40,23 @@ SystemGraph ring8() {
 
 TEST_CASE("groups on 1024 A100s span the tiers their strides reach", "[system]") {
   const SystemGraph sys = shipped_system("a100", 1024);
-  const double nvlink = sys.tiers[0].usable_bandwidth();  // 300 x 0.78 = 234 GB/s
-  const double hdr = sys.tiers[1].usable_bandwidth();     // 25 x 0.94 = 23.5 GB/s
+  const double nvlink = sys.tiers[0].usable_bandwidth().si();  // 300 x 0.78 = 234 GB/s
+  const double hdr = sys.tiers[1].usable_bandwidth().si();     // 25 x 0.94 = 23.5 GB/s
   // Tensor parallel inside one DGX: 8 contiguous devices, NVSwitch only.
   const GroupPlacement tp = place_group(sys, 8, 1);
   REQUIRE(tp.levels == 1);
   CHECK(tp.outermost_tier == Tier::kInterPackage);
   CHECK(tp.span[0].members == 8);
   CHECK(tp.span[0].below == 1);
-  CHECK(tp.span[0].bandwidth == Approx(nvlink));
-  CHECK(tp.span[0].latency == Approx(2e-6));
-  CHECK(tp.reduction_bandwidth == Approx(sys.memory_bandwidth / 3));
+  CHECK(tp.span[0].bandwidth.si() == Approx(nvlink));
+  CHECK(tp.span[0].latency.si() == Approx(2e-6));
+  CHECK(tp.reduction_bandwidth.si() == Approx(sys.memory_bandwidth.si() / 3));
   // Data parallel with stride 8: one member per DGX, each on its own NIC (a rail).
   const GroupPlacement dp = place_group(sys, 128, 8);
   REQUIRE(dp.levels == 1);
   CHECK(dp.outermost_tier == Tier::kScaleOut);
   CHECK(dp.span[0].members == 128);
-  CHECK(dp.span[0].bandwidth == Approx(hdr));
+  CHECK(dp.span[0].bandwidth.si() == Approx(hdr));
   // 16 members 4 apart: 2 per DGX (positions 0 and 4), 8 DGX nodes.
   const GroupPlacement mixed = place_group(sys, 16, 4);
   REQUIRE(mixed.levels == 2);
@@ -91,57 +91,57 @@ TEST_CASE("fat-tree oversubscription binds groups that span leaves", "[system]")
   // Leaves of 32 devices (4 domains), 2:1 oversubscribed above them.
   const SystemGraph g = two_level(16, 2.0, 32);
   // 4 members 8 apart: devices 0, 8, 16, 24 under one leaf: full 25 GB/s.
-  CHECK(place_group(g, 4, 8).span[0].bandwidth == Approx(25e9));
+  CHECK(place_group(g, 4, 8).span[0].bandwidth.si() == Approx(25e9));
   // 8 members 8 apart reach device 56, the next leaf: 12.5 GB/s.
-  CHECK(place_group(g, 8, 8).span[0].bandwidth == Approx(12.5e9));
+  CHECK(place_group(g, 8, 8).span[0].bandwidth.si() == Approx(12.5e9));
   // A block that does not tile the leaves (3 x 8 = 24 devices) straddles one somewhere.
-  CHECK(place_group(g, 3, 8).span[0].bandwidth == Approx(12.5e9));
+  CHECK(place_group(g, 3, 8).span[0].bandwidth.si() == Approx(12.5e9));
   // The inner switch tier never sees the oversubscription.
-  CHECK(place_group(g, 64, 1).span[0].bandwidth == Approx(200e9));
+  CHECK(place_group(g, 64, 1).span[0].bandwidth.si() == Approx(200e9));
 }
 
 TEST_CASE("rings derate by spacing and segments", "[system]") {
   const SystemGraph g = ring8();  // 2 ports of 50 GB/s per device, 1 us per hop
   // The whole ring: both directions, 100 GB/s, one hop per step.
   const GroupPlacement whole = place_group(g, 8, 1);
-  CHECK(whole.span[0].bandwidth == Approx(100e9));
-  CHECK(whole.span[0].latency == Approx(1e-6));
+  CHECK(whole.span[0].bandwidth.si() == Approx(100e9));
+  CHECK(whole.span[0].latency.si() == Approx(1e-6));
   // Half the ring, contiguous: a segment embeds its ring with dilation 2: 50 GB/s, 2 hops.
   const GroupPlacement segment = place_group(g, 4, 1);
-  CHECK(segment.span[0].bandwidth == Approx(50e9));
-  CHECK(segment.span[0].latency == Approx(2e-6));
+  CHECK(segment.span[0].bandwidth.si() == Approx(50e9));
+  CHECK(segment.span[0].latency.si() == Approx(2e-6));
   // Every other position all the way round: wraps, but each link carries the sibling group's
   // ring too (spacing 2): 2 x 50 / 2 = 50 GB/s, 2 hops per step.
   const GroupPlacement strided = place_group(g, 4, 2);
   CHECK(strided.span[0].spacing == 2);
-  CHECK(strided.span[0].bandwidth == Approx(50e9));
-  CHECK(strided.span[0].latency == Approx(2e-6));
+  CHECK(strided.span[0].bandwidth.si() == Approx(50e9));
+  CHECK(strided.span[0].latency.si() == Approx(2e-6));
   // Two members 4 apart: 4 sibling pairs over each link: 25 GB/s, 4 hops.
   const GroupPlacement pair = place_group(g, 2, 4);
-  CHECK(pair.span[0].bandwidth == Approx(25e9));
-  CHECK(pair.span[0].latency == Approx(4e-6));
+  CHECK(pair.span[0].bandwidth.si() == Approx(25e9));
+  CHECK(pair.span[0].latency.si() == Approx(4e-6));
 }
 
 TEST_CASE("2-D mesh placements form blocks", "[system]") {
   // waferscale: 8 x 8 mesh of nodes per package, 4 ports each.
   const SystemGraph sys = shipped_system("waferscale", 64);
-  const double port = sys.tiers[0].usable_bandwidth() / 4;
+  const double port = sys.tiers[0].usable_bandwidth().si() / 4;
   // A row of 8: a line ring (no wrap on a mesh) through one port per direction.
   const GroupPlacement row = place_group(sys, 8, 1);
   CHECK(row.span[0].grid_x == 8);
   CHECK(row.span[0].grid_y == 1);
-  CHECK(row.span[0].bandwidth == Approx(port));
-  CHECK(row.span[0].latency == Approx(2 * sys.tiers[0].latency));
+  CHECK(row.span[0].bandwidth.si() == Approx(port));
+  CHECK(row.span[0].latency.si() == Approx(2 * sys.tiers[0].latency.si()));
   // A column: 8 members 8 apart.
   const GroupPlacement column = place_group(sys, 8, 8);
   CHECK(column.span[0].grid_x == 1);
   CHECK(column.span[0].grid_y == 8);
-  CHECK(column.span[0].bandwidth == Approx(port));
+  CHECK(column.span[0].bandwidth.si() == Approx(port));
   // 2 x 8 columns of stride 4: 2 along x (4 apart), 8 along y.
   const GroupPlacement block = place_group(sys, 16, 4);
   CHECK(block.span[0].grid_x == 2);
   CHECK(block.span[0].grid_y == 8);
-  CHECK(block.span[0].bandwidth_x == Approx(port / 4));
-  CHECK(block.span[0].bandwidth_y == Approx(port));
-  CHECK(block.span[0].bandwidth == Approx(port / 4));  // a cycle through it: the far axis binds
+  CHECK(block.span[0].bandwidth_x.si() == Approx(port / 4));
+  CHECK(block.span[0].bandwidth_y.si() == Approx(port));
+  CHECK(block.span[0].bandwidth.si() == Approx(port / 4));  // a cycle through it: the far axis binds
 }

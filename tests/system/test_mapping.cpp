@@ -14,30 +14,33 @@ using pathfinder::test::shipped_system;
 
 TEST_CASE("concurrent dimensions share a switch port", "[system]") {
   const SystemGraph sys = shipped_system("a100", 1024);
-  const double nvlink = sys.tiers[0].usable_bandwidth();
+  const double nvlink = sys.tiers[0].usable_bandwidth().si();
   // tp 4 (contiguous) and dp 256 (stride 4: two members per DGX) both cross NVSwitch.
-  std::vector<ParallelDim> dims{{"tp", 4, 1e9}, {"dp", 256, 1e9}};
+  std::vector<ParallelDim> dims{{"tp", 4, bytes(1e9)}, {"dp", 256, bytes(1e9)}};
   const std::vector<int> order{0, 1};
   const Mapping both = map_dims(sys, dims, order);
-  CHECK(both.groups[0].span[0].bandwidth == Approx(nvlink / 2));
+  CHECK(both.groups[0].span[0].bandwidth.si() == Approx(nvlink / 2));
   CHECK(both.groups[1].span[0].tier == Tier::kInterPackage);
-  CHECK(both.groups[1].span[0].bandwidth == Approx(nvlink / 2));
-  CHECK(both.groups[1].span[1].bandwidth == Approx(sys.tiers[1].usable_bandwidth()));  // alone
+  CHECK(both.groups[1].span[0].bandwidth.si() == Approx(nvlink / 2));
+  CHECK(both.groups[1].span[1].bandwidth.si() ==
+        Approx(sys.tiers[1].usable_bandwidth().si()));  // alone
   // Tensor-parallel traffic not overlapping the gradient reduction: each has the port.
   dims[0].concurrent = false;
   const Mapping apart = map_dims(sys, dims, order);
-  CHECK(apart.groups[0].span[0].bandwidth == Approx(nvlink));
-  CHECK(apart.groups[1].span[0].bandwidth == Approx(nvlink));
+  CHECK(apart.groups[0].span[0].bandwidth.si() == Approx(nvlink));
+  CHECK(apart.groups[1].span[0].bandwidth.si() == Approx(nvlink));
   // The score is the sum of each dimension's all-reduce of its weight.
-  CHECK(both.score == Approx(collective_time(both.groups[0], Collective::kAllReduce, 1e9) +
-                             collective_time(both.groups[1], Collective::kAllReduce, 1e9)));
+  CHECK(both.score.si() ==
+        Approx((collective_time(both.groups[0], Collective::kAllReduce, bytes(1e9)) +
+                collective_time(both.groups[1], Collective::kAllReduce, bytes(1e9)))
+                   .si()));
   CHECK(both.order == order);
 }
 
 TEST_CASE("best mapping puts the heavy dimension on the fast tier", "[system]") {
   const SystemGraph sys = shipped_system("a100", 1024);
   // Tensor parallel moves 10x the data parallel bytes: tensor first (contiguous, NVSwitch).
-  std::vector<ParallelDim> dims{{"dp", 128, 1e9}, {"tp", 8, 1e10}};
+  std::vector<ParallelDim> dims{{"dp", 128, bytes(1e9)}, {"tp", 8, bytes(1e10)}};
   const Mapping m = best_mapping(sys, dims);
   CHECK(m.order == std::vector<int>{1, 0});
   CHECK(m.groups[1].stride == 1);
@@ -46,29 +49,30 @@ TEST_CASE("best mapping puts the heavy dimension on the fast tier", "[system]") 
   CHECK(m.groups[0].outermost_tier == Tier::kScaleOut);
   // The other order is worse, and best_mapping's score is the map_dims score of its order.
   const std::vector<int> other{0, 1};
-  CHECK(map_dims(sys, dims, other).score > m.score);
-  CHECK(map_dims(sys, dims, m.order).score == Approx(m.score));
+  CHECK(map_dims(sys, dims, other).score.si() > m.score.si());
+  CHECK(map_dims(sys, dims, m.order).score.si() == Approx(m.score.si()));
   // Swap the weights and data parallel takes NVSwitch.
-  dims[0].weight = 1e10;
-  dims[1].weight = 1e9;
+  dims[0].weight = bytes(1e10);
+  dims[1].weight = bytes(1e9);
   CHECK(best_mapping(sys, dims).order == std::vector<int>{0, 1});
 }
 
 TEST_CASE("best mapping is deterministic and keeps degree-1 dimensions last", "[system]") {
   const SystemGraph sys = shipped_system("a100", 1024);
   // Two identical dimensions: both orders score the same; the first (0, 1) is kept.
-  const std::vector<ParallelDim> twins{{"a", 32, 1e9}, {"b", 32, 1e9}};
+  const std::vector<ParallelDim> twins{{"a", 32, bytes(1e9)}, {"b", 32, bytes(1e9)}};
   const Mapping t = best_mapping(sys, twins);
   CHECK(t.order == std::vector<int>{0, 1});
-  CHECK(map_dims(sys, twins, std::vector<int>{1, 0}).score == Approx(t.score));
+  CHECK(map_dims(sys, twins, std::vector<int>{1, 0}).score.si() == Approx(t.score.si()));
   // Degree 1 dimensions: placed last, size 1, no span, no cost.
-  const std::vector<ParallelDim> dims{{"pp", 1, 1e9, Collective::kSendRecv}, {"tp", 8, 1e10},
-                                      {"ep", 1, 0.0}, {"dp", 128, 1e9}};
+  const std::vector<ParallelDim> dims{{"pp", 1, bytes(1e9), Collective::kSendRecv},
+                                      {"tp", 8, bytes(1e10)},
+                                      {"ep", 1, Bytes{}}, {"dp", 128, bytes(1e9)}};
   const Mapping m = best_mapping(sys, dims);
   CHECK(m.order == std::vector<int>{1, 3, 0, 2});
   CHECK(m.groups[0].size == 1);
   CHECK(m.groups[0].levels == 0);
-  CHECK(collective_time(m.groups[0], Collective::kSendRecv, 1e9) == 0.0);
+  CHECK(collective_time(m.groups[0], Collective::kSendRecv, bytes(1e9)) == Time{});
   CHECK(m.groups.size() == 4);
 }
 
@@ -80,15 +84,17 @@ TEST_CASE("an oversubscribed fat-tree keeps data parallel inside the leaves", "[
   SystemGraph sys = shipped_system("a100", 1024);
   sys.tiers[1].oversubscription = 4.0;
   sys.tiers[1].leaf_size = 64;
-  const std::vector<ParallelDim> dims{{"tp", 8, 1e10}, {"pp", 16, 1e8, Collective::kSendRecv},
-                                      {"dp", 8, 2e9}};
+  const std::vector<ParallelDim> dims{{"tp", 8, bytes(1e10)},
+                                      {"pp", 16, bytes(1e8), Collective::kSendRecv},
+                                      {"dp", 8, bytes(2e9)}};
   const Mapping m = best_mapping(sys, dims);
   CHECK(m.order == std::vector<int>{0, 2, 1});
   CHECK(m.groups[2].stride == 8);
   CHECK(m.groups[1].stride == 64);
   // Both cross the NICs at the same time, so each has half a port; pp also crosses leaves.
-  CHECK(m.groups[2].span[0].bandwidth == Approx(sys.tiers[1].usable_bandwidth() / 2));
-  CHECK(m.groups[1].span[0].bandwidth == Approx(sys.tiers[1].usable_bandwidth() / 2 / 4));
+  CHECK(m.groups[2].span[0].bandwidth.si() == Approx(sys.tiers[1].usable_bandwidth().si() / 2));
+  CHECK(m.groups[1].span[0].bandwidth.si() ==
+        Approx(sys.tiers[1].usable_bandwidth().si() / 2 / 4));
   // With leaves of 32 both orders cross them: a tie, and the first order (tp, pp, dp) stays.
   sys.tiers[1].leaf_size = 32;
   CHECK(best_mapping(sys, dims).order == std::vector<int>{0, 1, 2});
@@ -96,10 +102,10 @@ TEST_CASE("an oversubscribed fat-tree keeps data parallel inside the leaves", "[
 
 TEST_CASE("strategies that do not fit the devices are exact errors", "[system][config-error]") {
   const SystemGraph sys = shipped_system("a100", 1024);
-  const std::vector<ParallelDim> short_by_2{{"tp", 8, 1e9}, {"dp", 64, 1e9}};
+  const std::vector<ParallelDim> short_by_2{{"tp", 8, bytes(1e9)}, {"dp", 64, bytes(1e9)}};
   CHECK(error_of([&] { (void)best_mapping(sys, short_by_2); }) ==
         "strategy: error: the degrees (tp 8 x dp 64) do not multiply to the 1024 devices");
-  const std::vector<ParallelDim> zero{{"tp", 0, 1e9}, {"dp", 64, 1e9}};
+  const std::vector<ParallelDim> zero{{"tp", 0, bytes(1e9)}, {"dp", 64, bytes(1e9)}};
   CHECK(error_of([&] { (void)map_dims(sys, zero, std::vector<int>{0, 1}); }) ==
         "strategy: error: dimension \"tp\": expected a degree >= 1, got 0");
 }

@@ -55,16 +55,16 @@ TEST_CASE("one DGX A100 is one NVSwitch tier", "[system]") {
   CHECK(nv.ports() == 1);
   // The generated NVLink 3: 600 GB/s both directions = 300 GB/s per direction (datasheet test
   // holds it within 0.3%); 2 us per message (techlib NVLink3).
-  CHECK(nv.bandwidth == Approx(300e9).epsilon(0.003));
-  CHECK(nv.latency == Approx(2e-6));
+  CHECK(nv.bandwidth.si() == Approx(300e9).epsilon(0.003));
+  CHECK(nv.latency.si() == Approx(2e-6));
   CHECK(nv.max_utilization == Approx(0.78));
-  CHECK(nv.half_bandwidth_message == Approx(65536.0));
+  CHECK(nv.half_bandwidth_message.si() == Approx(65536.0));
   // 300 x 0.78 = 234 GB/s usable, no congestion.
-  CHECK(nv.usable_bandwidth() == Approx(234e9).epsilon(0.003));
-  CHECK(nv.usable_latency() == Approx(2e-6));
+  CHECK(nv.usable_bandwidth().si() == Approx(234e9).epsilon(0.003));
+  CHECK(nv.usable_latency().si() == Approx(2e-6));
   CHECK(g.find(Tier::kScaleOut) == nullptr);
   // Device memory bounds reductions: HBM2e 2.04 TB/s x 0.9.
-  CHECK(g.memory_bandwidth == Approx(1.84e12).epsilon(0.02));
+  CHECK(g.memory_bandwidth.si() == Approx(1.84e12).epsilon(0.02));
 }
 
 TEST_CASE("1024 A100s: 128 DGX domains on HDR InfiniBand", "[system]") {
@@ -77,10 +77,10 @@ TEST_CASE("1024 A100s: 128 DGX domains on HDR InfiniBand", "[system]") {
   CHECK(ib.topology == Topology::kFatTree);
   CHECK(ib.group_size == 128);  // 1024 / 8 devices per domain
   CHECK(ib.devices_below == 8);
-  CHECK(ib.bandwidth == Approx(25e9));
-  CHECK(ib.latency == Approx(5e-6));
+  CHECK(ib.bandwidth.si() == Approx(25e9));
+  CHECK(ib.latency.si() == Approx(5e-6));
   CHECK(ib.leaf_size == 32);
-  CHECK(ib.usable_bandwidth() == Approx(23.5e9));  // 25 x 0.94
+  CHECK(ib.usable_bandwidth().si() == Approx(23.5e9));  // 25 x 0.94
   CHECK(g.find(Tier::kScaleOut) == &g.tiers[1]);
   CHECK(g.find(Tier::kIntraPackage) == nullptr);
 }
@@ -128,8 +128,8 @@ TEST_CASE("congestion factors reach the tier", "[system]") {
   CHECK(l.group_size == 4);
   CHECK(l.bandwidth_congestion == 2.0);
   CHECK(l.latency_congestion == 3.0);
-  CHECK(l.usable_bandwidth() == Approx(2.5e9));  // 10 GB/s x 0.5 / 2
-  CHECK(l.usable_latency() == Approx(12e-6));    // 4 us x 3
+  CHECK(l.usable_bandwidth().si() == Approx(2.5e9));  // 10 GB/s x 0.5 / 2
+  CHECK(l.usable_latency().si() == Approx(12e-6));    // 4 us x 3
 }
 
 TEST_CASE("device counts that do not fit the hierarchy are exact errors", "[system][config-error]") {

@@ -9,11 +9,12 @@ TEST_CASE("chrome trace: named processes and threads, complete events in microse
           "[train][trace]") {
   Timeline t;
   t.stages = 2;
-  t.iteration_time = 0.5;
-  t.spans = {{0, TraceTrack::kCompute, "F 0", "forward", 0.0, 0.1, 0, 0},
-             {0, TraceTrack::kSendForward, "act 0", "pipeline", 0.1, 0.002, 0, 0},
-             {1, TraceTrack::kCompute, "F 0", "forward", 0.102, 0.1, 0, 1},
-             {1, TraceTrack::kHost, "host", "host", 0.49, 0.01, -1, -1}};
+  t.iteration_time = seconds(0.5);
+  t.spans = {{0, TraceTrack::kCompute, "F 0", "forward", seconds(0.0), seconds(0.1), 0, 0},
+             {0, TraceTrack::kSendForward, "act 0", "pipeline", seconds(0.1), seconds(0.002), 0,
+              0},
+             {1, TraceTrack::kCompute, "F 0", "forward", seconds(0.102), seconds(0.1), 0, 1},
+             {1, TraceTrack::kHost, "host", "host", seconds(0.49), seconds(0.01), -1, -1}};
   const nlohmann::ordered_json j =
       chrome_trace(t, {{"template", "A100 \"80GB\"\nSXM"}, {"strategy", "tp1-pp2"}});
   const auto& ev = j.at("traceEvents");

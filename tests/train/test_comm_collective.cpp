@@ -25,8 +25,8 @@ TEST_CASE("PlacedComm: every collective as collective_time and link_bytes give i
       const GroupPlacement& g = c.group == CommGroup::kTensor ? tensor : data;
       const Collective kind = collective_of(c.kind);
       for (int again = 0; again < 2; ++again) {
-        CHECK(comm.time(c) == collective_time(g, kind, c.bytes.si()));
-        CHECK(comm.link_bytes(c) == link_bytes(g, kind, c.bytes.si()));
+        CHECK(comm.time(c) == collective_time(g, kind, c.bytes));
+        CHECK(comm.link_bytes(c) == link_bytes(g, kind, c.bytes));
       }
     }
   }
@@ -35,8 +35,8 @@ TEST_CASE("PlacedComm: every collective as collective_time and link_bytes give i
   const Communication ar{CommKind::kAllReduce, CommGroup::kTensor, units::kibibytes * 1024.0};
   const Communication ag{CommKind::kAllGather, CommGroup::kTensor, units::kibibytes * 1024.0};
   double sent_ar = 0.0, sent_ag = 0.0;
-  for (const double b : comm.link_bytes(ar)) sent_ar += b;
-  for (const double b : comm.link_bytes(ag)) sent_ag += b;
+  for (const Bytes b : comm.link_bytes(ar)) sent_ar += b.si();
+  for (const Bytes b : comm.link_bytes(ag)) sent_ag += b.si();
   CHECK(sent_ag == Approx(7.0 / 8.0 * 1024 * 1024));
   CHECK(sent_ar == Approx(2.0 * sent_ag));
 }

@@ -20,8 +20,8 @@ TEST_CASE("an iteration's cost: the devices' amortized capital and the electrici
   REQUIRE(r.cost.modelled);
   const DeviceCost d = device_cost(a.spec, a.arch);
   // 8 devices' capital over the iteration time; the iteration's joules at 0.08 USD/kWh x 1.2.
-  CHECK(r.cost.capital_usd == Approx(8.0 * d.capital_usd * r.iteration_time / (4.0 * 365.25 * 86400.0)));
-  CHECK(r.cost.energy_usd == Approx(r.energy.joules * 0.08 * 1.2 / 3.6e6));
+  CHECK(r.cost.capital_usd == Approx(8.0 * d.capital_usd * r.iteration_time.si() / (4.0 * 365.25 * 86400.0)));
+  CHECK(r.cost.energy_usd == Approx(r.energy.joules.si() * 0.08 * 1.2 / 3.6e6));
   CHECK(r.cost.usd == Approx(r.cost.capital_usd + r.cost.energy_usd));
   // GPT-3 1.3B: 512 sequences of 2048 tokens.
   CHECK(r.cost.usd_per_token == Approx(r.cost.usd / (512.0 * 2048.0)));

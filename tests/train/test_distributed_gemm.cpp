@@ -18,17 +18,17 @@ TEST_CASE("RC and CR split a 8192^3 GEMM and add their collective", "[train]") {
       evaluate_distributed_gemm(w, parse_strategy("RC-2-4-d1-p1"), timer, g);
   CHECK(rc.local == GemmShape{1, 4096, 2048, 8192});
   const GroupPlacement four = place_group(g, 4, 1);
-  CHECK(rc.communication ==
-        Approx(collective_time(four, Collective::kAllGather, 4096.0 * 8192 * 2)));
+  CHECK(rc.communication.si() ==
+        Approx(collective_time(four, Collective::kAllGather, bytes(4096.0 * 8192 * 2)).si()));
   // Launch latency, the product, the gather.
-  CHECK(rc.time == Approx(5e-6 + rc.local_time.device + rc.communication));
+  CHECK(rc.time.si() == Approx(5e-6 + rc.local_time.device + rc.communication.si()));
   // CR 8: each device multiplies with k / 8 = 1024, then reduce-scatters the 8192^2 partial sums.
   const DistributedGemmResult cr =
       evaluate_distributed_gemm(w, parse_strategy("CR-8-d1-p1"), timer, g);
   CHECK(cr.local == GemmShape{1, 8192, 8192, 1024});
   const GroupPlacement eight = place_group(g, 8, 1);
-  CHECK(cr.communication ==
-        Approx(collective_time(eight, Collective::kReduceScatter, 8192.0 * 8192 * 2)));
+  CHECK(cr.communication.si() ==
+        Approx(collective_time(eight, Collective::kReduceScatter, bytes(8192.0 * 8192 * 2)).si()));
   // The outer product's local GEMM keeps all of m x n: lower intensity than RC's.
   CHECK(cr.local_time.intensity() < rc.local_time.intensity());
 }
@@ -45,23 +45,24 @@ TEST_CASE("GemmTraining: the distributed GEMM as a training result", "[train]") 
   const DistributedGemmResult g =
       evaluate_distributed_gemm(w, cr, timer, make_system_graph(s.spec, s.arch, 8));
   GemmTraining model(w, make_perf_machine(s.spec, s.arch), make_system_graph(s.spec, s.arch, 8),
-                     s.arch.core.peak.si());
+                     s.arch.core.peak);
   const TrainingResult r = model.evaluate(cr);
   REQUIRE(r.feasible);
   // One call: launch (5 us), the 8192 x 8192 x 1024 product, the reduce-scatter.
   CHECK(r.iteration_time == g.time);
-  CHECK(r.breakdown.compute == g.local_time.device);
+  CHECK(r.breakdown.compute.si() == g.local_time.device);
   CHECK(r.breakdown.tensor_comm == g.communication);
-  CHECK(r.breakdown.host == Approx(5e-6).epsilon(1e-9));
-  CHECK(r.breakdown.total() == Approx(r.iteration_time).epsilon(1e-12));
+  CHECK(r.breakdown.host.si() == Approx(5e-6).epsilon(1e-9));
+  CHECK(r.breakdown.total().si() == Approx(r.iteration_time.si()).epsilon(1e-12));
   REQUIRE(r.stages.size() == 1);
-  CHECK(r.stages[0].total() == r.breakdown.total());
+  CHECK(r.stages[0].total().si() == r.breakdown.total().si());
   REQUIRE(r.local_gemm.has_value());
   CHECK(r.local_gemm->shape == GemmShape{1, 8192, 8192, 1024});
   CHECK(r.local_gemm->intensity == g.local_time.intensity());
   // MFU: 2·8192³ model FLOP over 8 devices' peak for the call's time.
-  CHECK(r.model_flops == 2.0 * 8192.0 * 8192.0 * 8192.0);
-  CHECK(r.mfu == Approx(r.model_flops / (r.iteration_time * 8 * s.arch.core.peak.si())));
+  CHECK(r.model_flops.si() == 2.0 * 8192.0 * 8192.0 * 8192.0);
+  CHECK(r.mfu ==
+        Approx(r.model_flops.si() / (r.iteration_time.si() * 8 * s.arch.core.peak.si())));
 }
 
 }  // namespace pathfinder

@@ -32,17 +32,17 @@ TrainingResult run(const std::string& tmpl, const WorkloadSpec& w, const std::st
 void check_adds_up(const TrainingResult& r) {
   REQUIRE(r.feasible);
   const EnergyReport& e = r.energy;
-  CHECK(e.joules > 0.0);
-  CHECK(e.by_component.total() == Approx(e.joules).epsilon(1e-12));
-  CHECK(e.by_phase.total() == Approx(e.joules).epsilon(1e-9));
-  for (const auto& [name, v] : e.by_component.parts()) CHECK(v >= 0.0);
-  for (const auto& [name, v] : e.by_phase.parts()) CHECK(v >= 0.0);
-  CHECK(e.device_power <= e.system_power);
-  CHECK(e.flop_per_joule == Approx(r.model_flops / e.joules));
-  CHECK(e.chip_joules > 0.0);
-  CHECK(e.chip_joules <= e.joules);
+  CHECK(e.joules.si() > 0.0);
+  CHECK(e.by_component.total().si() == Approx(e.joules.si()).epsilon(1e-12));
+  CHECK(e.by_phase.total().si() == Approx(e.joules.si()).epsilon(1e-9));
+  for (const auto& [name, v] : e.by_component.parts()) CHECK(v.si() >= 0.0);
+  for (const auto& [name, v] : e.by_phase.parts()) CHECK(v.si() >= 0.0);
+  CHECK(e.device_power.si() <= e.system_power.si());
+  CHECK(e.flop_per_joule == Approx(r.model_flops.si() / e.joules.si()));
+  CHECK(e.chip_joules.si() > 0.0);
+  CHECK(e.chip_joules.si() <= e.joules.si());
   // Both powers average over the same devices and time: their ratio is the energies'.
-  CHECK(e.device_power * e.joules == Approx(e.system_power * e.chip_joules));
+  CHECK(e.device_power.si() * e.joules.si() == Approx(e.system_power.si() * e.chip_joules.si()));
 }
 
 }  // namespace
@@ -57,13 +57,13 @@ TEST_CASE("energy accounting: components and phases both add up to the total", "
     const TrainingResult r = run("a100", w, s);
     check_adds_up(r);
     // GPT-3 1.3B: 512 sequences of 2048 tokens per iteration.
-    CHECK(r.energy.joules_per_token == Approx(r.energy.joules / (512.0 * 2048.0)).epsilon(1e-9));
+    CHECK(r.energy.joules_per_token.si() == Approx(r.energy.joules.si() / (512.0 * 2048.0)).epsilon(1e-9));
   }
   // LSTM and GEMM workloads too (a GEMM has no tokens: 0).
   check_adds_up(run("a100", workload("tests/data/workloads/lstm.yaml"), "tp1-pp1-dp1-mb1"));
   const TrainingResult g = run("a100", workload("studies/workloads/gemm.yaml"), "tp1-pp1-dp1-mb1");
   check_adds_up(g);
-  CHECK(g.energy.joules_per_token == 0.0);
+  CHECK(g.energy.joules_per_token.si() == 0.0);
 }
 
 TEST_CASE("energy: one device by hand, and data-parallel bytes on the links", "[train][energy]") {
@@ -74,20 +74,21 @@ TEST_CASE("energy: one device by hand, and data-parallel bytes on the links", "[
   const TrainingResult one = run("a100", w, "tp1-pp1-dp1-mb1");
   REQUIRE(one.feasible);
   const TrainingBreakdown& b = one.stages.front();
-  const double kernels = b.work.kernel_energy() + b.step.kernel_energy();
-  CHECK(one.energy.joules == Approx(d.always_on() * one.iteration_time + kernels).epsilon(1e-12));
-  CHECK(b.work.link_bytes == std::array<double, kMaxTiers>{});
+  const double kernels = (b.work.kernel_energy() + b.step.kernel_energy()).si();
+  CHECK(one.energy.joules.si() == Approx(d.always_on() * one.iteration_time.si() + kernels).epsilon(1e-12));
+  CHECK(b.work.link_bytes == std::array<Bytes, kMaxTiers>{});
   // Two devices, data parallel: each all-reduces its fp16 gradients once after the backward
   // pass, a ring of 2 moving 2·(2-1)/2 = 1x the buffer over NVLink: 2 bytes per parameter.
   const TrainingResult two = run("a100", w, "tp1-pp1-dp2-mb1");
   REQUIRE(two.feasible);
   const auto params = static_cast<double>(gpt_parameters(std::get<GptSpec>(w)));  // 1.42 B
-  const double sent = two.stages.front().work.link_bytes[static_cast<std::size_t>(Tier::kInterPackage)];
+  const double sent =
+      two.stages.front().work.link_bytes[static_cast<std::size_t>(Tier::kInterPackage)].si();
   CHECK(sent == Approx(2.0 * params).epsilon(1e-9));
   // The same bytes at NVLink 3's dynamic energy per byte.
   const double links = sent * d.link_joule_per_byte[1];
   CHECK(links > 0.0);
-  CHECK(two.energy.by_phase.communication >= links);
+  CHECK(two.energy.by_phase.communication.si() >= links);
 }
 
 TEST_CASE("more work never costs less energy", "[train][energy][property]") {
@@ -95,15 +96,15 @@ TEST_CASE("more work never costs less energy", "[train][energy][property]") {
   // Recomputation adds kernels; a larger global batch adds micro-batches.
   const TrainingResult plain = run("a100", w, "tp2-pp2-dp2-mb1");
   const TrainingResult full = run("a100", w, "tp2-pp2-dp2-mb1-recompute=full");
-  CHECK(full.energy.joules > plain.energy.joules);
+  CHECK(full.energy.joules.si() > plain.energy.joules.si());
   GptSpec bigger = std::get<GptSpec>(w);
   bigger.global_batch *= 2;
-  CHECK(run("a100", bigger, "tp2-pp2-dp2-mb1").energy.joules > plain.energy.joules);
+  CHECK(run("a100", bigger, "tp2-pp2-dp2-mb1").energy.joules.si() > plain.energy.joules.si());
   // A larger GEMM.
   GemmSpec gemm = std::get<GemmSpec>(workload("studies/workloads/gemm.yaml"));
-  const double small = run("a100", gemm, "tp1-pp1-dp1-mb1").energy.joules;
+  const double small = run("a100", gemm, "tp1-pp1-dp1-mb1").energy.joules.si();
   gemm.k *= 2;
-  CHECK(run("a100", gemm, "tp1-pp1-dp1-mb1").energy.joules > small);
+  CHECK(run("a100", gemm, "tp1-pp1-dp1-mb1").energy.joules.si() > small);
 }
 
 TEST_CASE("no device draws more than the power it was generated under", "[train][energy][property]") {
@@ -114,8 +115,8 @@ TEST_CASE("no device draws more than the power it was generated under", "[train]
       const TrainingResult r = run(tmpl, w, s);
       REQUIRE(r.feasible);
       const double budget = test::shipped_template(tmpl).budget.power.si();
-      CHECK(r.energy.peak_device_power <= budget);
-      CHECK(r.energy.device_power <= r.energy.peak_device_power);
+      CHECK(r.energy.peak_device_power.si() <= budget);
+      CHECK(r.energy.device_power.si() <= r.energy.peak_device_power.si());
     }
   }
 }
@@ -127,11 +128,11 @@ TEST_CASE("a lower power cap never raises power", "[train][energy][property]") {
     INFO(cap << " W");
     const TrainingResult r = run("a100", w, "tp2-pp2-dp2-mb1", cap);
     REQUIRE(r.feasible);
-    CHECK(r.energy.device_power <= last_avg);
-    CHECK(r.energy.peak_device_power <= last_peak);
-    CHECK(r.energy.peak_device_power <= cap);
-    last_avg = r.energy.device_power;
-    last_peak = r.energy.peak_device_power;
+    CHECK(r.energy.device_power.si() <= last_avg);
+    CHECK(r.energy.peak_device_power.si() <= last_peak);
+    CHECK(r.energy.peak_device_power.si() <= cap);
+    last_avg = r.energy.device_power.si();
+    last_peak = r.energy.peak_device_power.si();
   }
 }
 

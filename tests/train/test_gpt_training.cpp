@@ -84,7 +84,7 @@ TEST_CASE("[calibration] vTrain: 1,440 single-node A100 training iterations", "[
     s.recompute = Recompute::kFull;
     const TrainingResult t = m->evaluate(s);
     REQUIRE(t.feasible);
-    const double pred = t.iteration_time * 1e3;
+    const double pred = t.iteration_time.si() * 1e3;
     errors.push_back((pred - r.ms) / r.ms);
     groups[model].first.push_back(r.ms);
     groups[model].second.push_back(pred);
@@ -167,7 +167,7 @@ TEST_CASE("[calibration] Korthikanti Table 4: one 22B layer with tensor parallel
     s.sequence_parallel = row.sp;
     s.recompute = row.r;
     const StageTimes& t = m.layer_times(s);
-    const double f = t.forward.span * 1e3, b = t.backward.span * 1e3;
+    const double f = t.forward.span.si() * 1e3, b = t.backward.span.si() * 1e3;
     const double ef = (f - row.fwd) / row.fwd, eb = (b - row.bwd) / row.bwd;
     worst_fwd = std::max(worst_fwd, std::abs(ef));
     worst_bwd = std::max(worst_bwd, std::abs(eb));
@@ -206,15 +206,16 @@ TEST_CASE("the iteration lies between the critical path and the serial sum", "[t
     // Lower bound: the busiest stage's own work. Upper bound: every stage's work one after the
     // other, plus every transfer, reduction, update and host cost.
     double busiest = 0.0, serial = 0.0;
-    for (double b : r.device_busy) {
-      busiest = std::max(busiest, b);
-      serial += b;
+    for (const Time b : r.device_busy) {
+      busiest = std::max(busiest, b.si());
+      serial += b.si();
     }
-    CHECK(r.iteration_time >= busiest + r.breakdown.optimizer - 1e-12);
-    CHECK(r.iteration_time <= serial + r.breakdown.data_comm + r.breakdown.optimizer +
-                                  r.breakdown.host + 2.0 * m_b * s.pp * r.stage_forward);
+    CHECK(r.iteration_time.si() >= busiest + r.breakdown.optimizer.si() - 1e-12);
+    CHECK(r.iteration_time.si() <= serial + r.breakdown.data_comm.si() +
+                                       r.breakdown.optimizer.si() + r.breakdown.host.si() +
+                                       2.0 * m_b * s.pp * r.stage_forward.si());
     const TrainingBreakdown& b = r.breakdown;
-    CHECK(b.total() == Approx(r.iteration_time));
+    CHECK(b.total().si() == Approx(r.iteration_time.si()));
     CHECK(r.mfu > 0.0);
     CHECK(r.mfu < 1.0);
   }
@@ -228,12 +229,12 @@ TEST_CASE("more link bandwidth never slows an iteration", "[train]") {
   for (std::size_t tier = 0; tier < base.tiers.size(); ++tier) {
     SystemGraph fast = base;
     fast.tiers[tier].bandwidth *= 2.0;
-    GptTraining a(w, pm, base, sys.arch.core.peak.si());
-    GptTraining b(w, pm, fast, sys.arch.core.peak.si());
+    GptTraining a(w, pm, base, sys.arch.core.peak);
+    GptTraining b(w, pm, fast, sys.arch.core.peak);
     for (const char* text : {"tp8-pp2-dp4-mb1", "tp4-pp2-dp8-mb1-zero2", "tp2-pp4-dp8-mb1"}) {
       const Strategy s = parse_strategy(text);
       INFO(text << " tier " << tier);
-      CHECK(b.evaluate(s).iteration_time <= a.evaluate(s).iteration_time * (1.0 + 1e-12));
+      CHECK(b.evaluate(s).iteration_time.si() <= a.evaluate(s).iteration_time.si() * (1.0 + 1e-12));
     }
   }
 }
@@ -245,9 +246,9 @@ TEST_CASE("a strategy that does not fit is reported with its numbers", "[train]"
   GptTraining m = test::training_model("a100", w, 8);
   const TrainingResult r = m.evaluate(parse_strategy("tp8-mb1"));
   CHECK_FALSE(r.feasible);
-  CHECK(r.iteration_time == 0.0);
+  CHECK(r.iteration_time.si() == 0.0);
   CHECK(r.reason.find("GB per device") != std::string::npos);
-  CHECK(r.memory.total().si() > r.memory_capacity);
+  CHECK(r.memory.total().si() > r.memory_capacity.si());
 }
 
 }  // namespace pathfinder
@@ -265,8 +266,8 @@ TEST_CASE("tensor-parallel communication hidden as configured", "[train]") {
     GptTraining m = test::training_model("a100", w, 64, o);
     const TrainingResult r = m.evaluate(s);
     REQUIRE(r.feasible);
-    tc.push_back(r.breakdown.tensor_comm);
-    it.push_back(r.iteration_time);
+    tc.push_back(r.breakdown.tensor_comm.si());
+    it.push_back(r.iteration_time.si());
   }
   CHECK(tc[1] == Approx(tc[0] / 2));
   CHECK(tc[2] == 0.0);
@@ -282,7 +283,7 @@ TEST_CASE("tensor-parallel communication hidden as configured", "[train]") {
     const TrainingResult h = test::training_model("a100", w, 64, chunked).evaluate(c);
     REQUIRE(b.feasible);
     REQUIRE(h.feasible);
-    CHECK(h.breakdown.tensor_comm == Approx(b.breakdown.tensor_comm / tp));
+    CHECK(h.breakdown.tensor_comm.si() == Approx(b.breakdown.tensor_comm.si() / tp));
   }
 }
 
@@ -316,8 +317,8 @@ TEST_CASE("overlapping the gradient reduction never lengthens an iteration", "[t
               s.zero = zero;
               if (!is_valid_strategy(s, w, devices)) continue;
               INFO(to_string(s) << " on " << devices);
-              const double t_on = a.evaluate(s).iteration_time;
-              const double t_off = b.evaluate(s).iteration_time;
+              const double t_on = a.evaluate(s).iteration_time.si();
+              const double t_off = b.evaluate(s).iteration_time.si();
               CHECK(t_on <= t_off * (1.0 + 1e-12));
               ++compared;
             }
@@ -344,12 +345,12 @@ TEST_CASE("GPT-3 175B on 1,024 A100s: overlap on is not slower than off", "[trai
   REQUIRE(r_on.feasible);
   REQUIRE(r_off.feasible);
   std::printf("\nGPT-3 175B %s: overlap on %.3f s (data_comm %.1f ms), off %.3f s (%.1f ms)\n",
-              to_string(s).c_str(), r_on.iteration_time, 1e3 * r_on.breakdown.data_comm,
-              r_off.iteration_time, 1e3 * r_off.breakdown.data_comm);
-  CHECK(r_on.iteration_time <= r_off.iteration_time * (1.0 + 1e-12));
+              to_string(s).c_str(), r_on.iteration_time.si(), 1e3 * r_on.breakdown.data_comm.si(),
+              r_off.iteration_time.si(), 1e3 * r_off.breakdown.data_comm.si());
+  CHECK(r_on.iteration_time.si() <= r_off.iteration_time.si() * (1.0 + 1e-12));
   // Only the exposed reduction differs: the pipelines are the same.
-  CHECK(r_on.breakdown.compute == r_off.breakdown.compute);
-  CHECK(r_on.breakdown.data_comm < r_off.breakdown.data_comm);
+  CHECK(r_on.breakdown.compute.si() == r_off.breakdown.compute.si());
+  CHECK(r_on.breakdown.data_comm.si() < r_off.breakdown.data_comm.si());
 }
 
 }  // namespace pathfinder
@@ -370,7 +371,7 @@ constexpr double kHeadParams = 2.0 * 6144 + 51200.0 * 6144;
 
 // The all-gather of `params` fp16 parameters over the 8 devices (dp8 alone on the ports).
 double gather_time(const SystemGraph& g, double params) {
-  return collective_time(place_group(g, 8, 1), Collective::kAllGather, 2.0 * params);
+  return collective_time(place_group(g, 8, 1), Collective::kAllGather, bytes(2.0 * params)).si();
 }
 
 }  // namespace
@@ -386,21 +387,21 @@ TEST_CASE("ZeRO-3 gathers every layer on every micro-batch: slower than ZeRO-1",
   const double g_head = gather_time(m.system(), kHeadParams);
   std::printf("\nOne DGX A100, dp8-mb1: ZeRO-1 %.2f ms (data_comm %.2f ms), ZeRO-3 %.2f ms "
               "(data_comm %.2f ms); first gather %.3f ms\n",
-              1e3 * z1.iteration_time, 1e3 * z1.breakdown.data_comm, 1e3 * z3.iteration_time,
-              1e3 * z3.breakdown.data_comm, 1e3 * g_first);
+              1e3 * z1.iteration_time.si(), 1e3 * z1.breakdown.data_comm.si(), 1e3 * z3.iteration_time.si(),
+              1e3 * z3.breakdown.data_comm.si(), 1e3 * g_first);
   // One stage, no bubble: the kernels, the optimizer on the 1/8 shard and the host are the
   // same; only the data-parallel communication differs.
-  CHECK(z3.breakdown.compute == Approx(z1.breakdown.compute).epsilon(1e-12));
-  CHECK(z3.breakdown.tensor_comm == z1.breakdown.tensor_comm);
-  CHECK(z3.breakdown.optimizer == z1.breakdown.optimizer);
-  CHECK(z3.iteration_time - z1.iteration_time ==
-        Approx(z3.breakdown.data_comm - z1.breakdown.data_comm).epsilon(1e-9));
+  CHECK(z3.breakdown.compute.si() == Approx(z1.breakdown.compute.si()).epsilon(1e-12));
+  CHECK(z3.breakdown.tensor_comm.si() == z1.breakdown.tensor_comm.si());
+  CHECK(z3.breakdown.optimizer.si() == z1.breakdown.optimizer.si());
+  CHECK(z3.iteration_time.si() - z1.iteration_time.si() ==
+        Approx(z3.breakdown.data_comm.si() - z1.breakdown.data_comm.si()).epsilon(1e-9));
   // Every micro-batch's forward waits for the embedding's gather and its backward for the
   // head's before any kernel runs: at least 16·(g_embedding + g_head) exposed.
-  CHECK(z3.breakdown.data_comm >= micro * (g_first + g_head) * (1.0 - 1e-12));
+  CHECK(z3.breakdown.data_comm.si() >= micro * (g_first + g_head) * (1.0 - 1e-12));
   // ZeRO-1 exposes at most its bucket reduce-scatters and the one gather of the parameters
   // after the step; ZeRO-3 at least the first gather on each of the 16 micro-batches.
-  CHECK(z3.iteration_time >= z1.iteration_time + g_first);
+  CHECK(z3.iteration_time.si() >= z1.iteration_time.si() + g_first);
 }
 
 TEST_CASE("ZeRO-3 on one replica costs what ZeRO-0 does", "[train]") {
@@ -410,8 +411,8 @@ TEST_CASE("ZeRO-3 on one replica costs what ZeRO-0 does", "[train]") {
   const TrainingResult z3 = m.evaluate(parse_strategy("tp8-dp1-mb1-zero3"));
   REQUIRE(z0.feasible);
   REQUIRE(z3.feasible);
-  CHECK(z3.iteration_time == z0.iteration_time);
-  CHECK(z3.breakdown.data_comm == 0.0);
+  CHECK(z3.iteration_time.si() == z0.iteration_time.si());
+  CHECK(z3.breakdown.data_comm.si() == 0.0);
 }
 
 TEST_CASE("a slower link lengthens ZeRO-3 by its exposed gathers", "[train]") {
@@ -425,21 +426,21 @@ TEST_CASE("a slower link lengthens ZeRO-3 by its exposed gathers", "[train]") {
     for (TierLink& t : g.tiers) {
       if (t.tier == Tier::kInterPackage) t.bandwidth *= scale;  // NVSwitch
     }
-    GptTraining m(kSmall, pm, g, sys.arch.core.peak.si());
+    GptTraining m(kSmall, pm, g, sys.arch.core.peak);
     const TrainingResult r = m.evaluate(s);
     REQUIRE(r.feasible);
     INFO("NVSwitch bandwidth x" << scale);
     std::printf("NVSwitch x%-6g ZeRO-3 dp8: %.2f ms, data_comm %.2f ms\n", scale,
-                1e3 * r.iteration_time, 1e3 * r.breakdown.data_comm);
+                1e3 * r.iteration_time.si(), 1e3 * r.breakdown.data_comm.si());
     // Each gather's time grows as the bandwidth falls; the first of each pass is exposed.
     const double micro = static_cast<double>(r.micro_batches);
-    CHECK(r.breakdown.data_comm >=
+    CHECK(r.breakdown.data_comm.si() >=
           micro * (gather_time(g, kEmbeddingParams) + gather_time(g, kHeadParams)) *
               (1.0 - 1e-12));
-    CHECK(r.iteration_time > previous);
-    CHECK(r.breakdown.data_comm > previous_comm);
-    previous = r.iteration_time;
-    previous_comm = r.breakdown.data_comm;
+    CHECK(r.iteration_time.si() > previous);
+    CHECK(r.breakdown.data_comm.si() > previous_comm);
+    previous = r.iteration_time.si();
+    previous_comm = r.breakdown.data_comm.si();
   }
 }
 
@@ -460,7 +461,7 @@ TEST_CASE("ZeRO-3 over a slow link: a stage's forward is its gathers plus the la
   SystemGraph g = make_system_graph(sys.spec, sys.arch, 8);
   REQUIRE(g.tiers.size() == 1);
   g.tiers[0].bandwidth /= 64.0;
-  GptTraining m(kSmall, make_perf_machine(sys.spec, sys.arch), g, sys.arch.core.peak.si());
+  GptTraining m(kSmall, make_perf_machine(sys.spec, sys.arch), g, sys.arch.core.peak);
   const Strategy s = parse_strategy("dp4-pp2-mb1-zero3");
   const TrainingResult r = m.evaluate(s);
   REQUIRE(r.feasible);
@@ -468,11 +469,13 @@ TEST_CASE("ZeRO-3 over a slow link: a stage's forward is its gathers plus the la
   shared.sharers[0] = 2;
   const GroupPlacement dp4 = place_group(g, 4, 1, shared);  // a switch: any stride alike
   const double h = 6144.0;
-  const double g_layer = collective_time(dp4, Collective::kAllGather, 2.0 * (12 * h * h + 13 * h));
-  const double g_emb = collective_time(dp4, Collective::kAllGather, 2.0 * kEmbeddingParams);
-  const double layer_forward = m.layer_times(s).forward.span;  // its launch latency included
+  const double g_layer =
+      collective_time(dp4, Collective::kAllGather, bytes(2.0 * (12 * h * h + 13 * h))).si();
+  const double g_emb =
+      collective_time(dp4, Collective::kAllGather, bytes(2.0 * kEmbeddingParams)).si();
+  const double layer_forward = m.layer_times(s).forward.span.si();  // its launch latency included
   REQUIRE(g_layer > 10.0 * layer_forward);
-  CHECK(r.stage_forward == Approx(g_emb + 2.0 * g_layer + layer_forward).epsilon(1e-9));
+  CHECK(r.stage_forward.si() == Approx(g_emb + 2.0 * g_layer + layer_forward).epsilon(1e-9));
 }
 
 }  // namespace pathfinder
@@ -494,12 +497,12 @@ TEST_CASE("time outside the layers: tied embedding and gradient-norm all-reduces
   const double tied = 6400.0 * 6144 * 2 / (25e9 * 0.94);
   std::printf("\n22B tp8-pp2: gradient_sync %.3f ms (tied embedding >= %.3f ms), "
               "embedding_head %.3f ms, optimizer %.3f ms\n",
-              r.breakdown.gradient_sync * 1e3, tied * 1e3, r.breakdown.embedding_head * 1e3,
-              r.breakdown.optimizer * 1e3);
-  CHECK(r.breakdown.gradient_sync >= tied);
-  CHECK(r.breakdown.gradient_sync <= tied + 1e-3);  // + latencies and two scalar all-reduces
-  CHECK(r.breakdown.embedding_head > 0.0);
-  CHECK(r.breakdown.total() == Approx(r.iteration_time));
+              r.breakdown.gradient_sync.si() * 1e3, tied * 1e3, r.breakdown.embedding_head.si() * 1e3,
+              r.breakdown.optimizer.si() * 1e3);
+  CHECK(r.breakdown.gradient_sync.si() >= tied);
+  CHECK(r.breakdown.gradient_sync.si() <= tied + 1e-3);  // + latencies and two scalar all-reduces
+  CHECK(r.breakdown.embedding_head.si() > 0.0);
+  CHECK(r.breakdown.total().si() == Approx(r.iteration_time.si()));
   // One stage: the embedding and the head share a device; nothing to synchronise but the
   // scalar norm and overflow all-reduces over the tensor group (latency only).
   GptTraining one = test::training_model("a100", w, 8);
@@ -507,8 +510,8 @@ TEST_CASE("time outside the layers: tied embedding and gradient-norm all-reduces
   s1.pp = 1;
   const TrainingResult r1 = one.evaluate(s1);
   REQUIRE(r1.feasible);
-  CHECK(r1.breakdown.gradient_sync > 0.0);
-  CHECK(r1.breakdown.gradient_sync < 1e-4);
+  CHECK(r1.breakdown.gradient_sync.si() > 0.0);
+  CHECK(r1.breakdown.gradient_sync.si() < 1e-4);
 }
 
 }  // namespace pathfinder
@@ -533,7 +536,7 @@ TEST_CASE("FP8 linear layers speed a layer up on H100 and not on A100", "[train]
     o.fp8_linear = fp8;
     GptTraining m = test::training_model(tmpl, w, 1, o);
     const StageTimes& t = m.layer_times(parse_strategy("tp1-pp1-dp1-mb1"));
-    return t.forward.span + t.backward.span;
+    return t.forward.span.si() + t.backward.span.si();
   };
   const double h100 = layer("h100", false) / layer("h100", true);
   const double a100 = layer("a100", false) / layer("a100", true);
@@ -560,7 +563,7 @@ TEST_CASE("context parallelism: long sequences fit, short ones cost about the sa
   REQUIRE(cp2.feasible);
   // The same FLOPs per device (each rank: half the tokens of twice the micro-batches); the
   // ring's key/value blocks (K, V of 4096 tokens, 16.8 MB per step) hide behind attention.
-  CHECK(cp2.iteration_time == Approx(dp8.iteration_time).epsilon(0.05));
+  CHECK(cp2.iteration_time.si() == Approx(dp8.iteration_time.si()).epsilon(0.05));
   CHECK(cp2.memory.activations.si() < 0.6 * dp8.memory.activations.si());
   // At 65,536 tokens a sequence no longer fits one GPU's 80 GB without splitting it.
   w.sequence = 65536;
@@ -594,12 +597,12 @@ TEST_CASE("leading dense layers: each stage timed with the layers it holds", "[t
   const TrainingResult dense = test::training_model("h100", w.dense_layer_spec(), 2, o).evaluate(s);
   const TrainingResult sparse = test::training_model("h100", w, 2, o).evaluate(s);
   REQUIRE(r.feasible);
-  CHECK(r.stage_forward == Approx(dense.stage_forward).epsilon(1e-12));
-  CHECK(r.stage_backward == Approx(dense.stage_backward).epsilon(1e-12));
-  CHECK(r.device_busy[1] == Approx(sparse.device_busy[1]).epsilon(1e-12));
-  CHECK(r.stage_forward < sparse.stage_forward);  // f = 14336 dense vs top-2 of 8 experts
+  CHECK(r.stage_forward.si() == Approx(dense.stage_forward.si()).epsilon(1e-12));
+  CHECK(r.stage_backward.si() == Approx(dense.stage_backward.si()).epsilon(1e-12));
+  CHECK(r.device_busy[1].si() == Approx(sparse.device_busy[1].si()).epsilon(1e-12));
+  CHECK(r.stage_forward.si() < sparse.stage_forward.si());  // f = 14336 dense vs top-2 of 8 experts
   // Model FLOPs between the two (4 of 8 layers each way; attention and logits alike).
-  CHECK(r.model_flops == Approx((dense.model_flops + sparse.model_flops) / 2.0));
+  CHECK(r.model_flops.si() == Approx((dense.model_flops.si() + sparse.model_flops.si()) / 2.0));
 }
 
 TEST_CASE("expert gradients reduce over the expert-data-parallel group", "[train]") {
@@ -620,7 +623,7 @@ TEST_CASE("expert gradients reduce over the expert-data-parallel group", "[train
   const auto data_comm = [&](const GptSpec& spec, const char* strategy) {
     const TrainingResult r = test::training_model("h100", spec, 8, o).evaluate(parse_strategy(strategy));
     REQUIRE(r.feasible);
-    return r.breakdown.data_comm;
+    return r.breakdown.data_comm.si();
   };
   const double ep8 = data_comm(w, "tp1-pp1-dp8-ep8-mb1-zero1");
   CHECK(data_comm(wide, "tp1-pp1-dp8-ep8-mb1-zero1") == Approx(ep8).epsilon(1e-12));
@@ -651,15 +654,15 @@ TEST_CASE("expert parallelism: experts spread over the data group, all-to-alls o
   CHECK(ep8.memory.total().si() < 80e9);
   // The same expert FLOPs per rank (8 experts x T·k/8 rows, or 1 x T·k rows); ep8 adds four
   // all-to-alls per layer and micro-batch, exposed on the compute stream.
-  CHECK(ep8.breakdown.tensor_comm > ep1.breakdown.tensor_comm);
-  CHECK(ep8.iteration_time > ep1.iteration_time);
+  CHECK(ep8.breakdown.tensor_comm.si() > ep1.breakdown.tensor_comm.si());
+  CHECK(ep8.iteration_time.si() > ep1.iteration_time.si());
   // Inside one node (NVLink) they cost a few percent, not the iteration.
-  CHECK(ep8.iteration_time < 1.15 * ep1.iteration_time);
+  CHECK(ep8.iteration_time.si() < 1.15 * ep1.iteration_time.si());
   // Imbalance: the busiest rank's 1.5x tokens slow every expert GEMM.
   w.expert_imbalance = 1.5;
   GptTraining skewed = test::training_model("h100", w, 64, o);
-  CHECK(skewed.evaluate(parse_strategy("tp1-pp4-dp16-ep8-mb1-zero1")).iteration_time >
-        1.1 * ep8.iteration_time);
+  CHECK(skewed.evaluate(parse_strategy("tp1-pp4-dp16-ep8-mb1-zero1")).iteration_time.si() >
+        1.1 * ep8.iteration_time.si());
 }
 
 }  // namespace pathfinder

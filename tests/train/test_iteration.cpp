@@ -18,11 +18,11 @@ IterationInput pipeline(PipelineSchedule schedule, const std::vector<std::pair<d
   in.micro_batches = micro_batches;
   for (const auto& [f, b] : passes) {
     ChunkCosts c;
-    c.forward = f;
-    c.backward = b;
+    c.forward = seconds(f);
+    c.backward = seconds(b);
     in.chunks.push_back(c);
   }
-  in.send = send;
+  in.send = seconds(send);
   in.host.synchronize = units::seconds * 0.5;
   return in;
 }
@@ -36,8 +36,8 @@ TEST_CASE("iteration_lower_bound: one stage is exact, the busiest stage with its
     const IterationInput in = pipeline(PipelineSchedule::kOneFOneB, {{1.0, 2.0}}, 4, 0.0);
     TrainingResult r;
     assemble_iteration(in, r);
-    CHECK(iteration_lower_bound(in) == Approx(12.5));
-    CHECK(r.iteration_time == Approx(12.5));
+    CHECK(iteration_lower_bound(in).si() == Approx(12.5));
+    CHECK(r.iteration_time.si() == Approx(12.5));
   }
   // Two stages, 1F1B, the second the busier (1.5 + 2.5 = 4 s a micro-batch): its first
   // forward waits for stage 0's (1 s) and the send (0.1 s), its last gradient goes back the
@@ -48,8 +48,8 @@ TEST_CASE("iteration_lower_bound: one stage is exact, the busiest stage with its
         pipeline(PipelineSchedule::kOneFOneB, {{1.0, 2.0}, {1.5, 2.5}}, 4, 0.1);
     TrainingResult r;
     assemble_iteration(in, r);
-    CHECK(iteration_lower_bound(in) == Approx(19.7));
-    CHECK(r.iteration_time == Approx(19.7));
+    CHECK(iteration_lower_bound(in).si() == Approx(19.7));
+    CHECK(r.iteration_time.si() == Approx(19.7));
   }
   // GPipe, the busier stage first: stage 0's 4 x 4 = 16 s of work, or stage 1's 4 x 3 = 12 s
   // after stage 0's first forward and the send (1.6 s) and before its last gradient's way back
@@ -60,8 +60,8 @@ TEST_CASE("iteration_lower_bound: one stage is exact, the busiest stage with its
         pipeline(PipelineSchedule::kGpipe, {{1.5, 2.5}, {1.0, 2.0}}, 4, 0.1);
     TrainingResult r;
     assemble_iteration(in, r);
-    CHECK(iteration_lower_bound(in) == Approx(16.7));
-    CHECK(r.iteration_time > iteration_lower_bound(in));
+    CHECK(iteration_lower_bound(in).si() == Approx(16.7));
+    CHECK(r.iteration_time.si() > iteration_lower_bound(in).si());
   }
 }
 

@@ -17,7 +17,7 @@ LstmSpec small_lm() { return LstmSpec{4096, 10, 4096, 40000, 2, DataType::kFp16,
 LstmTraining model(const LstmSpec& w, int devices) {
   const test::ShippedSystem& s = test::shipped_system("a100");
   return LstmTraining(w, make_perf_machine(s.spec, s.arch),
-                      make_system_graph(s.spec, s.arch, devices), s.arch.core.peak.si());
+                      make_system_graph(s.spec, s.arch, devices), s.arch.core.peak);
 }
 
 }  // namespace
@@ -35,7 +35,7 @@ TEST_CASE("one device: the training model agrees with the lone kernel stream to 
   const test::ShippedSystem& s = test::shipped_system("a100");
   KernelTimer timer(make_perf_machine(s.spec, s.arch));
   const GraphTiming g = time_workload(make_workload("lm", w), timer);
-  CHECK(r.iteration_time == Approx(g.iteration_time).epsilon(0.01));
+  CHECK(r.iteration_time.si() == Approx(g.iteration_time).epsilon(0.01));
 }
 
 TEST_CASE("kernel, data and layer parallelism of the LSTM LM on 64 A100s", "[train]") {
@@ -51,12 +51,12 @@ TEST_CASE("kernel, data and layer parallelism of the LSTM LM on 64 A100s", "[tra
     REQUIRE(r.feasible);
     const TrainingBreakdown& b = r.breakdown;
     std::printf("  %-14s %8.2f ms  compute %7.2f  kernel comm %6.2f  bubble %6.2f  dp %6.2f\n",
-                text, r.iteration_time * 1e3, b.compute * 1e3, b.tensor_comm * 1e3,
-                (b.pipeline_bubble + b.pipeline_comm) * 1e3, b.data_comm * 1e3);
-    CHECK(b.total() == Approx(r.iteration_time));
-    if (s.tp * s.tp2 > 1) CHECK(b.tensor_comm > 0.0);
-    if (s.pp > 1) CHECK(b.pipeline_bubble + b.pipeline_comm > 0.0);
-    if (text == std::string("RC-1-1-d64-p1")) dp_only = r.iteration_time;
+                text, r.iteration_time.si() * 1e3, b.compute.si() * 1e3, b.tensor_comm.si() * 1e3,
+                (b.pipeline_bubble.si() + b.pipeline_comm.si()) * 1e3, b.data_comm.si() * 1e3);
+    CHECK(b.total().si() == Approx(r.iteration_time.si()));
+    if (s.tp * s.tp2 > 1) CHECK(b.tensor_comm.si() > 0.0);
+    if (s.pp > 1) CHECK(b.pipeline_bubble.si() + b.pipeline_comm.si() > 0.0);
+    if (text == std::string("RC-1-1-d64-p1")) dp_only = r.iteration_time.si();
   }
   // Data parallelism alone splits the batch 64 ways with no kernel communication: each device
   // computes 1/64 of the work, the least any strategy can give it.
@@ -101,14 +101,14 @@ TEST_CASE("64-way data-parallel LSTM LM: time falls with inter-node bandwidth, t
   for (int i = 0; i < 3; ++i) {
     SystemGraph g = make_system_graph(spec, arch, 64);
     REQUIRE(g.tiers.size() == 1);
-    g.tiers[0].bandwidth = gib_s[i] * 1073741824.0;
+    g.tiers[0].bandwidth = Bandwidth::from_si(gib_s[i] * 1073741824.0);
     g.tiers[0].max_utilization = 1.0;
-    LstmTraining model(w, make_perf_machine(spec, arch), g, arch.core.peak.si(), o);
+    LstmTraining model(w, make_perf_machine(spec, arch), g, arch.core.peak, o);
     const TrainingResult r = model.evaluate(s);
     REQUIRE(r.feasible);
-    seconds[i] = r.iteration_time;
-    std::printf("  %7.1f GiB/s: %.3f s (exposed reduction %.3f s)\n", gib_s[i], r.iteration_time,
-                r.breakdown.data_comm);
+    seconds[i] = r.iteration_time.si();
+    std::printf("  %7.1f GiB/s: %.3f s (exposed reduction %.3f s)\n", gib_s[i], r.iteration_time.si(),
+                r.breakdown.data_comm.si());
   }
   CHECK(seconds[0] > seconds[1]);
   CHECK(seconds[1] >= seconds[2]);

@@ -251,11 +251,11 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
     if (!model) {
       model = std::make_unique<GptTraining>(w, machine,
                                             make_system_graph(spec, arch, s.devices()),
-                                            arch.core.peak.si(), options);
+                                            arch.core.peak, options);
     }
     const TrainingResult t = model->evaluate(s);
     REQUIRE(t.feasible);
-    const double pred = static_cast<double>(w.global_batch * w.sequence) / t.iteration_time /
+    const double pred = static_cast<double>(w.global_batch * w.sequence) / t.iteration_time.si() /
                         static_cast<double>(s.devices());
     tokens.add(pred, r.tokens_per_gpu);
     tokens_by_family[family(r)].add(pred, r.tokens_per_gpu);

@@ -12,11 +12,11 @@ namespace {
 // Every collective takes the same fixed time.
 class FixedComm final : public CommTimes {
  public:
-  explicit FixedComm(double t) : t_(t) {}
-  [[nodiscard]] double time(const Communication&) const override { return t_; }
+  explicit FixedComm(double t) : t_(seconds(t)) {}
+  [[nodiscard]] Time time(const Communication&) const override { return t_; }
 
  private:
-  double t_;
+  Time t_;
 };
 
 // A 1 GB stream, a ring of `steps` steps after it, then a GEMM that consumes the ring.
@@ -40,18 +40,18 @@ TEST_CASE("a ring shows only what its consumer's other blocks cannot cover", "[t
   const double ta = timer.time(g.kernels()[2]).device;
   // Short ring: all hidden; the pass is the two kernels (and the host's issue pace).
   const StageTimes fast = stage_times(g, timer, FixedComm(0.1 * ta));
-  CHECK(fast.forward.exposed_comm == 0.0);
-  CHECK(fast.forward.hidden_comm == Approx(0.1 * ta));
-  CHECK(fast.forward.compute == Approx(tx + ta));
+  CHECK(fast.forward.exposed_comm.si() == 0.0);
+  CHECK(fast.forward.hidden_comm.si() == Approx(0.1 * ta));
+  CHECK(fast.forward.compute.si() == Approx(tx + ta));
   // Long ring, 2x the consumer: the first block runs on local keys while step 1 moves, the
   // other 3/4 of the work covers 3/4·ta of the transfers: 2·ta − 0.75·ta = 1.25·ta exposed.
   const StageTimes slow = stage_times(g, timer, FixedComm(2.0 * ta));
-  CHECK(slow.forward.exposed_comm == Approx(1.25 * ta));
-  CHECK(slow.forward.hidden_comm == Approx(0.75 * ta));
-  CHECK(slow.forward.span == Approx(fast.forward.span + 1.25 * ta));
+  CHECK(slow.forward.exposed_comm.si() == Approx(1.25 * ta));
+  CHECK(slow.forward.hidden_comm.si() == Approx(0.75 * ta));
+  CHECK(slow.forward.span.si() == Approx(fast.forward.span.si() + 1.25 * ta));
   // A one-step ring (cp = 2) can hide behind half the consumer only.
   const StageTimes two = stage_times(ring_graph(1), timer, FixedComm(ta));
-  CHECK(two.forward.exposed_comm == Approx(0.5 * ta));
+  CHECK(two.forward.exposed_comm.si() == Approx(0.5 * ta));
 }
 
 }  // namespace pathfinder

@@ -30,7 +30,7 @@ Traced trace(const std::string& strategy, const std::string& software = "megatro
   REQUIRE(t.has_value());
   x.t = *t;
   // The timeline is the evaluation's: the same iteration as evaluate gives.
-  CHECK(m.evaluate(s).iteration_time == x.r.iteration_time);
+  CHECK(m.evaluate(s).iteration_time.si() == x.r.iteration_time.si());
   return x;
 }
 
@@ -47,30 +47,30 @@ void check_stages(const Traced& x, int passes_per_stage) {
     int passes = 0;
     for (const TraceSpan& s : x.t.spans) {
       if (s.stage != d) continue;
-      CHECK(s.duration > 0.0);
-      CHECK(s.start >= 0.0);
-      last = std::max(last, s.start + s.duration);
+      CHECK(s.duration.si() > 0.0);
+      CHECK(s.start.si() >= 0.0);
+      last = std::max(last, s.start.si() + s.duration.si());
       if (s.track == TraceTrack::kCompute) compute.push_back(&s);
       if (s.micro_batch >= 0 && s.track == TraceTrack::kCompute) {
         ++passes;
-        busy += s.duration;
+        busy += s.duration.si();
       }
-      if (s.track == TraceTrack::kStep) step += s.duration;
-      if (s.track == TraceTrack::kHost) host += s.duration;
+      if (s.track == TraceTrack::kStep) step += s.duration.si();
+      if (s.track == TraceTrack::kHost) host += s.duration.si();
     }
     const TrainingBreakdown& b = x.r.stages[static_cast<std::size_t>(d)];
     CHECK(passes == passes_per_stage);
-    CHECK(busy == Approx(x.r.device_busy[static_cast<std::size_t>(d)]).epsilon(1e-12));
-    CHECK(step == Approx(b.gradient_sync + b.optimizer).epsilon(1e-12));
-    CHECK(host == Approx(b.host).epsilon(1e-9));
+    CHECK(busy == Approx(x.r.device_busy[static_cast<std::size_t>(d)].si()).epsilon(1e-12));
+    CHECK(step == Approx(b.gradient_sync.si() + b.optimizer.si()).epsilon(1e-12));
+    CHECK(host == Approx(b.host.si()).epsilon(1e-9));
     // Every stage's timeline ends where the iteration does, after its host share.
-    CHECK(last == Approx(x.r.iteration_time).epsilon(1e-12));
+    CHECK(last == Approx(x.r.iteration_time.si()).epsilon(1e-12));
     // One device computes one thing at a time.
     std::sort(compute.begin(), compute.end(),
-              [](const TraceSpan* p, const TraceSpan* q) { return p->start < q->start; });
+              [](const TraceSpan* p, const TraceSpan* q) { return p->start.si() < q->start.si(); });
     for (std::size_t i = 1; i < compute.size(); ++i) {
-      CHECK(compute[i]->start >= compute[i - 1]->start + compute[i - 1]->duration -
-                                     1e-12 * x.r.iteration_time);
+      CHECK(compute[i]->start.si() >= compute[i - 1]->start.si() + compute[i - 1]->duration.si() -
+                                     1e-12 * x.r.iteration_time.si());
     }
   }
 }
@@ -95,10 +95,10 @@ TEST_CASE("timeline: 1F1B on 2 stages, every pass where the schedule runs it", "
   }
   const TraceSpan& f0 = *first_forward.at({0, 0});
   const TraceSpan& send = *act_send.at({0, 0});
-  CHECK(f0.start == 0.0);
+  CHECK(f0.start.si() == 0.0);
   CHECK(f0.name == "F 0");
-  CHECK(send.start == Approx(f0.start + f0.duration));
-  CHECK(first_forward.at({1, 0})->start == Approx(send.start + send.duration));
+  CHECK(send.start.si() == Approx(f0.start.si() + f0.duration.si()));
+  CHECK(first_forward.at({1, 0})->start.si() == Approx(send.start.si() + send.duration.si()));
 }
 
 TEST_CASE("timeline: 16 devices, the spans by kind sum to the stage's breakdown",
@@ -115,21 +115,21 @@ TEST_CASE("timeline: 16 devices, the spans by kind sum to the stage's breakdown"
     double passes = 0.0, exposed = 0.0, step = 0.0, host = 0.0;
     for (const TraceSpan& s : x.t.spans) {
       if (s.stage != d) continue;
-      if (s.micro_batch >= 0 && s.track == TraceTrack::kCompute) passes += s.duration;
+      if (s.micro_batch >= 0 && s.track == TraceTrack::kCompute) passes += s.duration.si();
       if (s.track == TraceTrack::kDataParallel && s.name.find("exposed") != std::string::npos) {
-        exposed += s.duration;
+        exposed += s.duration.si();
       }
-      if (s.track == TraceTrack::kStep) step += s.duration;
-      if (s.track == TraceTrack::kHost) host += s.duration;
+      if (s.track == TraceTrack::kStep) step += s.duration.si();
+      if (s.track == TraceTrack::kHost) host += s.duration.si();
     }
     const TrainingBreakdown& b = x.r.stages[static_cast<std::size_t>(d)];
-    const double eps = 1e-9 * x.r.iteration_time;
-    CHECK(passes == Approx(b.compute + b.embedding_head + b.tensor_comm).margin(eps));
-    CHECK(exposed == Approx(b.data_comm).margin(eps));
-    CHECK(step == Approx(b.gradient_sync + b.optimizer).margin(eps));
-    CHECK(host == Approx(b.host).margin(eps));
-    CHECK(x.r.iteration_time - passes - exposed - step - host ==
-          Approx(b.pipeline_bubble + b.pipeline_comm).margin(eps));
+    const double eps = 1e-9 * x.r.iteration_time.si();
+    CHECK(passes == Approx(b.compute.si() + b.embedding_head.si() + b.tensor_comm.si()).margin(eps));
+    CHECK(exposed == Approx(b.data_comm.si()).margin(eps));
+    CHECK(step == Approx(b.gradient_sync.si() + b.optimizer.si()).margin(eps));
+    CHECK(host == Approx(b.host.si()).margin(eps));
+    CHECK(x.r.iteration_time.si() - passes - exposed - step - host ==
+          Approx(b.pipeline_bubble.si() + b.pipeline_comm.si()).margin(eps));
   }
 }
 

@@ -33,10 +33,10 @@ void check_single_is_trivial(const WorkloadSpec& w, const std::string& spelled) 
   TrainingModel model(a100.spec, a100.arch, w, 1, a100_options());
   const TrainingResult explicit_run = model.evaluate(trivial);
   REQUIRE(explicit_run.feasible);
-  CHECK(single.iteration_time > 0.0);
-  CHECK(std::abs(single.iteration_time - explicit_run.iteration_time) <=
-        1e-12 * explicit_run.iteration_time);
-  CHECK(single.breakdown.total() == Approx(single.iteration_time).epsilon(1e-9));
+  CHECK(single.iteration_time.si() > 0.0);
+  CHECK(std::abs(single.iteration_time.si() - explicit_run.iteration_time.si()) <=
+        1e-12 * explicit_run.iteration_time.si());
+  CHECK(single.breakdown.total().si() == Approx(single.iteration_time.si()).epsilon(1e-9));
 }
 
 }  // namespace
@@ -69,7 +69,7 @@ TEST_CASE("the entry point gives the kind's own model's answer", "[train][model]
   const Strategy s = parse_strategy("tp2-pp2-dp2-mb1");
   GptTraining direct = test::training_model("a100", g, 8);
   TrainingModel model(a100.spec, a100.arch, g, 8, a100_options());
-  CHECK(model.evaluate(s).iteration_time == direct.evaluate(s).iteration_time);
+  CHECK(model.evaluate(s).iteration_time.si() == direct.evaluate(s).iteration_time.si());
 
   // GEMM 8192³ on one device: the call is launch latency (a100.yaml: 5 us) plus the product;
   // no optimizer, no per-iteration host costs. 2·8192³ FLOP at <= 296.3 TFLOP/s: >= 3.711 ms.
@@ -78,11 +78,11 @@ TEST_CASE("the entry point gives the kind's own model's answer", "[train][model]
                                                 std::nullopt, a100_options());
   REQUIRE(gemm.local_gemm.has_value());
   CHECK(gemm.local_gemm->shape.k == 8192);
-  CHECK(gemm.local_gemm->device >= 3.711e-3);
-  CHECK(gemm.iteration_time == Approx(gemm.local_gemm->device + 5e-6).epsilon(1e-12));
+  CHECK(gemm.local_gemm->device.si() >= 3.711e-3);
+  CHECK(gemm.iteration_time.si() == Approx(gemm.local_gemm->device.si() + 5e-6).epsilon(1e-12));
   CHECK(gemm.breakdown.compute == gemm.local_gemm->device);
-  CHECK(gemm.breakdown.host == Approx(5e-6).epsilon(1e-9));
-  CHECK(gemm.model_flops == 2.0 * 8192.0 * 8192.0 * 8192.0);
+  CHECK(gemm.breakdown.host.si() == Approx(5e-6).epsilon(1e-9));
+  CHECK(gemm.model_flops.si() == 2.0 * 8192.0 * 8192.0 * 8192.0);
 }
 
 TEST_CASE("every pipeline stage's breakdown adds up to the iteration", "[train][model]") {
@@ -97,19 +97,19 @@ TEST_CASE("every pipeline stage's breakdown adds up to the iteration", "[train][
     REQUIRE(r.feasible);
     REQUIRE(r.stages.size() == 4);
     for (const TrainingBreakdown& b : r.stages) {
-      CHECK(std::abs(b.total() - r.iteration_time) <= 1e-9 * r.iteration_time);
-      CHECK(b.pipeline_bubble >= 0.0);
+      CHECK(std::abs(b.total().si() - r.iteration_time.si()) <= 1e-9 * r.iteration_time.si());
+      CHECK(b.pipeline_bubble.si() >= 0.0);
     }
     // The headline breakdown is the critical stage's.
     const TrainingBreakdown& c = r.stages[static_cast<std::size_t>(r.critical_stage)];
     CHECK(r.breakdown.compute == c.compute);
-    CHECK(r.breakdown.pipeline_bubble == c.pipeline_bubble);
+    CHECK(r.breakdown.pipeline_bubble.si() == c.pipeline_bubble.si());
     // The first stage holds the embedding, the last the LM head: only they run embedding_head
     // kernels (interleaved: the first and last chunk, on devices 0 and 3).
-    CHECK(r.stages[0].embedding_head > 0.0);
-    CHECK(r.stages[3].embedding_head > 0.0);
-    CHECK(r.stages[1].embedding_head == 0.0);
-    CHECK(r.stages[2].embedding_head == 0.0);
+    CHECK(r.stages[0].embedding_head.si() > 0.0);
+    CHECK(r.stages[3].embedding_head.si() > 0.0);
+    CHECK(r.stages[1].embedding_head.si() == 0.0);
+    CHECK(r.stages[2].embedding_head.si() == 0.0);
   }
 }
 
@@ -152,10 +152,10 @@ TEST_CASE("evaluating into a reused result gives the fresh result", "[train][mod
     CHECK(r.feasible == f.feasible);
     CHECK(r.reason == f.reason);
     CHECK(r.strategy == f.strategy);
-    CHECK(r.iteration_time == f.iteration_time);
+    CHECK(r.iteration_time.si() == f.iteration_time.si());
     CHECK(r.stages.size() == f.stages.size());
     CHECK(r.device_busy == f.device_busy);
-    CHECK(r.energy.joules == f.energy.joules);
+    CHECK(r.energy.joules.si() == f.energy.joules.si());
     CHECK(r.critical_stage == f.critical_stage);
   }
 }
@@ -178,18 +178,19 @@ TEST_CASE("the lower bound never exceeds the iteration, which never undercuts a 
   double tightest = 0.0;
   TrainingResult r;
   for (const Strategy& s : enumerate_strategies(w, 1024)) {
-    const std::optional<double> bound = model.lower_bound(s);
+    const std::optional<Time> bound = model.lower_bound(s);
     model.evaluate(s, r);
     CHECK(bound.has_value() == r.feasible);  // no bound: out of memory
     if (!r.feasible || !bound) continue;
     ++timed;
     double busy = 0.0;
-    for (const double b : r.device_busy) busy = std::max(busy, b);
-    if (*bound > r.iteration_time * (1.0 + 1e-12) || busy > r.iteration_time * (1.0 + 1e-12)) {
-      FAIL_CHECK(to_string(s) << ": bound " << *bound << " s, busiest device " << busy
-                              << " s, iteration " << r.iteration_time << " s");
+    for (const Time b : r.device_busy) busy = std::max(busy, b.si());
+    if (bound->si() > r.iteration_time.si() * (1.0 + 1e-12) ||
+        busy > r.iteration_time.si() * (1.0 + 1e-12)) {
+      FAIL_CHECK(to_string(s) << ": bound " << bound->si() << " s, busiest device " << busy
+                              << " s, iteration " << r.iteration_time.si() << " s");
     }
-    if (*bound >= 0.99 * r.iteration_time) ++bounded;
+    if (bound->si() >= 0.99 * r.iteration_time.si()) ++bounded;
     tightest = std::max(tightest, *bound / r.iteration_time);
   }
   std::printf("\nlower bound on %d strategies: within 1%% of the iteration on %d, tightest %.6f\n",
@@ -212,7 +213,7 @@ TEST_CASE("a ZeRO-3 strategy's time does not depend on what the model timed befo
   (void)used.evaluate(first);
   const TrainingResult a = fresh.evaluate(then), b = used.evaluate(then);
   REQUIRE(a.feasible);
-  CHECK(a.iteration_time == b.iteration_time);
+  CHECK(a.iteration_time.si() == b.iteration_time.si());
 }
 
 }  // namespace pathfinder

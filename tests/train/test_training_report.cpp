@@ -15,7 +15,7 @@ TrainingResult out_of_memory() {
   r.feasible = false;
   r.reason = "needs 95.00 GB per device, has 85.90 GB";
   r.strategy = parse_strategy("tp8-pp1-dp1-mb1");
-  r.memory_capacity = 85.9e9;
+  r.memory_capacity = bytes(85.9e9);
   r.memory.weights = Bytes::from_si(95e9);
   r.micro_batches = 4;
   return r;
@@ -47,9 +47,9 @@ TEST_CASE("a feasible strategy's JSON has numbers, and the CSV leaves an infeasi
           "[train][report]") {
   TrainingResult ok;
   ok.strategy = parse_strategy("dp2");
-  ok.iteration_time = 2.0;
-  ok.breakdown.compute = 1.5;
-  ok.breakdown.host = 0.5;
+  ok.iteration_time = seconds(2.0);
+  ok.breakdown.compute = seconds(1.5);
+  ok.breakdown.host = seconds(0.5);
   ok.mfu = 0.4;
   ok.tokens_per_second = 1024.0;
   const nlohmann::json j = nlohmann::json::parse(to_json(ok, 2).dump());
@@ -59,9 +59,9 @@ TEST_CASE("a feasible strategy's JSON has numbers, and the CSV leaves an infeasi
   CHECK(j.at("breakdown").at("compute_s").get<double>() == 1.5);
   CHECK(j.at("mfu").get<double>() == 0.4);
   // Energy: numbers when feasible; a workload without tokens has a null J per token.
-  ok.energy.joules = 700.0;
-  ok.energy.by_component.core = 700.0;
-  ok.energy.by_phase.compute = 700.0;
+  ok.energy.joules = 700.0 * units::joules;
+  ok.energy.by_component.core = 700.0 * units::joules;
+  ok.energy.by_phase.compute = 700.0 * units::joules;
   const nlohmann::json je = nlohmann::json::parse(to_json(ok, 2).dump()).at("energy");
   CHECK(je.at("joules").get<double>() == 700.0);
   CHECK(je.at("joules_per_token").is_null());
@@ -85,11 +85,11 @@ TEST_CASE("every stage's breakdown: JSON lists all, the table at most 8 rows", "
   // is critical.
   TrainingResult r;
   r.strategy = parse_strategy("tp1-pp10-dp1-mb1");
-  r.iteration_time = 1.0;
+  r.iteration_time = seconds(1.0);
   for (int s = 0; s < 10; ++s) {
     TrainingBreakdown b;
-    b.compute = 0.5 + s / 100.0;
-    b.pipeline_bubble = 1.0 - b.compute;
+    b.compute = seconds(0.5 + s / 100.0);
+    b.pipeline_bubble = seconds(1.0) - b.compute;
     r.stages.push_back(b);
   }
   r.critical_stage = 9;

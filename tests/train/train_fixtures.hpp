@@ -64,7 +64,7 @@ inline GptTraining training_model(const std::string& tmpl, const GptSpec& w, int
   const TrainingOptions o = options ? *options : TrainingOptions::from(shipped_software(tmpl));
   const ShippedSystem& s = shipped_system(tmpl);
   return GptTraining(w, make_perf_machine(s.spec, s.arch), make_system_graph(s.spec, s.arch, devices),
-                     s.arch.core.peak.si(), o);
+                     s.arch.core.peak, o);
 }
 
 }  // namespace pathfinder::test
