@@ -85,6 +85,8 @@ constexpr const char* kFooter =
   dpN        data-parallel replicas          default --devices/(tp*cp*pp), else 1
   cpN        context parallel: each sequence split over N devices, keys and values
              passed around their ring (GPT, flash attention)            default 1
+  ulysses    with cpN: by all-to-all instead (DeepSpeed-Ulysses): heads over the N
+             devices for the whole sequence, e.g. tp2-cp4-ulysses
   epN        expert parallel: a mixture of experts' experts over N of the dp ranks,
              tokens sent to them and back by all-to-all (not a device factor) default 1
   mbN        sequences per micro-batch; mb0 = the whole per-replica batch
@@ -97,7 +99,8 @@ constexpr const char* kFooter =
  or the paper's notation (DeepFlow, LSTM and GEMM workloads), optionally followed by
  the tokens above: RC-{kp1}-{kp2}-d{dp}-p{lp} or CR-{kp1}-d{dp}-p{lp} (micro-batch 0).
  A YAML file (*.yaml) holds the same as a string or as a map of tp, tp2, pp, dp,
- cp, ep, micro_batch, schedule, virtual_stages, sequence_parallel, zero, recompute, split.
+ cp, ulysses, ep, micro_batch, schedule, virtual_stages, sequence_parallel, zero,
+ recompute, split.
  --devices N with a strategy that leaves dp out derives dp = N/(tp*cp*pp); with dp
  written, tp*cp*pp*dp must equal N.
 --strategy search --devices N ranks every valid strategy on the template's design and prints

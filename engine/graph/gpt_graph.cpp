@@ -309,7 +309,7 @@ class GptBuilder {
   }
   // One fused attention kernel over the b·a/t (sequence, head) problems; with context
   // parallelism first the ring that brings the other ranks' keys and values (and, backward,
-  // carries their gradients on).
+  // carries their gradients on), or, by all-to-all, the regrouping around the kernel.
   KernelId flash(int layer, const std::string& n, Phase ph, bool fwd, Deps in) {
     const double d = static_cast<double>(s_.head_dim()), dv = static_cast<double>(s_.value_dim());
     const double heads = static_cast<double>(s_.heads / tp_);
@@ -317,12 +317,23 @@ class GptBuilder {
     const double o = t_ * heads * dv * p_.si();  // O, dO
     const double cp = static_cast<double>(part_.context);
     const double kv_local = t_ * static_cast<double>(kv_local_) * (d + dv) * p_.si();
-    const double kv = cp * kv_local;  // K and V of the whole sequence, read once
-    if (part_.context > 1) {
+    const bool a2a = part_.context > 1 && part_.context_all_to_all;
+    // Key/value heads per rank after the regrouping: kv_local_/cp, or one replicated.
+    const double kv_heads_a2a =
+        std::max(static_cast<double>(kv_local_) / cp, 1.0);
+    const double kv_a2a = t_ * cp * kv_heads_a2a * (d + dv) * p_.si();  // K, V it holds after
+    // K and V of the whole sequence, read once: around the ring, or regrouped.
+    const double kv = a2a ? kv_a2a : cp * kv_local;
+    if (part_.context > 1 && !a2a) {
       const Communication c{CommKind::kSendRecv, CommGroup::kContext,
                             bytes((fwd ? 1.0 : 2.0) * (cp - 1.0) * kv_local), false,
                             part_.context - 1};
       in = {add(comm_kernel(name(layer, n + ".ring"), ph, dt_, c, std::move(in)), layer)};
+    }
+    if (a2a) {  // forward: Q, K, V; backward: dO (Q, K, V and O saved regrouped)
+      const Communication c{CommKind::kAllToAll, CommGroup::kContext,
+                            bytes(fwd ? q + kv_a2a : o), false};
+      in = {add(comm_kernel(name(layer, n + ".a2a_in"), ph, dt_, c, std::move(in)), layer)};
     }
     const double lse = t_ * static_cast<double>(s_.heads / tp_) * 4.0;  // fp32 per row
     Kernel k;
@@ -330,16 +341,22 @@ class GptBuilder {
     k.kind = KernelKind::kFlashAttention;
     k.phase = ph;
     k.dtype = dt_;
-    k.attention = AttentionShape{s_.micro_batch * (s_.heads / tp_), s_.sequence,
-                                 s_.head_dim(), s_.causal, !fwd, part_.flash2,
-                                 part_.context > 1 ? s_.sequence / part_.context : 0,
-                                 s_.mla() ? s_.value_dim() : 0};
+    k.attention = AttentionShape{
+        s_.micro_batch * (s_.heads / tp_) / (a2a ? part_.context : 1), s_.sequence,
+        s_.head_dim(), s_.causal, !fwd, part_.flash2,
+        part_.context > 1 && !a2a ? s_.sequence / part_.context : 0,
+        s_.mla() ? s_.value_dim() : 0};
     const Flops f = k.attention->forward_flops();
     k.flops = fwd ? f : 2.5 * f;
     k.bytes_read = bytes(fwd ? q + kv : q + 2.0 * o + kv + lse);  // bwd: Q, O, dO, K, V, lse
     k.bytes_written = bytes(fwd ? o + lse : q + kv);  // bwd: dQ, dK, dV (accumulated)
     k.deps = std::move(in);
-    return add(std::move(k), layer);
+    const KernelId id = add(std::move(k), layer);
+    if (!a2a) return id;
+    // forward: O back to the token split; backward: dQ, dK, dV
+    const Communication back{CommKind::kAllToAll, CommGroup::kContext,
+                             bytes(fwd ? o : q + kv_a2a), false};
+    return add(comm_kernel(name(layer, n + ".a2a_out"), ph, dt_, back, {id}), layer);
   }
   // Gradient flowing into a residual stream from its branch: g + branch.
   KernelId merge(int layer, const std::string& n, Deps deps) {
@@ -1104,6 +1121,7 @@ ComputeGraph build_gpt_graph(const GptSpec& spec, const GptPartition& part) {
                             spec.expert_width() % part.tensor == 0));
   PF_ASSERT(part.context >= 1 && (spec.micro_batch * spec.sequence) % part.context == 0 &&
             (part.context == 1 || spec.attention == AttentionKind::kFlash));
+  PF_ASSERT(!part.context_all_to_all || (spec.heads / part.tensor) % part.context == 0);
   return GptBuilder(spec, part).build();
 }
 

@@ -221,6 +221,12 @@ struct GptPartition {
   // cp - 1 steps beside the blockwise attention (forward: K and V; backward: K and V again
   // with their gradients dK and dV; Megatron-Core / Transformer Engine p2p context parallel).
   int context = 1;
+  // Context parallelism by all-to-all instead (DeepSpeed-Ulysses, Jacobs et al. 2023): before
+  // the attention an all-to-all over the context group regroups Q, K and V from s/cp tokens of
+  // every local head into whole sequences of heads/cp heads (key/value heads split likewise,
+  // or replicated when fewer than cp), the kernel runs on those, and an all-to-all returns the
+  // output to the token split; backward, dO goes in the same way and dQ, dK, dV come back.
+  bool context_all_to_all = false;
   // The loss as the frameworks compute it by default: the logits cast to fp32 and the
   // vocabulary-parallel cross-entropy in separate fp32 passes (Megatron-LM/Core
   // vocab_parallel_cross_entropy(output.float()), torchtitan's and nanotron's .float()):

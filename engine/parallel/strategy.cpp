@@ -26,13 +26,13 @@ constexpr enum_table::Table<KernelSplit, 3> kSplits{{
 }};
 
 // What each token sets; a slot may be set once.
-enum Slot { kTp, kPp, kDp, kCp, kEp, kMb, kV, kZero, kSchedule, kSp, kRecompute, kSlots };
+enum Slot { kTp, kPp, kDp, kCp, kEp, kMb, kV, kZero, kSchedule, kSp, kRecompute, kUlysses, kSlots };
 constexpr std::array<std::string_view, kSlots> kSlotNames{
     "tensor-parallel degree", "pipeline-parallel degree", "data-parallel degree",
     "context-parallel degree", "expert-parallel degree",  "micro-batch size",
     "virtual-stage count",
     "ZeRO stage",             "pipeline schedule",        "sequence parallel",
-    "recompute mode"};
+    "recompute mode",         "context-parallel kind"};
 // Tokens a number follows: tp8, pp8, dp16, mb1, v2, zero1.
 struct NumberToken {
   std::string_view prefix;
@@ -53,8 +53,9 @@ constexpr std::string_view kRecomputePrefix = "recompute=";
 std::string quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 std::string valid_tokens() {
-  return join_alternatives({"tpN", "ppN", "dpN", "cpN", "epN", "mbN", "gpipe", "1f1b", "interleaved", "vN", "sp",
-                            "zero0..zero3", "recompute=none|selective|full"});
+  return join_alternatives({"tpN", "ppN", "dpN", "cpN", "ulysses", "epN", "mbN", "gpipe", "1f1b",
+                            "interleaved", "vN", "sp", "zero0..zero3",
+                            "recompute=none|selective|full"});
 }
 
 bool all_digits(std::string_view s) {
@@ -182,6 +183,10 @@ class StrategyParser {
       s.sequence_parallel = true;
       return claim(kSp, t);
     }
+    if (t == "ulysses") {
+      s.ulysses = true;
+      return claim(kUlysses, t);
+    }
     if (t.starts_with(kRecomputePrefix)) {
       const std::string_view mode = t.substr(kRecomputePrefix.size());
       const auto r = parse_recompute(mode);
@@ -224,6 +229,7 @@ class StrategyParser {
     }
     for (const auto& name : valid_pipeline_schedules()) out.push_back(name);
     out.emplace_back("sp");
+    out.emplace_back("ulysses");
     for (const auto& r : valid_recomputes()) out.push_back(std::string(kRecomputePrefix) + r);
     if (first) {
       out.emplace_back("RC");
@@ -239,6 +245,7 @@ class StrategyParser {
 
 void append_options(std::string& out, const Strategy& s, bool paper) {
   if (s.cp != 1) out += "-cp" + std::to_string(s.cp);
+  if (s.ulysses) out += "-ulysses";
   if (s.ep != 1) out += "-ep" + std::to_string(s.ep);
   if (!paper || s.micro_batch != 0) out += "-mb" + std::to_string(s.micro_batch);
   if (!paper || s.schedule != PipelineSchedule::kOneFOneB) {
@@ -287,8 +294,8 @@ PartialStrategy read_partial_strategy(const ConfigNode& n) {
   if (!n.is_map()) {
     throw n.error(
         "expected a strategy such as \"tp8-pp8-dp16-mb1-1f1b\" or a map of tp, tp2, "
-        "pp, dp, cp, ep, micro_batch, schedule, virtual_stages, sequence_parallel, zero, "
-        "recompute and split");
+        "pp, dp, cp, ulysses, ep, micro_batch, schedule, virtual_stages, sequence_parallel, "
+        "zero, recompute and split");
   }
   Strategy s;
   s.split = read_enum(n, "split", parse_kernel_split, valid_kernel_splits, KernelSplit::kTensor);
@@ -301,6 +308,7 @@ PartialStrategy read_partial_strategy(const ConfigNode& n) {
   s.pp = n.optional_positive<int>("pp").value_or(1);
   s.dp = n.optional_positive<int>("dp").value_or(1);
   s.cp = n.optional_positive<int>("cp").value_or(1);
+  s.ulysses = n.get_or<bool>("ulysses", false);
   s.ep = n.optional_positive<int>("ep").value_or(1);
   s.micro_batch =
       n.get_non_negative_or<int>("micro_batch", s.split == KernelSplit::kTensor ? 1 : 0);

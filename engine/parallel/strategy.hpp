@@ -7,6 +7,8 @@
 //     dpN    data-parallel replicas
 //     cpN    context parallel (Megatron-Core / Transformer Engine): each sequence's tokens split
 //            over N devices, attention's keys and values passed around their ring
+//     ulysses  with cpN: the context group's attention by all-to-all instead (DeepSpeed-Ulysses,
+//            Jacobs et al. 2023): heads split over the N devices for the whole sequence
 //     epN    expert parallel (mixture of experts): each layer's experts split over N of the
 //            data-parallel ranks, tokens sent to their experts and back by all-to-all
 //     mbN    sequences per micro-batch (mb0: the whole per-replica batch at once)
@@ -55,6 +57,7 @@ struct Strategy {
   int pp = 1;           // pipeline stages
   int dp = 1;           // data-parallel replicas
   int cp = 1;           // context-parallel degree: each sequence split over cp devices
+  bool ulysses = false;  // context parallel by all-to-all (heads split) rather than a ring
   int ep = 1;           // expert-parallel degree, within the data-parallel ranks (not a factor)
   int micro_batch = 1;  // sequences per micro-batch; 0 = the whole per-replica batch at once
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;

@@ -1,5 +1,6 @@
 #include "engine/parallel/strategy_check.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -107,6 +108,7 @@ void no_transformer_options(const Strategy& s, const char* workload, Sink& k) {
             [&] { return "recompute=" + std::string(to_string(s.recompute)) + only; });
   k.require(!interleaved(s), [&] { return "the interleaved schedule" + only; });
   k.require(s.cp == 1, [&] { return "context parallel (cp" + str(s.cp) + ")" + only; });
+  k.require(!s.ulysses, [&] { return "context parallel by all-to-all (ulysses)" + only; });
   k.require(s.ep == 1, [&] { return "expert parallel (ep" + str(s.ep) + ")" + only; });
 }
 
@@ -151,16 +153,37 @@ void check_gpt(const Strategy& s, const GptSpec& w, Sink& k) {
     multiple(k, "expert_ffn", w.expert_width(), "tp", s.tp);
     multiple(k, "shared experts' width", w.shared_experts * w.expert_width(), "tp", s.tp);
   }
-  if (s.cp > 1) {
+  k.require(!s.ulysses || s.cp > 1,
+            [] { return std::string("ulysses is a kind of context parallelism: give cpN, N > 1"); });
+  if (s.cp > 1 && !s.ulysses) {
     // Causal load balancing (Megatron-Core / TE): the sequence in 2·cp chunks, rank r taking
     // chunks r and 2·cp - 1 - r; sequence parallelism splits each rank's part over tp again.
     const I64 chunks = 2 * I64{s.cp} * (s.sequence_parallel ? s.tp : 1);
     multiple(k, "sequence", w.sequence, s.sequence_parallel ? "2 x cp x tp" : "2 x cp", chunks,
              " (context parallel splits it in 2 x cp chunks)");
+  }
+  if (s.cp > 1 && s.ulysses) {
+    // DeepSpeed-Ulysses (Jacobs et al. 2023): each rank holds s/cp tokens of every head; an
+    // all-to-all regroups them into whole sequences of heads/cp heads for the attention, and
+    // back. Key/value heads split the same way, or replicated when fewer than cp.
+    const I64 tokens = I64{s.cp} * (s.sequence_parallel ? s.tp : 1);
+    multiple(k, "sequence", w.sequence, s.sequence_parallel ? "cp x tp" : "cp", tokens,
+             " (context parallel splits it)");
+    if (w.heads % s.tp == 0) {
+      multiple(k, "heads / tp", w.heads / s.tp, "cp", s.cp, " (ulysses splits heads over cp)");
+    }
+    const I64 kv_local = std::max<I64>(w.kv() / s.tp, 1);
+    k.require(kv_local % s.cp == 0 || s.cp % kv_local == 0, [&] {
+      return "kv_heads / tp = " + str(kv_local) + " and cp = " + str(s.cp) +
+             ": one must be a multiple of the other (ulysses splits or replicates KV heads)";
+    });
+  }
+  if (s.cp > 1) {
     k.require(w.attention == AttentionKind::kFlash, [&] {
       return std::string("context parallel (cp") + str(s.cp) +
-             ") passes keys and values around a ring of fused attention kernels; set the "
-             "workload's attention: flash";
+             (s.ulysses ? "-ulysses) regroups heads for fused attention kernels"
+                        : ") passes keys and values around a ring of fused attention kernels") +
+             "; set the workload's attention: flash";
     });
   }
   if (interleaved(s)) {

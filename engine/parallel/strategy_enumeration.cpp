@@ -72,30 +72,35 @@ class Enumerator {
 
   void gpt_shapes(const GptSpec& g) {
     const std::vector<int> divs = device_divisors();
-    // Context parallelism only where it can run: fused attention, the sequence in 2·cp chunks.
+    // Context parallelism only where it can run: fused attention; by ring (the sequence in
+    // 2·cp chunks) or by all-to-all (heads split over cp).
     const bool context = o_.context_parallel && g.attention == AttentionKind::kFlash;
     for (const int tp : divs) {
       for (const int cp : divs) {
         if (cp > 1 && (!context || (devices_ / tp) % cp != 0)) continue;
         for (const int pp : divs) {
           if ((devices_ / tp / cp) % pp != 0) continue;
-          Strategy base;
-          base.tp = tp;
-          base.cp = cp;
-          base.pp = pp;
-          base.dp = devices_ / tp / cp / pp;
-          base.micro_batch = 1;  // dp x 1 must divide global_batch, as dp x mb for any mb
-          // Every rule the base breaks (heads, layers, batch, sequence) binds every option too.
-          if (!valid(base)) continue;
-          const I64 limit = o_.max_micro_batch > 0 ? o_.max_micro_batch : g.global_batch;
-          // Expert parallel degrees: divisors of the data-parallel degree that divide experts.
-          for (const int ep : divisors(g.moe() && o_.expert_parallel ? base.dp : 1, base.dp,
-                                       o_.powers_of_two)) {
-            if (ep > 1 && g.experts % ep != 0) continue;
-            base.ep = ep;
-            for (const int mb : divisors(g.global_batch / base.dp, limit, o_.powers_of_two)) {
-              base.micro_batch = mb;
-              gpt_schedules(g, base);
+          for (const bool ulysses : {false, true}) {
+            if (ulysses && cp == 1) continue;
+            Strategy base;
+            base.tp = tp;
+            base.cp = cp;
+            base.ulysses = ulysses;
+            base.pp = pp;
+            base.dp = devices_ / tp / cp / pp;
+            base.micro_batch = 1;  // dp x 1 must divide global_batch, as dp x mb for any mb
+            // Every rule the base breaks (heads, layers, batch, sequence) binds every option too.
+            if (!valid(base)) continue;
+            const I64 limit = o_.max_micro_batch > 0 ? o_.max_micro_batch : g.global_batch;
+            // Expert parallel degrees: divisors of the data-parallel degree that divide experts.
+            for (const int ep : divisors(g.moe() && o_.expert_parallel ? base.dp : 1, base.dp,
+                                         o_.powers_of_two)) {
+              if (ep > 1 && g.experts % ep != 0) continue;
+              base.ep = ep;
+              for (const int mb : divisors(g.global_batch / base.dp, limit, o_.powers_of_two)) {
+                base.micro_batch = mb;
+                gpt_schedules(g, base);
+              }
             }
           }
         }

@@ -94,8 +94,8 @@ const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id
 
 const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
   const auto key = std::make_tuple(s.tp, s.sequence_parallel ? 1 : 0,
-                                   static_cast<int>(s.recompute), s.micro_batch, s.dp, s.cp, s.ep,
-                                   s.pp, id);
+                                   static_cast<int>(s.recompute), s.micro_batch, s.dp, s.cp,
+                                   s.ulysses ? 1 : 0, s.ep, s.pp, id);
   auto it = parts_.find(key);
   if (it != parts_.end()) return it->second;
   const Placements& pl = placements(s, id);
@@ -110,7 +110,8 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
   const auto part = [&](Part kind, int layers, int first_layer, bool embedding, bool head,
                         double& params) {
     const GraphKey graph_key{s.tp, s.sequence_parallel ? 1 : 0, static_cast<int>(s.recompute),
-                             s.micro_batch, s.cp, s.ep, static_cast<int>(kind), 0};
+                             s.micro_batch, s.cp, s.ep, static_cast<int>(kind),
+                             s.ulysses ? 1 : 0};
     const std::shared_ptr<const ComputeGraph> g = options_.graphs->get(graph_key, [&] {
       GptPartition p;
       p.first_layer = first_layer;
@@ -124,6 +125,7 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
       p.separate_bias = options_.separate_bias;
       p.selective_op = options_.selective_op;
       p.context = s.cp;
+      p.context_all_to_all = s.ulysses;
       p.expert = s.ep;
       p.layers = layers;
       p.embedding = embedding;

@@ -173,10 +173,10 @@ class GptTraining {
   int timed_ = 0;              // the placements id of the last evaluation's result
   IterationScratch scratch_;
   TrainingResult other_;       // ZeRO-3's second placement order, reused
-  std::map<std::tuple<int, int, int, int, int, int, int, int, int>, Parts> parts_;
+  std::map<std::tuple<int, int, int, int, int, int, int, int, int, int>, Parts> parts_;
   // The parts' graphs, which depend neither on the placements (dp, pp, the ZeRO-3 order) nor
-  // on the micro-architecture: per (tp, sp, recompute, micro-batch, cp, ep, part), timed again
-  // for each placement (options_.graphs, or the model's own).
+  // on the micro-architecture: per (tp, sp, recompute, micro-batch, cp, ep, part, ulysses),
+  // timed again for each placement (options_.graphs, or the model's own).
   std::map<std::tuple<int, int, int, int, int, int, int>, Placements> placements_;
 };
 

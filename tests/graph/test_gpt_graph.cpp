@@ -244,6 +244,40 @@ TEST_CASE("context parallel: s/cp tokens per rank, a key/value ring before each 
   CHECK(std::find(fa.deps.begin(), fa.deps.end(), ring_id) != fa.deps.end());
 }
 
+TEST_CASE("context parallel by all-to-all (Ulysses): heads regrouped around each flash kernel",
+          "[graph][golden]") {
+  const GptSpec s = tiny_llama();  // b 2, s 128: T = 256; 8 heads, g 2 KV heads of d 32, bf16
+  GptPartition a2a;
+  a2a.context = 2;
+  a2a.context_all_to_all = true;
+  const ComputeGraph g = build_gpt_graph(s, a2a);
+  // Token-wise kernels as with the ring: T/cp = 128 tokens.
+  CHECK(*find(g, "l0.qkv.fwd").gemm == GemmShape{1, 128, 384, 256});
+  // Attention on whole sequences of 8/2 = 4 heads: b·4 = 8 problems of 128 queries against 128
+  // keys, 4·8·128·128·32/2 = 8,388,608 FLOP (the ring's work per rank, split by heads).
+  const Kernel& fa = find(g, "l0.attn.flash.fwd");
+  CHECK(fa.attention->batch == 8);
+  CHECK(fa.attention->query_count() == 128);
+  CHECK(fa.flops.in(units::flops) == 8388608.0);
+  // Before it, an all-to-all over the context group of what each rank holds: Q, (T/cp)·8·32·2 B
+  // = 65,536, and K, V, (T/cp)·2·(32 + 32)·2 B = 32,768 (2 KV heads over cp 2: one each); after
+  // it, O back, 65,536 B. No ring.
+  const Kernel& in = find(g, "l0.attn.flash.fwd.a2a_in");
+  REQUIRE(in.comm);
+  CHECK(in.comm->kind == CommKind::kAllToAll);
+  CHECK(in.comm->group == CommGroup::kContext);
+  CHECK(in.comm->bytes.in(units::bytes) == 65536.0 + 32768.0);
+  CHECK(find(g, "l0.attn.flash.fwd.a2a_out").comm->bytes.in(units::bytes) == 65536.0);
+  CHECK(std::none_of(g.kernels().begin(), g.kernels().end(), [](const Kernel& k) {
+    return k.name.find(".ring") != std::string::npos;
+  }));
+  // Backward: dO in (65,536 B), dQ, dK, dV out (65,536 + 32,768 B).
+  CHECK(find(g, "l0.attn.flash.bwd.a2a_in").comm->bytes.in(units::bytes) == 65536.0);
+  CHECK(find(g, "l0.attn.flash.bwd.a2a_out").comm->bytes.in(units::bytes) == 65536.0 + 32768.0);
+  const auto in_id = static_cast<KernelId>(&in - g.kernels().data());
+  CHECK(std::find(fa.deps.begin(), fa.deps.end(), in_id) != fa.deps.end());
+}
+
 TEST_CASE("mixture of experts: router, all-to-all dispatch, grouped expert GEMMs, combine",
           "[graph][golden]") {
   GptSpec s = tiny_llama();  // T = 256 tokens, h 256, SwiGLU, bf16

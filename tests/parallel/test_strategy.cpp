@@ -25,8 +25,8 @@ std::string yaml_error(const std::string& yaml) {
 }
 
 const std::string kValid =
-    "expected tpN, ppN, dpN, cpN, epN, mbN, gpipe, 1f1b, interleaved, vN, sp, zero0..zero3 or "
-    "recompute=none|selective|full";
+    "expected tpN, ppN, dpN, cpN, ulysses, epN, mbN, gpipe, 1f1b, interleaved, vN, sp, "
+    "zero0..zero3 or recompute=none|selective|full";
 
 }  // namespace
 
@@ -209,8 +209,8 @@ TEST_CASE("bad YAML strategies are located errors", "[dist][config-error]") {
         "you mean \"rc\"?");
   CHECK(yaml_error("strategy:\n  - tp8\n") ==
         "s.yaml:2:3: error: strategy: expected a strategy such as \"tp8-pp8-dp16-mb1-1f1b\" or a "
-        "map of tp, tp2, pp, dp, cp, ep, micro_batch, schedule, virtual_stages, sequence_parallel, zero, "
-        "recompute and split");
+        "map of tp, tp2, pp, dp, cp, ulysses, ep, micro_batch, schedule, virtual_stages, "
+        "sequence_parallel, zero, recompute and split");
 }
 
 TEST_CASE("enum spellings", "[dist]") {
@@ -276,6 +276,17 @@ TEST_CASE("context parallel: cpN in the grammar, cp in YAML, counted in the devi
   CHECK(error("cp2-cp4") == "\"cp4\": context-parallel degree given twice (cp2 and cp4)");
   CHECK(error("tp2-cp") ==
         "\"cp\": expected a whole number after \"cp\" (cpN, e.g. cp4; '-' separates tokens)");
+  // All-to-all (DeepSpeed-Ulysses) context parallelism: one token beside cpN, written after it.
+  const Strategy u = parse_strategy("ulysses-cp4-tp2-dp2");
+  CHECK(u.ulysses);
+  CHECK(u.devices() == 16);
+  CHECK(to_string(u) == "tp2-pp1-dp2-cp4-ulysses-mb1-1f1b");
+  CHECK(parse_strategy(to_string(u)) == u);
+  CHECK(!parse_strategy("cp4-tp2-dp2").ulysses);
+  CHECK(error("cp2-ulysses-ulysses") ==
+        "\"ulysses\": context-parallel kind given twice (ulysses and ulysses)");
+  CHECK(error("cp2-ulyses") ==
+        "\"ulyses\": unknown token; " + kValid + "; did you mean \"ulysses\"?");
 }
 
 }  // namespace pathfinder

@@ -299,6 +299,25 @@ TEST_CASE("context parallel rules: 2 x cp chunks of the sequence, fused attentio
         Lines{"context parallel (cp2) applies to GPT workloads only, not to an LSTM"});
   // complete_strategy derives dp with cp counted: 64 / (tp4 x cp2 x pp2) = 4.
   CHECK(complete_strategy(parse_partial_strategy("tp4-cp2-pp2"), w, 64, strategy_source()).dp == 4);
+  // All-to-all (Ulysses): the sequence in cp pieces (no causal chunks), the tensor group's
+  // heads over cp; Llama 3 8B has 32 heads and 8 KV heads: tp2 leaves 16 and 4, so cp4 splits
+  // both, cp8 replicates the KV heads, and cp32 splits no whole head.
+  CHECK(problems("tp2-dp1-cp4-ulysses-mb1", w, 8).empty());
+  CHECK(problems("tp2-dp1-cp8-ulysses-mb1", w, 16).empty());
+  CHECK(problems("tp1-dp1-cp64-ulysses-mb1", w, 64) ==
+        Lines{"heads / tp = 32 is not a multiple of cp = 64 (ulysses splits heads over cp)"});
+  CHECK(problems("tp1-dp8-ulysses-mb1", w, 8) ==
+        Lines{"ulysses is a kind of context parallelism: give cpN, N > 1"});
+  GptSpec odd_ulysses = w;
+  odd_ulysses.sequence = 8192 + 2;  // 2 x 4097: two pieces suffice for Ulysses
+  CHECK(problems("tp1-dp4-cp2-ulysses-mb1", odd_ulysses, 8).empty());
+  CHECK(problems("tp1-dp4-cp2-ulysses-mb1", unfused, 8) ==
+        Lines{"context parallel (cp2-ulysses) regroups heads for fused attention kernels; set the "
+              "workload's attention: flash"});
+  CHECK(problems("CR-2-d1-p1-cp2-ulysses", shipped_workload("lstm_lm"), 4) ==
+        Lines{"context parallel (cp2) applies to GPT workloads only, not to an LSTM",
+              "context parallel by all-to-all (ulysses) applies to GPT workloads only, not to an "
+              "LSTM"});
 }
 
 }  // namespace pathfinder

@@ -574,6 +574,22 @@ TEST_CASE("context parallelism: long sequences fit, short ones cost about the sa
       longer.evaluate(parse_strategy("tp1-pp1-dp1-cp8-mb1-zero1-recompute=full"));
   INFO(cp8.reason);
   CHECK(cp8.feasible);
+  // By all-to-all (Ulysses) instead: the same FLOPs per rank (4 of the 32 heads over the whole
+  // sequence rather than s/8 queries of all 32), no ring to hide, four all-to-alls per layer
+  // and pass on the compute stream (Q, K, V and O of 8,192 tokens: 25.2 and 16.8 MB forward),
+  // which the attention does not cover: exposed, where the ring was hidden.
+  const TrainingResult ulysses =
+      longer.evaluate(parse_strategy("tp1-pp1-dp1-cp8-ulysses-mb1-zero1-recompute=full"));
+  REQUIRE(ulysses.feasible);
+  CHECK(ulysses.breakdown.compute.si() == Approx(cp8.breakdown.compute.si()).epsilon(0.02));
+  CHECK(cp8.breakdown.tensor_comm.si() == 0.0);
+  CHECK(ulysses.breakdown.tensor_comm.si() > 0.0);
+  CHECK(ulysses.iteration_time > cp8.iteration_time);
+  // Its workspace holds one layer's regrouped Q, K, V and O instead of the ring's two K, V
+  // blocks: 8,192 x (32 x 256 + 8 x 256) x 2 B = 167.8 MB against 2 x 8,192 x 8 x 256 x 2 B
+  // = 67.1 MB.
+  CHECK((ulysses.memory.workspace - cp8.memory.workspace).si() ==
+        Approx(8192.0 * (32 * 256 + 8 * 256) * 2 - 2.0 * 8192 * 8 * 256 * 2));
 }
 
 }  // namespace pathfinder
