@@ -65,8 +65,8 @@ std::string single_device_report(const TrainingResult& r, const Workload& w,
                                  const std::string& format, bool all_kernels) {
   const GraphTiming g = time_workload(w, timer);
   const std::size_t critical = static_cast<std::size_t>(r.critical_stage);
-  const IterationFigures it{r.feasible, r.iteration_time.si(),
-                            critical < r.device_busy.size() ? r.device_busy[critical].si() : 0.0};
+  const IterationFigures it{r.feasible, r.iteration_time,
+                            critical < r.device_busy.size() ? r.device_busy[critical] : Time{}};
   if (format == "csv") return to_csv(w, g, timer);  // the kernel rows
   if (format == "json") {
     nlohmann::ordered_json j = to_json(arch, w, g, timer, it);

@@ -70,7 +70,8 @@ struct Ctx {
 
   // The arrays' rate for this problem's operands.
   [[nodiscard]] double flops() const {
-    return p.fp8 && mach.fp8_matrix_flops > 0.0 ? mach.fp8_matrix_flops : mach.matrix_flops;
+    return p.fp8 && mach.fp8_matrix_flops.si() > 0.0 ? mach.fp8_matrix_flops.si()
+                                                     : mach.matrix_flops.si();
   }
 
   Ctx(const PerfMachine& m, const Problem& prob) : mach(m), p(prob) {
@@ -87,7 +88,7 @@ struct Ctx {
     mcus_per_instance = std::max(1, total_mcus / instances);
     gm = m.array_rows;
     gn = m.array_cols;
-    for (int i = 0; i < levels; ++i) nested[static_cast<std::size_t>(i)] = m.nested_capacity(i);
+    for (int i = 0; i < levels; ++i) nested[static_cast<std::size_t>(i)] = m.nested_capacity(i).si();
   }
   [[nodiscard]] const PerfLevel& level(int i) const {
     return mach.levels[static_cast<std::size_t>(i)];
@@ -120,7 +121,7 @@ double boundary_bytes(const Problem& p, const GemmTile& t, const GemmTile& paren
 // Largest n side a tile with m side `m` may take at a level under an order (with k = 1): the
 // footprint rules of max_k solved for n.
 double max_n(const Ctx& c, int lvl, std::int64_t m, LoopOrder o) {
-  const double cap = c.level(lvl).capacity;
+  const double cap = c.level(lvl).capacity.si();
   const double e = c.p.e, acc = c.p.acc, md = static_cast<double>(m);
   switch (o) {
     case LoopOrder::kOutputStationary:
@@ -134,7 +135,7 @@ double max_n(const Ctx& c, int lvl, std::int64_t m, LoopOrder o) {
 
 // Largest k a tile (m, n) may take at a level under an order, or 0 when even k = 1 does not fit.
 double max_k(const Ctx& c, int lvl, std::int64_t m, std::int64_t n, LoopOrder o) {
-  const double cap = c.level(lvl).capacity;
+  const double cap = c.level(lvl).capacity.si();
   const double e = c.p.e, acc = c.p.acc;
   const double md = static_cast<double>(m), nd = static_cast<double>(n);
   switch (o) {
@@ -292,7 +293,7 @@ void evaluate_times(const Ctx& c, GemmPlan& plan) {
     const auto u = static_cast<std::size_t>(i);
     const PerfLevel& lv = i < L ? c.level(i) : m.main_memory;
     const bool shared = lv.scope == Scope::kGlobal || i > c.parallel || i == L;
-    const double bw = lv.bandwidth * (shared ? 1.0 : std::min(1.0, active));
+    const double bw = lv.bandwidth.si() * (shared ? 1.0 : std::min(1.0, active));
     plan.time[u] = bw > 0.0 ? plan.bytes[u] / bw : (plan.bytes[u] > 0.0 ? INFINITY : 0.0);
     if (plan.time[u] > worst) {
       worst = plan.time[u];
@@ -300,7 +301,7 @@ void evaluate_times(const Ctx& c, GemmPlan& plan) {
     }
   }
   // The first operands reach the MCUs one main-memory latency after the kernel starts.
-  plan.device_time = worst + m.main_memory.latency;
+  plan.device_time = worst + m.main_memory.latency.si();
 }
 
 // evaluate_times' device time alone, with the same arithmetic, for a plan not yet chosen
@@ -313,12 +314,12 @@ double device_time_of(const Ctx& c, const GemmPlan& plan, double work) {
   for (int i = 0; i <= L; ++i) {
     const PerfLevel& lv = i < L ? c.level(i) : c.mach.main_memory;
     const bool shared = lv.scope == Scope::kGlobal || i > c.parallel || i == L;
-    const double bw = lv.bandwidth * (shared ? 1.0 : std::min(1.0, active));
+    const double bw = lv.bandwidth.si() * (shared ? 1.0 : std::min(1.0, active));
     const double b = plan.bytes[static_cast<std::size_t>(i)];
     const double t = bw > 0.0 ? b / bw : (b > 0.0 ? INFINITY : 0.0);
     if (t > worst) worst = t;
   }
-  return worst + c.mach.main_memory.latency;
+  return worst + c.mach.main_memory.latency.si();
 }
 
 void evaluate(const Ctx& c, GemmPlan& plan) {
@@ -455,8 +456,8 @@ void GemmSearch::search_parallel(const Ctx& c, const Trial& t, GemmPlan& best,
   const double inv_mcus = 1.0 / c.mcus_per_instance;
   const double block_time = static_cast<double>(c.p.k) * 2.0 * static_cast<double>(c.gm * c.gn) *
                             c.total_mcus / c.flops();
-  const double inv_bw = 1.0 / above.bandwidth;
-  const double latency = c.mach.main_memory.latency;
+  const double inv_bw = 1.0 / above.bandwidth.si();
+  const double latency = c.mach.main_memory.latency.si();
   const auto consider = [&](std::size_t ia, std::size_t ib) {
     const std::int64_t tm = t.m_side(ia), tn = t.n_side(ib);
     const std::int64_t tk =

@@ -53,6 +53,7 @@ struct GemmTile {
   friend bool operator==(const GemmTile&, const GemmTile&) = default;
 };
 
+// Plain doubles, SI: the tiling search's scratch (KernelTimer::time types the result).
 struct GemmPlan {
   int levels = 0;  // on-chip levels; index `levels` is main memory in the arrays below
   std::array<GemmTile, kMaxPerfLevels> tiles{};

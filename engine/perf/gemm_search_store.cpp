@@ -64,7 +64,7 @@ Key key_of(const PerfMachine& m, const GemmShape& shape, DataType dtype) {
   k.array_cols = m.array_cols;
   k.dataflow = m.dataflow;
   for (std::size_t i = 0; i < m.levels.size() && i < kMaxPerfLevels; ++i) {
-    k.capacity[i] = m.levels[i].capacity;
+    k.capacity[i] = m.levels[i].capacity.si();  // hashed by its bits
     k.instances[i] = m.levels[i].instances;
     k.scope[i] = m.levels[i].scope;
   }

@@ -26,22 +26,22 @@ double input_bytes(const WorkloadSpec& spec) {
 // One stream over kernels [first, last): the host issues a kernel every `dispatch`, the device
 // starts it `launch_latency` after its issue or when the previous kernel ends.
 struct Stream {
-  double host = 0.0;    // when the host issues the next kernel
-  double device = 0.0;  // when the device becomes free
+  Time host;    // when the host issues the next kernel
+  Time device;  // when the device becomes free
 };
 
 void run(const HostSpec& h, Stream& s, KernelRun& r) {
-  const double issue = s.host;
-  s.host += h.training_dispatch.si();
-  r.start = std::max(issue + h.launch_latency.si(), s.device);
+  const Time issue = s.host;
+  s.host += h.training_dispatch;
+  r.start = std::max(issue + h.launch_latency, s.device);
   r.end = r.start + r.time.device;
   s.device = r.end;
 }
 
 }  // namespace
 
-double isolated_time(const HostSpec& host, const KernelTime& t) {
-  return host.dispatch.si() + host.launch_latency.si() + t.device + host.synchronize.si();
+Time isolated_time(const HostSpec& host, const KernelTime& t) {
+  return host.dispatch + host.launch_latency + t.device + host.synchronize;
 }
 
 GraphTiming time_workload(const Workload& w, KernelTimer& timer) {
@@ -61,25 +61,25 @@ GraphTiming time_workload(const Workload& w, KernelTimer& timer) {
   // device. Later micro-batches repeat the first: the host runs ahead of a busy device, so a
   // repeat costs the larger of its device work plus launch gaps and its host issue time.
   Stream mb, up;
-  double mb_device = 0.0, mb_host = 0.0;
+  Time mb_device, mb_host;
   for (std::size_t i = 0; i < g.size(); ++i) {
     const bool update = g.kernels()[i].phase == Phase::kUpdate;
     run(h, update ? up : mb, out.kernels[i]);
     if (!update) {
       mb_device += out.kernels[i].time.device;
-      mb_host += h.training_dispatch.si();
+      mb_host += h.training_dispatch;
     }
   }
   out.micro_batch_span = mb.device;
   out.update_span = up.device;
-  const double h2d = h.host_to_device.si();
-  out.input_transfer = h2d > 0.0 ? input_bytes(w.spec) / h2d : 0.0;
+  const Bandwidth h2d = h.host_to_device;
+  out.input_transfer = h2d > Bandwidth{} ? Bytes::from_si(input_bytes(w.spec)) / h2d : Time{};
   const double repeats = static_cast<double>(std::max<std::int64_t>(w.stats.micro_batches, 1) - 1);
-  const double steady = std::max(mb_device, mb_host);
+  const Time steady = std::max(mb_device, mb_host);
   out.iteration_time = out.input_transfer + out.micro_batch_span + repeats * steady +
-                       out.update_span + h.synchronize.si() + h.iteration.si();
+                       out.update_span + h.synchronize + h.iteration;
   out.device_busy = mb_device * (repeats + 1.0) + out.phases[3].device;
-  out.flops = w.stats.flops_per_iteration.si();
+  out.flops = w.stats.flops_per_iteration;
   return out;
 }
 

@@ -20,33 +20,33 @@ namespace pathfinder {
 
 struct KernelRun {
   KernelTime time;
-  double start = 0.0;  // s from the start of the micro-batch's stream
-  double end = 0.0;
+  Time start;  // from the start of the micro-batch's stream
+  Time end;
 };
 
 struct PhaseTotals {
-  double device = 0.0;  // sum of device times of the phase's kernels (one micro-batch)
-  double flops = 0.0;
+  Time device;  // sum of device times of the phase's kernels (one micro-batch)
+  Flops flops;
   int kernels = 0;
 };
 
 struct GraphTiming {
   std::vector<KernelRun> kernels;            // per kernel of the graph, in id order
   std::array<PhaseTotals, 4> phases{};       // forward, backward data, backward weight, update
-  double micro_batch_span = 0.0;             // one micro-batch's forward and backward, stream
-  double update_span = 0.0;                  // the optimizer kernels, stream
-  double input_transfer = 0.0;               // host-to-device of one micro-batch's inputs
-  double iteration_time = 0.0;               // all micro-batches, update, host fixed costs
-  double device_busy = 0.0;                  // sum of device times over the iteration
-  double flops = 0.0;                        // per iteration
+  Time micro_batch_span;                     // one micro-batch's forward and backward, stream
+  Time update_span;                          // the optimizer kernels, stream
+  Time input_transfer;                       // host-to-device of one micro-batch's inputs
+  Time iteration_time;                       // all micro-batches, update, host fixed costs
+  Time device_busy;                          // sum of device times over the iteration
+  Flops flops;                               // per iteration
   // Fraction of the iteration the device computes (1 - host and launch stalls).
   [[nodiscard]] double device_utilization() const {
-    return iteration_time > 0.0 ? device_busy / iteration_time : 0.0;
+    return iteration_time > Time{} ? device_busy / iteration_time : 0.0;
   }
 };
 
 // A kernel timed on its own: host issues it, waits for it (what a per-call benchmark measures).
-[[nodiscard]] double isolated_time(const HostSpec& host, const KernelTime& t);
+[[nodiscard]] Time isolated_time(const HostSpec& host, const KernelTime& t);
 
 [[nodiscard]] GraphTiming time_workload(const Workload& w, KernelTimer& timer);
 

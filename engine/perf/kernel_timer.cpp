@@ -37,19 +37,25 @@ const GemmPlan& KernelTimer::gemm_plan(const GemmShape& shape, DataType dtype) {
 
 KernelTime KernelTimer::stream_time(const Kernel& k) const {
   // Element-wise work streams its operands from main memory once (true byte counts) on the
-  // vector units; the first bytes arrive one memory latency after the start.
+  // vector units; the first bytes arrive one memory latency after the start. Plain SI doubles
+  // inside (every kernel of every design is timed here), typed in the result.
+  const double flops = k.flops.si();
+  const double bytes = k.bytes().si();
+  const double vector_flops = m_.vector_flops.si();
+  const double stream_bandwidth = m_.stream_bandwidth.si();
   KernelTime t;
-  t.flops = k.flops.si();
-  t.main_memory_bytes = k.bytes().si();
-  t.compute = m_.vector_flops > 0.0 ? t.flops / m_.vector_flops : 0.0;
-  const double memory =
-      m_.stream_bandwidth > 0.0 ? t.main_memory_bytes / m_.stream_bandwidth : 0.0;
-  t.binding = memory >= t.compute ? levels() : -1;
-  t.device = std::max(memory, t.compute) + m_.main_memory.latency;
+  t.flops = Flops::from_si(flops);
+  t.main_memory_bytes = Bytes::from_si(bytes);
+  const double compute = vector_flops > 0.0 ? flops / vector_flops : 0.0;
+  const double memory = stream_bandwidth > 0.0 ? bytes / stream_bandwidth : 0.0;
+  t.compute = Time::from_si(compute);
+  t.binding = memory >= compute ? levels() : -1;
+  t.device = Time::from_si(std::max(memory, compute) + m_.main_memory.latency.si());
   // Energy: the FLOPs on the vector units; the bytes from main memory through the last level.
-  t.core_energy = t.flops * m_.energy_per_vector_flop;
-  t.on_chip_energy = m_.levels.empty() ? 0.0 : t.main_memory_bytes * m_.levels.back().energy_per_byte;
-  t.main_memory_energy = t.main_memory_bytes * m_.main_memory.energy_per_byte;
+  t.core_energy = Energy::from_si(flops * m_.energy_per_vector_flop.si());
+  t.on_chip_energy = Energy::from_si(
+      m_.levels.empty() ? 0.0 : bytes * m_.levels.back().energy_per_byte.si());
+  t.main_memory_energy = Energy::from_si(bytes * m_.main_memory.energy_per_byte.si());
   return t;
 }
 
@@ -88,30 +94,36 @@ KernelTime KernelTimer::flash_attention_time(const Kernel& k) const {
   const double tiles = static_cast<double>(a.batch) * std::ceil(q / kBlockRows);
   const double bundles = static_cast<double>(std::max(m_.bundles, 1));
   const double waves = std::ceil(tiles / bundles);
+  // The machine's figures as SI doubles, read once; typed again in the result.
+  const double vector_flops = m_.vector_flops.si();
+  const double matrix_flops = m_.matrix_flops.si();
+  const double main_bandwidth = m_.main_memory.bandwidth.si();
+  const double main_latency = m_.main_memory.latency.si();
+  const double stream_bandwidth = m_.stream_bandwidth.si();
   KernelTime t;
-  t.flops = k.flops.si();
-  t.main_memory_bytes = k.bytes().si();
+  const double flops = k.flops.si();
+  double main_memory_bytes = k.bytes().si();
   t.wave_efficiency = tiles / (waves * bundles);
   constexpr double kSpecialFunctionShare = 1.0 / 16.0;  // exp lanes per FP32 FLOP per clock
   constexpr double kSoftmaxFlops = 3.0;                  // FP32 FLOPs per score beside the exp
   const double scores = static_cast<double>(a.batch) * q * s * (a.causal ? 0.5 : 1.0);
   const double softmax =
-      m_.vector_flops > 0.0
-          ? scores * (1.0 / kSpecialFunctionShare + kSoftmaxFlops) / m_.vector_flops
+      vector_flops > 0.0
+          ? scores * (1.0 / kSpecialFunctionShare + kSoftmaxFlops) / vector_flops
           : 0.0;
-  const double rate = m_.matrix_flops * (a.warp_mma ? m_.warp_mma_fraction : 1.0) *
+  const double rate = matrix_flops * (a.warp_mma ? m_.warp_mma_fraction : 1.0) *
                       (a.backward ? m_.attention_backward_fraction : 1.0);
-  const double matrix = rate > 0.0 ? t.flops / rate : 0.0;
-  t.compute = (matrix + softmax) / t.wave_efficiency;
-  const double memory =
-      m_.main_memory.bandwidth > 0.0 ? t.main_memory_bytes / m_.main_memory.bandwidth : 0.0;
+  const double matrix = rate > 0.0 ? flops / rate : 0.0;
+  const double compute = (matrix + softmax) / t.wave_efficiency;
+  const double memory = main_bandwidth > 0.0 ? main_memory_bytes / main_bandwidth : 0.0;
   const double dv = static_cast<double>(a.value_width());
   const double streamed = tiles * s * (dh + dv) * bytes_per_element(k.dtype).si() *
                           (a.causal ? 0.5 : 1.0) * (a.backward ? 2.0 : 1.0);
   const PerfLevel* last = m_.levels.empty() ? nullptr : &m_.levels.back();
-  const double on_chip = last && last->bandwidth > 0.0 ? streamed / last->bandwidth : 0.0;
+  const double last_bandwidth = last ? last->bandwidth.si() : 0.0;
+  const double on_chip = last && last_bandwidth > 0.0 ? streamed / last_bandwidth : 0.0;
   t.binding = -1;
-  double slowest = t.compute;
+  double slowest = compute;
   if (on_chip > slowest) {
     slowest = on_chip;
     t.binding = levels() - 1;
@@ -120,21 +132,27 @@ KernelTime KernelTimer::flash_attention_time(const Kernel& k) const {
     slowest = memory;
     t.binding = levels();
   }
-  t.device = slowest + m_.main_memory.latency;
+  double device = slowest + main_latency;
   if (a.backward) {
     const double p = bytes_per_element(k.dtype).si();
     const double rows = static_cast<double>(a.batch) * q;
     const double accumulator = rows * dh * 4.0;
     const double passes = rows * dv * p * 2.0 + accumulator  // preprocess: O, dO; clear
                           + accumulator + rows * dh * p;     // postprocess: read, write dQ
-    t.main_memory_bytes += 2.0 * accumulator;
-    if (m_.stream_bandwidth > 0.0) t.device += passes / m_.stream_bandwidth;
-    t.device += 2.0 * m_.main_memory.latency;
+    main_memory_bytes += 2.0 * accumulator;
+    if (stream_bandwidth > 0.0) device += passes / stream_bandwidth;
+    device += 2.0 * main_latency;
   }
-  t.core_energy = t.flops * (k.dtype == DataType::kFp8 ? m_.energy_per_fp8_flop : m_.energy_per_flop) +
-                  scores * (1.0 / kSpecialFunctionShare + kSoftmaxFlops) * m_.energy_per_vector_flop;
-  t.on_chip_energy = last ? (streamed + t.main_memory_bytes) * last->energy_per_byte : 0.0;
-  t.main_memory_energy = t.main_memory_bytes * m_.main_memory.energy_per_byte;
+  t.device = Time::from_si(device);
+  t.compute = Time::from_si(compute);
+  t.flops = Flops::from_si(flops);
+  t.main_memory_bytes = Bytes::from_si(main_memory_bytes);
+  t.core_energy = Energy::from_si(
+      flops * (k.dtype == DataType::kFp8 ? m_.energy_per_fp8_flop : m_.energy_per_flop).si() +
+      scores * (1.0 / kSpecialFunctionShare + kSoftmaxFlops) * m_.energy_per_vector_flop.si());
+  t.on_chip_energy = Energy::from_si(
+      last ? (streamed + main_memory_bytes) * last->energy_per_byte.si() : 0.0);
+  t.main_memory_energy = Energy::from_si(main_memory_bytes * m_.main_memory.energy_per_byte.si());
   return t;
 }
 
@@ -143,23 +161,29 @@ KernelTime KernelTimer::time(const Kernel& k) {
   if (k.attention) return flash_attention_time(k);
   if (!k.gemm) return stream_time(k);
   const GemmPlan& p = gemm_plan(*k.gemm, k.dtype);
+  // The plan is plain SI doubles (the search's scratch); typed here.
+  const double flops = k.flops.si();  // with any fused epilogue (bias add, bias gradient)
+  const double main_memory_bytes = p.main_memory_bytes();
   KernelTime t;
-  t.device = p.device_time;
-  t.compute = p.compute_time;
+  t.device = Time::from_si(p.device_time);
+  t.compute = Time::from_si(p.compute_time);
   t.binding = p.binding;
-  t.flops = k.flops.si();  // with any fused epilogue (bias add, bias gradient)
-  t.main_memory_bytes = p.main_memory_bytes();
+  t.flops = Flops::from_si(flops);
+  t.main_memory_bytes = Bytes::from_si(main_memory_bytes);
   t.wave_efficiency = p.wave_efficiency;
   // Energy: the product's FLOPs on the matrix units, a fused epilogue's on the vector units;
   // each level's bytes as the plan serves them (GemmPlan::bytes).
-  const double epilogue = std::max(0.0, t.flops - p.flops);
-  t.core_energy = p.flops * (k.dtype == DataType::kFp8 ? m_.energy_per_fp8_flop : m_.energy_per_flop) +
-                  epilogue * m_.energy_per_vector_flop;
+  const double epilogue = std::max(0.0, flops - p.flops);
+  t.core_energy = Energy::from_si(
+      p.flops * (k.dtype == DataType::kFp8 ? m_.energy_per_fp8_flop : m_.energy_per_flop).si() +
+      epilogue * m_.energy_per_vector_flop.si());
+  double on_chip_energy = 0.0;
   for (int l = 0; l < p.levels; ++l) {
-    t.on_chip_energy += p.bytes[static_cast<std::size_t>(l)] *
-                        m_.levels[static_cast<std::size_t>(l)].energy_per_byte;
+    on_chip_energy += p.bytes[static_cast<std::size_t>(l)] *
+                      m_.levels[static_cast<std::size_t>(l)].energy_per_byte.si();
   }
-  t.main_memory_energy = t.main_memory_bytes * m_.main_memory.energy_per_byte;
+  t.on_chip_energy = Energy::from_si(on_chip_energy);
+  t.main_memory_energy = Energy::from_si(main_memory_bytes * m_.main_memory.energy_per_byte.si());
   return t;
 }
 

@@ -14,24 +14,26 @@
 namespace pathfinder {
 
 struct KernelTime {
-  double device = 0.0;        // s on the device, launch latency excluded
-  double compute = 0.0;       // s the arithmetic alone takes
+  Time device;                // on the device, launch latency excluded
+  Time compute;               // the arithmetic alone
   int binding = -1;           // -1 compute, else a level index (levels() = main memory)
-  double flops = 0.0;
-  double main_memory_bytes = 0.0;
+  Flops flops;
+  Bytes main_memory_bytes;
   double wave_efficiency = 1.0;
-  // Dynamic energy (J) by where it is spent (device_power.hpp): the core's arithmetic, the
+  // Dynamic energy by where it is spent (device_power.hpp): the core's arithmetic, the
   // on-chip levels' traffic, main-memory traffic.
-  double core_energy = 0.0;
-  double on_chip_energy = 0.0;
-  double main_memory_energy = 0.0;
-  [[nodiscard]] double energy() const { return core_energy + on_chip_energy + main_memory_energy; }
+  Energy core_energy;
+  Energy on_chip_energy;
+  Energy main_memory_energy;
+  [[nodiscard]] Energy energy() const { return core_energy + on_chip_energy + main_memory_energy; }
   // FLOP per byte of main-memory traffic (operational intensity at the roofline's floor).
   [[nodiscard]] double intensity() const {
-    return main_memory_bytes > 0.0 ? flops / main_memory_bytes : 0.0;
+    return main_memory_bytes > Bytes{} ? flops.si() / main_memory_bytes.si() : 0.0;
   }
   // FLOP/s achieved over the device time.
-  [[nodiscard]] double achieved() const { return device > 0.0 ? flops / device : 0.0; }
+  [[nodiscard]] Throughput achieved() const {
+    return device > Time{} ? flops / device : Throughput{};
+  }
 };
 
 class KernelTimer {

@@ -4,11 +4,11 @@
 
 namespace pathfinder {
 
-double PerfMachine::nested_capacity(int level) const {
+Bytes PerfMachine::nested_capacity(int level) const {
   // One instance of `level` contains instances of the inner levels in the ratio of their counts
   // (a bundle holds its MCUs' register files; the global level holds everything).
   const PerfLevel& outer = levels[static_cast<std::size_t>(level)];
-  double total = outer.capacity;
+  Bytes total = outer.capacity;
   for (int i = 0; i < level; ++i) {
     const PerfLevel& inner = levels[static_cast<std::size_t>(i)];
     total += inner.capacity * inner.instances / outer.instances;
@@ -20,12 +20,12 @@ PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch, PerfM
   PerfMachine m;
   m.name = arch.name;
   const double sustained = mode == PerfMode::kSustained ? spec.tmpl.core.sustained_fraction : 1.0;
-  m.matrix_flops = arch.core.effective.si() * sustained;
+  m.matrix_flops = arch.core.effective * sustained;
   const double fp8_sustained =
       mode == PerfMode::kSustained ? spec.tmpl.core.fp8_sustained_fraction : 1.0;
   m.fp8_matrix_flops =
-      arch.core.effective.si() * spec.tmpl.core.fp8_throughput_ratio * fp8_sustained;
-  m.vector_flops = arch.core.peak.si() * spec.tmpl.core.vector_throughput_ratio * sustained;
+      arch.core.effective * spec.tmpl.core.fp8_throughput_ratio * fp8_sustained;
+  m.vector_flops = arch.core.peak * spec.tmpl.core.vector_throughput_ratio * sustained;
   m.warp_mma_fraction = spec.tmpl.core.warp_mma_fraction;
   m.attention_backward_fraction = spec.tmpl.core.attention_backward_fraction;
   m.bundles = arch.core.bundles;
@@ -34,20 +34,21 @@ PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch, PerfM
   m.array_cols = spec.tmpl.core.array_cols;
   m.dataflow = spec.tmpl.core.dataflow;
   const DevicePower power = device_power(spec, arch);
-  m.energy_per_flop = power.joule_per_flop;
-  m.energy_per_fp8_flop = power.joule_per_fp8_flop;
-  m.energy_per_vector_flop = power.joule_per_vector_flop;
+  // DevicePower's figures are plain J per FLOP and per byte: typed here.
+  m.energy_per_flop = EnergyPerFlop::from_si(power.joule_per_flop);
+  m.energy_per_fp8_flop = EnergyPerFlop::from_si(power.joule_per_fp8_flop);
+  m.energy_per_vector_flop = EnergyPerFlop::from_si(power.joule_per_vector_flop);
   m.levels.reserve(arch.levels.size());
   for (std::size_t i = 0; i < arch.levels.size(); ++i) {
     const LevelStats& l = arch.levels[i];
-    m.levels.push_back({l.name, l.scope, l.instances, l.capacity_per_instance.si(),
-                        l.bandwidth.si(), l.latency.si(), power.level_joule_per_byte[i]});
+    m.levels.push_back({l.name, l.scope, l.instances, l.capacity_per_instance, l.bandwidth,
+                        l.latency, EnergyPerByte::from_si(power.level_joule_per_byte[i])});
   }
   const MainMemoryStats& mm = arch.main_memory;
-  m.main_memory = {mm.technology, Scope::kGlobal, 1, mm.capacity.si(),
-                   mm.bandwidth.si() * spec.tmpl.main_memory.max_utilization, mm.latency.si(),
-                   power.main_joule_per_byte};
-  m.stream_bandwidth = mm.bandwidth.si() * spec.tmpl.main_memory.stream_utilization;
+  m.main_memory = {mm.technology, Scope::kGlobal, 1, mm.capacity,
+                   mm.bandwidth * spec.tmpl.main_memory.max_utilization, mm.latency,
+                   EnergyPerByte::from_si(power.main_joule_per_byte)};
+  m.stream_bandwidth = mm.bandwidth * spec.tmpl.main_memory.stream_utilization;
   m.host = spec.tmpl.host;
   return m;
 }

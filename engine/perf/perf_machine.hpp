@@ -1,5 +1,6 @@
-// The view of a generated micro-architecture that kernel timing needs (issue 3): flat numbers
-// in SI units, built once per micro-architecture and then read in the inner loop of every
+// The view of a generated micro-architecture that kernel timing needs (issue 3): typed
+// quantities (engine/core/units.hpp) that the GEMM search and the kernel timer read as SI
+// doubles (.si()), built once per micro-architecture and then read in the inner loop of every
 // search, so nothing here allocates after construction.
 #pragma once
 
@@ -8,6 +9,7 @@
 
 #include "engine/arch/arch_spec.hpp"
 #include "engine/arch/micro_arch.hpp"
+#include "engine/core/units.hpp"
 
 namespace pathfinder {
 
@@ -15,17 +17,17 @@ struct PerfLevel {
   std::string name;
   Scope scope = Scope::kGlobal;
   int instances = 1;        // enabled copies: 1 (global), bundles, or MCUs
-  double capacity = 0.0;    // bytes per instance
-  double bandwidth = 0.0;   // bytes/s over all instances
-  double latency = 0.0;     // s
-  double energy_per_byte = 0.0;  // J of dynamic energy per byte served (device_power.hpp)
+  Bytes capacity;           // per instance
+  Bandwidth bandwidth;      // over all instances
+  Time latency;
+  EnergyPerByte energy_per_byte;  // dynamic energy per byte served (device_power.hpp)
 };
 
 struct PerfMachine {
   std::string name;
-  double matrix_flops = 0.0;  // FLOP/s of the MCU arrays: peak x max_utilization
-  double fp8_matrix_flops = 0.0;  // the same for FP8 operands (x fp8_throughput_ratio)
-  double vector_flops = 0.0;  // FLOP/s for element-wise work
+  Throughput matrix_flops;      // of the MCU arrays: peak x max_utilization
+  Throughput fp8_matrix_flops;  // the same for FP8 operands (x fp8_throughput_ratio)
+  Throughput vector_flops;      // for element-wise work
   double warp_mma_fraction = 1.0;  // of matrix_flops, for warp-MMA kernels (FlashAttention-2)
   double attention_backward_fraction = 1.0;  // of the rate, a fused attention's backward
   int bundles = 1;            // enabled bundles: the units output tiles are spread over
@@ -35,16 +37,16 @@ struct PerfMachine {
   Dataflow dataflow = Dataflow::kBest;
   std::vector<PerfLevel> levels;  // on-chip, innermost (registers) first
   PerfLevel main_memory;          // capacity per device, effective bandwidth
-  double stream_bandwidth = 0.0;  // main memory as element-wise kernels see it, B/s
+  Bandwidth stream_bandwidth;     // main memory as element-wise kernels see it
   HostSpec host;
-  // Dynamic energy per FLOP (J) of the matrix units, with FP8 operands, and of element-wise
+  // Dynamic energy per FLOP of the matrix units, with FP8 operands, and of element-wise
   // work (device_power.hpp).
-  double energy_per_flop = 0.0;
-  double energy_per_fp8_flop = 0.0;
-  double energy_per_vector_flop = 0.0;
+  EnergyPerFlop energy_per_flop;
+  EnergyPerFlop energy_per_fp8_flop;
+  EnergyPerFlop energy_per_vector_flop;
   // Capacity available to one instance of level i and the levels inside it: what an output
   // tile held at level i may occupy (accumulators can sit in the inner levels).
-  [[nodiscard]] double nested_capacity(int level) const;
+  [[nodiscard]] Bytes nested_capacity(int level) const;
 };
 
 // Training runs at the template's sustained throughput; a single timed kernel (a benchmark

@@ -47,12 +47,12 @@ IterationFigures stream_figures(const GraphTiming& g) {
   return {true, g.iteration_time, g.device_busy};
 }
 
-double achieved_per_iteration(double flops, const IterationFigures& f) {
-  return f.iteration_time > 0.0 ? flops / f.iteration_time : 0.0;
+Throughput achieved_per_iteration(Flops flops, const IterationFigures& f) {
+  return f.iteration_time > Time{} ? flops / f.iteration_time : Throughput{};
 }
 
 double utilization(const IterationFigures& f) {
-  return f.iteration_time > 0.0 ? f.device_busy / f.iteration_time : 0.0;
+  return f.iteration_time > Time{} ? f.device_busy / f.iteration_time : 0.0;
 }
 
 nlohmann::ordered_json report_json(const MicroArch& a, const Workload& w, const GraphTiming& g,
@@ -140,9 +140,9 @@ nlohmann::ordered_json report_json(const MicroArch& a, const Workload& w, const 
   PF_ASSERT(g.kernels.size() == ks.size());
   nlohmann::ordered_json j = head_json(a, w);
   j["peak_flops_per_s"] = a.core.peak.si();
-  j["matrix_flops_per_s"] = t.machine().matrix_flops;
-  j["vector_flops_per_s"] = t.machine().vector_flops;
-  j["main_memory_bandwidth_bytes_per_s"] = t.machine().main_memory.bandwidth;
+  j["matrix_flops_per_s"] = t.machine().matrix_flops.si();
+  j["vector_flops_per_s"] = t.machine().vector_flops.si();
+  j["main_memory_bandwidth_bytes_per_s"] = t.machine().main_memory.bandwidth.si();
   auto kernels = nlohmann::ordered_json::array();
   for (std::size_t id = 0; id < ks.size(); ++id) {
     const Kernel& k = ks[id];
@@ -156,17 +156,17 @@ nlohmann::ordered_json report_json(const MicroArch& a, const Workload& w, const 
     kj["layer"] = k.layer >= 0 ? nlohmann::ordered_json(k.layer) : nlohmann::ordered_json();
     kj["step"] = k.step >= 0 ? nlohmann::ordered_json(k.step) : nlohmann::ordered_json();
     kj["gemm"] = k.gemm ? shape_json(*k.gemm) : nlohmann::ordered_json();
-    kj["flops"] = r.time.flops;
+    kj["flops"] = r.time.flops.si();
     kj["bytes"] = k.bytes().si();
-    kj["main_memory_bytes"] = r.time.main_memory_bytes;
-    kj["compute_s"] = r.time.compute;
-    kj["device_s"] = r.time.device;
+    kj["main_memory_bytes"] = r.time.main_memory_bytes.si();
+    kj["compute_s"] = r.time.compute.si();
+    kj["device_s"] = r.time.device.si();
     kj["binding"] = t.binding_name(r.time.binding);
-    kj["flops_per_s"] = r.time.achieved();
+    kj["flops_per_s"] = r.time.achieved().si();
     kj["intensity_flop_per_byte"] = r.time.intensity();
     kj["wave_efficiency"] = r.time.wave_efficiency;
-    kj["start_s"] = r.start;
-    kj["end_s"] = r.end;
+    kj["start_s"] = r.start.si();
+    kj["end_s"] = r.end.si();
     kernels.push_back(std::move(kj));
   }
   j["kernels"] = std::move(kernels);
@@ -176,24 +176,24 @@ nlohmann::ordered_json report_json(const MicroArch& a, const Workload& w, const 
   for (Phase p : kAllPhases) {
     const PhaseTotals& pt = g.phases[static_cast<std::size_t>(p)];
     phases[std::string(to_string(p))] = {
-        {"kernels", pt.kernels}, {"device_s", pt.device}, {"flops", pt.flops}};
+        {"kernels", pt.kernels}, {"device_s", pt.device.si()}, {"flops", pt.flops.si()}};
   }
   tot["phases"] = std::move(phases);
   tot["micro_batches"] = w.stats.micro_batches;
   if (it == nullptr) {
-    tot["micro_batch_span_s"] = g.micro_batch_span;
-    tot["update_span_s"] = g.update_span;
-    tot["input_transfer_s"] = g.input_transfer;
+    tot["micro_batch_span_s"] = g.micro_batch_span.si();
+    tot["update_span_s"] = g.update_span.si();
+    tot["input_transfer_s"] = g.input_transfer.si();
   }
   const IterationFigures f = it != nullptr ? *it : stream_figures(g);
   const auto if_feasible = [&f](double v) {
     return f.feasible ? nlohmann::ordered_json(v) : nlohmann::ordered_json();
   };
-  const double achieved = achieved_per_iteration(g.flops, f);
-  tot["iteration_time_s"] = if_feasible(f.iteration_time);
-  tot["device_busy_s"] = if_feasible(f.device_busy);
+  const double achieved = achieved_per_iteration(g.flops, f).si();
+  tot["iteration_time_s"] = if_feasible(f.iteration_time.si());
+  tot["device_busy_s"] = if_feasible(f.device_busy.si());
   tot["device_utilization"] = if_feasible(utilization(f));
-  tot["flops_per_iteration"] = g.flops;
+  tot["flops_per_iteration"] = g.flops.si();
   tot["achieved_flops_per_s"] = if_feasible(achieved);
   tot["fraction_of_peak"] = if_feasible(a.core.peak.si() > 0.0 ? achieved / a.core.peak.si() : 0.0);
   j["totals"] = std::move(tot);
@@ -221,10 +221,11 @@ std::string to_csv(const Workload& w, const GraphTiming& g, const KernelTimer& t
     } else {
       out += ",,,,";
     }
-    out += num(kt.flops) + "," + num(k.bytes().si()) + "," + num(kt.main_memory_bytes) + "," +
-           num(kt.compute) + "," + num(kt.device) + "," + csv_field(t.binding_name(kt.binding)) +
-           "," + num(kt.achieved()) + "," + num(kt.intensity()) + "," + num(kt.wave_efficiency) +
-           "," + num(g.kernels[id].start) + "," + num(g.kernels[id].end) + "\n";
+    out += num(kt.flops.si()) + "," + num(k.bytes().si()) + "," +
+           num(kt.main_memory_bytes.si()) + "," + num(kt.compute.si()) + "," +
+           num(kt.device.si()) + "," + csv_field(t.binding_name(kt.binding)) + "," +
+           num(kt.achieved().si()) + "," + num(kt.intensity()) + "," + num(kt.wave_efficiency) +
+           "," + num(g.kernels[id].start.si()) + "," + num(g.kernels[id].end.si()) + "\n";
   }
   return out;
 }
@@ -258,8 +259,8 @@ std::string report_table(const MicroArch& a, const Workload& w, const GraphTimin
   o << heading(a, w) << "\n"
     << printf_string("peak %.4g TFLOP/s; timed at %.4g (matrix) and %.4g (vector) TFLOP/s, "
                      "main memory %.4g TB/s",
-                     a.core.peak.in(units::teraflops_per_second), m.matrix_flops * 1e-12,
-                     m.vector_flops * 1e-12, m.main_memory.bandwidth * 1e-12)
+                     a.core.peak.in(units::teraflops_per_second), m.matrix_flops.si() * 1e-12,
+                     m.vector_flops.si() * 1e-12, m.main_memory.bandwidth.si() * 1e-12)
     << "\n\n";
 
   o << printf_string("%-*s %6s  %-15s  %-*s %10s %6s  %-12s %8s %8s\n", nw, "kernel", "count",
@@ -269,11 +270,12 @@ std::string report_table(const MicroArch& a, const Workload& w, const GraphTimin
                               : is_gemm(k.kind) ? std::string("mixed")
                                                 : std::string("-");
     const std::string binding = k.binding ? t.binding_name(*k.binding) : std::string("mixed");
-    const double busy = g.device_busy > 0.0 ? 100.0 * k.iteration_device / g.device_busy : 0.0;
+    const double busy =
+        g.device_busy > Time{} ? 100.0 * k.iteration_device / g.device_busy : 0.0;
     o << printf_string("%-*s %6d  %-15s  %-*s %10s %6.1f  %-12s %8.1f %8.4g\n", nw,
                        k.name.c_str(), k.count, std::string(to_string(k.phase)).c_str(), sw,
-                       shape.c_str(), format_seconds(k.device).c_str(), busy, binding.c_str(),
-                       k.achieved() * 1e-12, k.intensity());
+                       shape.c_str(), format_seconds(k.device.si()).c_str(), busy, binding.c_str(),
+                       k.achieved().si() * 1e-12, k.intensity());
   }
 
   o << "\n" << printf_string("%-16s %7s %10s %8s\n", "phase", "kernels", "device", "TFLOP/s");
@@ -281,14 +283,14 @@ std::string report_table(const MicroArch& a, const Workload& w, const GraphTimin
     const PhaseTotals& pt = g.phases[static_cast<std::size_t>(p)];
     if (pt.kernels == 0) continue;
     o << printf_string("%-16s %7d %10s %8.1f\n", std::string(to_string(p)).c_str(), pt.kernels,
-                       format_seconds(pt.device).c_str(),
-                       pt.device > 0.0 ? pt.flops / pt.device * 1e-12 : 0.0);
+                       format_seconds(pt.device.si()).c_str(),
+                       pt.device > Time{} ? (pt.flops / pt.device).si() * 1e-12 : 0.0);
   }
   o << "(time, device: summed over one micro-batch, update over one step; %busy: share of the\n"
        " iteration's device time; FLOP/B: FLOP per main-memory byte)\n";
 
   const IterationFigures f = it != nullptr ? *it : stream_figures(g);
-  const double achieved = achieved_per_iteration(g.flops, f);
+  const double achieved = achieved_per_iteration(g.flops, f).si();
   const double peak = a.core.peak.si();
   auto line = [&o](const char* what, const std::string& value, const std::string& note) {
     o << printf_string("%-16s %14s", what, value.c_str()) << (note.empty() ? "" : "  ") << note
@@ -296,17 +298,19 @@ std::string report_table(const MicroArch& a, const Workload& w, const GraphTimin
   };
   o << "\n";
   if (it == nullptr) {
-    line("micro-batch span", format_seconds(g.micro_batch_span), "forward and backward stream");
-    line("update span", format_seconds(g.update_span), "optimizer step, once per iteration");
-    line("input transfer", format_seconds(g.input_transfer), "host to device, per micro-batch");
+    line("micro-batch span", format_seconds(g.micro_batch_span.si()),
+         "forward and backward stream");
+    line("update span", format_seconds(g.update_span.si()), "optimizer step, once per iteration");
+    line("input transfer", format_seconds(g.input_transfer.si()),
+         "host to device, per micro-batch");
   }
   line("micro-batches", std::to_string(w.stats.micro_batches), "per iteration");
   if (!f.feasible) {
     line("iteration time", "-", "infeasible");
     return o.str();
   }
-  line("iteration time", format_seconds(f.iteration_time), "");
-  line("device busy", format_seconds(f.device_busy),
+  line("iteration time", format_seconds(f.iteration_time.si()), "");
+  line("device busy", format_seconds(f.device_busy.si()),
        printf_string("%.1f%% utilization", 100.0 * utilization(f)));
   line("achieved", printf_string("%.1f TFLOP/s", achieved * 1e-12),
        printf_string("%.1f%% of peak", peak > 0.0 ? 100.0 * achieved / peak : 0.0));
@@ -343,7 +347,7 @@ namespace {
 struct IsolatedCall {
   const Kernel* kernel = nullptr;
   KernelTime time;
-  double call = 0.0;  // s, host issue to host observing completion
+  Time call;  // host issue to host observing completion
 };
 
 IsolatedCall isolated_call(const Workload& w, KernelTimer& t) {
@@ -367,15 +371,15 @@ nlohmann::ordered_json isolated_call_json(const MicroArch& a, const Workload& w,
   nlohmann::ordered_json j = head_json(a, w);
   j["mode"] = "isolated_call";
   j["gemm"] = shape_json(*c.kernel->gemm);
-  j["flops"] = c.time.flops;
-  j["device_s"] = c.time.device;
+  j["flops"] = c.time.flops.si();
+  j["device_s"] = c.time.device.si();
   j["binding"] = t.binding_name(c.time.binding);
   j["host_dispatch_s"] = h.dispatch.si();
   j["launch_latency_s"] = h.launch_latency.si();
   j["synchronize_s"] = h.synchronize.si();
-  j["call_s"] = c.call;
-  j["device_flops_per_s"] = c.time.achieved();
-  j["call_flops_per_s"] = c.time.flops / c.call;
+  j["call_s"] = c.call.si();
+  j["device_flops_per_s"] = c.time.achieved().si();
+  j["call_flops_per_s"] = (c.time.flops / c.call).si();
   return j;
 }
 
@@ -386,10 +390,10 @@ std::string isolated_call_csv(const Workload& w, KernelTimer& t) {
   return "workload,m,n,k,flops,device_s,binding,host_dispatch_s,launch_latency_s,synchronize_s,"
          "call_s,call_flops_per_s\n" +
          csv_field(w.name) + "," + std::to_string(s.m) + "," + std::to_string(s.n) + "," +
-         std::to_string(s.k) + "," + num(c.time.flops) + "," + num(c.time.device) + "," +
+         std::to_string(s.k) + "," + num(c.time.flops.si()) + "," + num(c.time.device.si()) + "," +
          csv_field(t.binding_name(c.time.binding)) + "," + num(h.dispatch.si()) + "," +
-         num(h.launch_latency.si()) + "," + num(h.synchronize.si()) + "," + num(c.call) + "," +
-         num(c.time.flops / c.call) + "\n";
+         num(h.launch_latency.si()) + "," + num(h.synchronize.si()) + "," + num(c.call.si()) + "," +
+         num((c.time.flops / c.call).si()) + "\n";
 }
 
 std::string format_isolated_call(const MicroArch& a, const Workload& w, KernelTimer& t) {
@@ -397,14 +401,14 @@ std::string format_isolated_call(const MicroArch& a, const Workload& w, KernelTi
   const HostSpec& h = t.machine().host;
   std::string out = heading(a, w) + ", one isolated call\n\n";
   out += printf_string("%-16s %12s  %s, %.1f TFLOP/s\n", "device",
-                       format_seconds(c.time.device).c_str(),
-                       t.binding_name(c.time.binding).c_str(), c.time.achieved() / 1e12);
+                       format_seconds(c.time.device.si()).c_str(),
+                       t.binding_name(c.time.binding).c_str(), c.time.achieved().si() / 1e12);
   out += printf_string("%-16s %12s\n", "host dispatch", format_seconds(h.dispatch.si()).c_str());
   out += printf_string("%-16s %12s\n", "launch latency",
                        format_seconds(h.launch_latency.si()).c_str());
   out += printf_string("%-16s %12s\n", "synchronize", format_seconds(h.synchronize.si()).c_str());
-  out += printf_string("%-16s %12s  %.1f TFLOP/s\n", "call", format_seconds(c.call).c_str(),
-                       c.time.flops / c.call / 1e12);
+  out += printf_string("%-16s %12s  %.1f TFLOP/s\n", "call", format_seconds(c.call.si()).c_str(),
+                       (c.time.flops / c.call).si() / 1e12);
   return out;
 }
 

@@ -39,8 +39,8 @@ namespace pathfinder {
 // strategy does not fit in memory): times and rates null, as infeasible_json.
 struct IterationFigures {
   bool feasible = true;
-  double iteration_time = 0.0;  // s
-  double device_busy = 0.0;     // s the device computes over the iteration
+  Time iteration_time;
+  Time device_busy;  // the device computes over the iteration
 };
 [[nodiscard]] nlohmann::ordered_json to_json(const MicroArch& a, const Workload& w,
                                              const GraphTiming& g, const KernelTimer& t,
@@ -85,14 +85,17 @@ struct KernelGroup {
   KernelKind kind = KernelKind::kElementwise;
   std::optional<GemmShape> shape;  // when every member is a GEMM of this one shape
   std::optional<int> binding;      // when every member binds on the same level; else "mixed"
-  double device = 0.0;             // s, summed over the members (one execution of the graph)
-  double iteration_device = 0.0;   // s per iteration: forward and backward members count once
+  Time device;                     // summed over the members (one execution of the graph)
+  Time iteration_device;           // per iteration: forward and backward members count once
                                    // per micro-batch, update members once
-  double flops = 0.0;              // summed
-  double main_memory_bytes = 0.0;  // summed
-  [[nodiscard]] double achieved() const { return device > 0.0 ? flops / device : 0.0; }
+  Flops flops;                     // summed
+  Bytes main_memory_bytes;         // summed
+  [[nodiscard]] Throughput achieved() const {
+    return device > Time{} ? flops / device : Throughput{};
+  }
+  // FLOP per byte (no unit type of its own).
   [[nodiscard]] double intensity() const {
-    return main_memory_bytes > 0.0 ? flops / main_memory_bytes : 0.0;
+    return main_memory_bytes > Bytes{} ? flops.si() / main_memory_bytes.si() : 0.0;
   }
 };
 // Groups of the graph's kernels in order of first occurrence; with all_kernels one per kernel.

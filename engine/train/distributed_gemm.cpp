@@ -46,11 +46,11 @@ TrainingResult GemmTraining::evaluate(const Strategy& s) {
   const DistributedGemmResult g = evaluate_distributed_gemm(spec_, s, timer_, system_);
   TrainingResult r;
   r.strategy = s;
-  r.memory_capacity = Bytes::from_si(timer_.machine().main_memory.capacity);
+  r.memory_capacity = timer_.machine().main_memory.capacity;
   r.micro_batches = 1;
   r.iteration_time = g.time;
   r.stage_forward = g.time;
-  const Time local = Time::from_si(g.local_time.device);
+  const Time local = g.local_time.device;
   TrainingBreakdown& b = r.breakdown;
   b.compute = local;
   b.tensor_comm = g.communication;
@@ -68,7 +68,7 @@ TrainingResult GemmTraining::evaluate(const Strategy& s) {
 nlohmann::json to_json(const DistributedGemmResult& r, const Strategy& s) {
   return {{"strategy", to_string(s)},
           {"local_gemm", {{"m", r.local.m}, {"n", r.local.n}, {"k", r.local.k}}},
-          {"local_s", r.local_time.device},
+          {"local_s", r.local_time.device.si()},
           {"local_intensity_flop_per_byte", r.local_time.intensity()},
           {"communication_s", r.communication.si()},
           {"time_s", r.time.si()}};
@@ -78,7 +78,7 @@ std::string format_table(const DistributedGemmResult& r, const Strategy& s) {
   return printf_string("%s: local GEMM %lldx%lldx%lld %s (%.1f FLOP/B), collective %s, total %s\n",
                        to_string(s).c_str(), static_cast<long long>(r.local.m),
                        static_cast<long long>(r.local.n), static_cast<long long>(r.local.k),
-                       format_seconds(r.local_time.device).c_str(), r.local_time.intensity(),
+                       format_seconds(r.local_time.device.si()).c_str(), r.local_time.intensity(),
                        format_seconds(r.communication.si()).c_str(),
                        format_seconds(r.time.si()).c_str());
 }

@@ -109,7 +109,7 @@ class GptTraining {
   [[nodiscard]] const GptSpec& spec() const { return spec_; }
   [[nodiscard]] const TrainingOptions& options() const { return options_; }
   [[nodiscard]] Bytes memory_capacity() const {
-    return Bytes::from_si(timer_.machine().main_memory.capacity);
+    return timer_.machine().main_memory.capacity;
   }
   [[nodiscard]] const SystemGraph& system() const { return system_; }
 

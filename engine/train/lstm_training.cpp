@@ -62,7 +62,7 @@ TrainingResult LstmTraining::evaluate(const Strategy& s) {
   r.model_flops = model_flops_;
   r.micro_batches = 1;
   r.memory = lstm_memory_footprint(spec_, s);
-  r.memory_capacity = Bytes::from_si(timer_.machine().main_memory.capacity);
+  r.memory_capacity = timer_.machine().main_memory.capacity;
   if (reject_if_out_of_memory(r, options_.check_memory)) return r;
   const bool cr = s.split == KernelSplit::kColumnRow;
   const int kp1 = s.tp, kp2 = cr ? 1 : s.tp2;

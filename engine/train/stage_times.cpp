@@ -60,12 +60,12 @@ StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTime
       t = comm.time(*k.comm);
     } else {
       const KernelTime kt = timer.time(k);
-      t = Time::from_si(kt.device);
+      t = kt.device;
       Activity& a = pt.activity;
-      a.core += Energy::from_si(kt.core_energy);
-      a.on_chip += Energy::from_si(kt.on_chip_energy);
-      a.main_memory += Energy::from_si(kt.main_memory_energy);
-      if (t > Time{}) a.peak_power = std::max(a.peak_power, Energy::from_si(kt.energy()) / t);
+      a.core += kt.core_energy;
+      a.on_chip += kt.on_chip_energy;
+      a.main_memory += kt.main_memory_energy;
+      if (t > Time{}) a.peak_power = std::max(a.peak_power, kt.energy() / t);
     }
     if (k.comm && comm_overlap > 0.0) {
       pt.hidden_comm += comm_overlap * t;

@@ -56,8 +56,8 @@ TEST_CASE("[calibration] A100 FP16 GEMMs: the 20 LLMCompass measurements", "[per
   for (const MeasuredGemm& g : rows) {
     const GemmPlan p = plan_gemm(m, GemmShape{1, g.m, g.n, g.k}, DataType::kFp16);
     KernelTime t;
-    t.device = p.device_time;
-    const double pred = isolated_time(m.host, t) * 1e3;
+    t.device = Time::from_si(p.device_time);
+    const double pred = isolated_time(m.host, t).si() * 1e3;
     const double err = (pred - g.ms) / g.ms;
     sum += std::abs(err);
     worst = std::max(worst, std::abs(err));
@@ -80,8 +80,8 @@ TEST_CASE("parity: the reference's V100 8192^3 GEMM (deepflow-reference.md §8)"
   const PerfMachine m = test::shipped_machine("deepflow_v100");
   const GemmPlan p = plan_gemm(m, GemmShape{1, 8192, 8192, 8192}, DataType::kFp16);
   KernelTime t;
-  t.device = p.device_time;
-  const double pred = isolated_time(m.host, t);
+  t.device = Time::from_si(p.device_time);
+  const double pred = isolated_time(m.host, t).si();
   std::printf("\nreference V100 8192^3: predicted %.4f ms, reference 10.3551 ms\n", pred * 1e3);
   CHECK(p.binding == -1);
   CHECK(pred == Approx(10.355114e-3).epsilon(0.10));
@@ -270,7 +270,7 @@ TEST_CASE("FP8 GEMMs run at the FP8 rate with 1-byte operands and 16-bit outputs
   // fp8_throughput_ratio 2). A compute-bound 8192^3 GEMM (1.1 TFLOP) takes about half the time
   // in FP8; its main-memory traffic falls too (A and B 1 B per element, C stays 2 B).
   const PerfMachine h100 = test::shipped_machine("h100");
-  CHECK(h100.fp8_matrix_flops == Approx(2.0 * h100.matrix_flops));
+  CHECK(h100.fp8_matrix_flops.si() == Approx(2.0 * h100.matrix_flops.si()));
   const GemmShape big{1, 8192, 8192, 8192};
   const GemmPlan f16 = plan_gemm(h100, big, DataType::kBf16), f8 = plan_gemm(h100, big, DataType::kFp8);
   CHECK(f16.binding == -1);  // compute-bound

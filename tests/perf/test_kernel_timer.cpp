@@ -17,15 +17,15 @@ TEST_CASE("GEMM plans are memoized by shape and data type", "[perf]") {
   const KernelTime ta = timer.time(a);
   const KernelTime tb = timer.time(b);
   CHECK(timer.memoized() == 1);
-  CHECK(ta.device == tb.device);
+  CHECK(ta.device.si() == tb.device.si());
   (void)timer.time(c);
   CHECK(timer.memoized() == 2);
   // The kernel's figures are the plan's.
   const GemmPlan& p = timer.gemm_plan(s, DataType::kFp16);
-  CHECK(ta.device == p.device_time);
-  CHECK(ta.flops == Approx(2.0 * 4096.0 * 4096.0 * 4096.0));
-  CHECK(ta.intensity() == Approx(ta.flops / p.main_memory_bytes()));
-  CHECK(ta.achieved() == Approx(ta.flops / ta.device));
+  CHECK(ta.device.si() == p.device_time);
+  CHECK(ta.flops.si() == Approx(2.0 * 4096.0 * 4096.0 * 4096.0));
+  CHECK(ta.intensity() == Approx(ta.flops.si() / p.main_memory_bytes()));
+  CHECK(ta.achieved().si() == Approx(ta.flops.si() / ta.device.si()));
 }
 
 TEST_CASE("element-wise kernels stream their bytes from main memory", "[perf]") {
@@ -36,9 +36,9 @@ TEST_CASE("element-wise kernels stream their bytes from main memory", "[perf]") 
                                  DataType::kFp16, 8e9 * units::flops, 1e9 * units::bytes,
                                  1e9 * units::bytes, {});
   const KernelTime t = timer.time(k);
-  const double bw = timer.machine().stream_bandwidth;
+  const double bw = timer.machine().stream_bandwidth.si();
   CHECK(bw == Approx(0.675 * 2039.9e9).epsilon(1e-3));
-  CHECK(t.device == Approx(2e9 / bw + 100e-9));
+  CHECK(t.device.si() == Approx(2e9 / bw + 100e-9));
   CHECK(timer.binding_name(t.binding) == "HBM2e");
   CHECK(t.intensity() == Approx(4.0));
   // Arithmetic-heavy: 1 TFLOP on the vector units, 311.9 x 0.0625 = 19.49 TFLOP/s.
@@ -48,7 +48,7 @@ TEST_CASE("element-wise kernels stream their bytes from main memory", "[perf]") 
   const KernelTime th = timer.time(heavy);
   CHECK(th.binding == -1);
   CHECK(timer.binding_name(th.binding) == "compute");
-  CHECK(th.device == Approx(1e12 / (311.9e12 * 0.0625) + 100e-9).epsilon(2e-3));
+  CHECK(th.device.si() == Approx(1e12 / (311.9e12 * 0.0625) + 100e-9).epsilon(2e-3));
 }
 
 }  // namespace pathfinder
@@ -74,7 +74,7 @@ TEST_CASE("flash attention: a tiled roofline without the s x s matrix", "[perf][
     return k;
   };
   const KernelTime f = timer.time(make(8192, false));
-  CHECK(f.flops == Approx(4.0 * 8192.0 * 8192.0 * 128.0 * 32.0 / 2.0));
+  CHECK(f.flops.si() == Approx(4.0 * 8192.0 * 8192.0 * 128.0 * 32.0 / 2.0));
   // 32·64 = 2048 query tiles of 128 rows over the bundles (SMs), whole waves or one partial.
   const double tiles = 2048.0, waves = std::ceil(tiles / m.bundles);
   CHECK(f.wave_efficiency == Approx(tiles / (waves * m.bundles)));
@@ -82,22 +82,22 @@ TEST_CASE("flash attention: a tiled roofline without the s x s matrix", "[perf][
   // the vector rate and 3 FP32 FLOPs per unmasked score (32·8192²/2 = 1.07e9 scores), over
   // the waves.
   const double scores = 32.0 * 8192.0 * 8192.0 / 2.0;
-  const double softmax = scores * 19.0 / m.vector_flops;
+  const double softmax = scores * 19.0 / m.vector_flops.si();
   CHECK(f.binding == -1);
-  CHECK(f.compute == Approx((f.flops / m.matrix_flops + softmax) / f.wave_efficiency));
-  CHECK(f.device == Approx(f.compute + m.main_memory.latency));
+  CHECK(f.compute.si() == Approx((f.flops.si() / m.matrix_flops.si() + softmax) / f.wave_efficiency));
+  CHECK(f.device.si() == Approx(f.compute.si() + m.main_memory.latency.si()));
   // The softmax's share of the matrix time: 19/vector_flops against 4·d/matrix_flops per
   // score (on an A100's 19.5 and 312 TFLOP/s peaks, 19/19.5 against 512/312: 0.59).
-  CHECK(softmax / (f.flops / m.matrix_flops) == Approx(19.0 * m.matrix_flops /
-                                                       (m.vector_flops * 4.0 * 128.0)));
+  CHECK(softmax / (f.flops.si() / m.matrix_flops.si()) == Approx(19.0 * m.matrix_flops.si() /
+                                                       (m.vector_flops.si() * 4.0 * 128.0)));
   // Main-memory traffic stays linear in s: 4·s·h·2 B = 268 MB, a sixteenth (a·s/(4h)) of the
   // unfused softmax output alone, a·s²·2 B = 4.3 GB.
-  CHECK(f.main_memory_bytes == Approx(4.0 * 8192.0 * 4096.0 * 2.0));
-  CHECK(f.main_memory_bytes == Approx(32.0 * 8192.0 * 8192.0 * 2.0 / 16.0));
+  CHECK(f.main_memory_bytes.si() == Approx(4.0 * 8192.0 * 4096.0 * 2.0));
+  CHECK(f.main_memory_bytes.si() == Approx(32.0 * 8192.0 * 8192.0 * 2.0 / 16.0));
   // Backward: 2.5× the matrix work and the same softmax work (P recomputed, dS formed).
   const KernelTime bwd = timer.time(make(8192, true));
-  CHECK(bwd.compute == Approx((2.5 * f.flops / m.matrix_flops + softmax) / f.wave_efficiency));
-  CHECK(bwd.device > f.device);
+  CHECK(bwd.compute.si() == Approx((2.5 * f.flops.si() / m.matrix_flops.si() + softmax) / f.wave_efficiency));
+  CHECK(bwd.device.si() > f.device.si());
   // Monotone in the sequence.
   CHECK(timer.time(make(4096, false)).device < f.device);
 }
@@ -122,7 +122,7 @@ TEST_CASE("flash attention on H100: FlashAttention-2's warp MMA against the nati
     k.bytes_read = 3.0 * 4608.0 * 24.0 * 128.0 * 2.0 * units::bytes;
     k.bytes_written = 4608.0 * 24.0 * 128.0 * 2.0 * units::bytes;
     const KernelTime t = timer.time(k);
-    return t.flops / t.device / 1e12;
+    return t.flops.si() / t.device.si() / 1e12;
   };
   const double fa2 = fwd(true), native = fwd(false);
   std::printf("H100 attention forward (1 x 24 heads x 4608 x 128): FlashAttention-2 %.1f TFLOP/s "
@@ -143,35 +143,35 @@ TEST_CASE("a kernel's dynamic energy: its FLOPs and bytes at the operating point
   // per matrix FLOP, 16x that per element-wise FLOP (vector units 1/16 of the rate).
   KernelTimer timer(test::shipped_machine("a100"));
   const PerfMachine& m = timer.machine();
-  CHECK(m.energy_per_flop == Approx(0.4624e-12).epsilon(1e-3));
-  CHECK(m.energy_per_vector_flop == Approx(16.0 * m.energy_per_flop).epsilon(1e-9));
+  CHECK(m.energy_per_flop.si() == Approx(0.4624e-12).epsilon(1e-3));
+  CHECK(m.energy_per_vector_flop.si() == Approx(16.0 * m.energy_per_flop.si()).epsilon(1e-9));
   // FP8 is not an A100 format (ratio 0): it costs what FP16 does.
-  CHECK(m.energy_per_fp8_flop == m.energy_per_flop);
+  CHECK(m.energy_per_fp8_flop.si() == m.energy_per_flop.si());
   // Element-wise: FLOPs on the vector units, every byte through main memory and the last level.
   const Kernel k = stream_kernel("gelu", KernelKind::kElementwise, Phase::kForward,
                                  DataType::kFp16, 8e9 * units::flops, 1e9 * units::bytes,
                                  1e9 * units::bytes, {});
   const KernelTime t = timer.time(k);
-  CHECK(t.core_energy == Approx(8e9 * m.energy_per_vector_flop));
-  CHECK(t.main_memory_energy == Approx(2e9 * m.main_memory.energy_per_byte));
-  CHECK(t.on_chip_energy == Approx(2e9 * m.levels.back().energy_per_byte));
+  CHECK(t.core_energy.si() == Approx(8e9 * m.energy_per_vector_flop.si()));
+  CHECK(t.main_memory_energy.si() == Approx(2e9 * m.main_memory.energy_per_byte.si()));
+  CHECK(t.on_chip_energy.si() == Approx(2e9 * m.levels.back().energy_per_byte.si()));
   // A GEMM: 2mnk FLOPs on the matrix units, each level's bytes as its plan serves them.
   const GemmShape s{1, 4096, 4096, 4096};
   const Kernel g = gemm_kernel("g", KernelKind::kGemm, Phase::kForward, DataType::kFp16, s, {});
   const KernelTime tg = timer.time(g);
   const GemmPlan& p = timer.gemm_plan(s, DataType::kFp16);
-  CHECK(tg.core_energy == Approx(2.0 * 4096.0 * 4096.0 * 4096.0 * m.energy_per_flop));
+  CHECK(tg.core_energy.si() == Approx(2.0 * 4096.0 * 4096.0 * 4096.0 * m.energy_per_flop.si()));
   double on_chip = 0.0;
   for (int l = 0; l < p.levels; ++l) {
-    on_chip += p.bytes[static_cast<std::size_t>(l)] * m.levels[static_cast<std::size_t>(l)].energy_per_byte;
+    on_chip += p.bytes[static_cast<std::size_t>(l)] * m.levels[static_cast<std::size_t>(l)].energy_per_byte.si();
   }
-  CHECK(tg.on_chip_energy == Approx(on_chip));
-  CHECK(tg.main_memory_energy == Approx(p.main_memory_bytes() * m.main_memory.energy_per_byte));
+  CHECK(tg.on_chip_energy.si() == Approx(on_chip));
+  CHECK(tg.main_memory_energy.si() == Approx(p.main_memory_bytes() * m.main_memory.energy_per_byte.si()));
   // Its dynamic power never exceeds what the generator gave the units it uses.
-  CHECK(tg.energy() / tg.device <= 385.8);
+  CHECK(tg.energy().si() / tg.device.si() <= 385.8);
   // H100 FP8: twice the FP16 rate in the same power, so half the energy per FLOP.
   const PerfMachine h = test::shipped_machine("h100");
-  CHECK(h.energy_per_fp8_flop == Approx(0.5 * h.energy_per_flop).epsilon(1e-9));
+  CHECK(h.energy_per_fp8_flop.si() == Approx(0.5 * h.energy_per_flop.si()).epsilon(1e-9));
 }
 
 }  // namespace pathfinder
@@ -221,7 +221,7 @@ TEST_CASE("[calibration] fused attention on H100: forward and backward against k
       k.bytes_read = (backward ? 6.0 : 3.0) * qkvo * units::bytes;
       k.bytes_written = (backward ? 3.0 : 1.0) * qkvo * units::bytes;
       const KernelTime t = timer.time(k);
-      tflops[backward ? 1 : 0] = t.flops / t.device / 1e12;
+      tflops[backward ? 1 : 0] = t.flops.si() / t.device.si() / 1e12;
     }
     const double ef = tflops[0] / r.fwd - 1.0, eb = tflops[1] / r.bwd - 1.0;
     std::printf("%-15s %8lld %6lld %-6s %7.0f %7.0f %+5.0f%% %7.0f %7.0f %+5.0f%%\n", r.source,

@@ -96,21 +96,21 @@ TEST_CASE("a two-layer GPT groups each layer kernel into one row", "[perf][repor
   CHECK(qkv->phase == Phase::kForward);
   const KernelTime& t0 = g.kernels[id["l0.qkv.fwd"]].time;
   const KernelTime& t1 = g.kernels[id["l1.qkv.fwd"]].time;
-  CHECK(qkv->device == Approx(t0.device + t1.device).epsilon(1e-12));
-  CHECK(qkv->flops == Approx(t0.flops + t1.flops).epsilon(1e-12));
+  CHECK(qkv->device.si() == Approx((t0.device + t1.device).si()).epsilon(1e-12));
+  CHECK(qkv->flops.si() == Approx((t0.flops + t1.flops).si()).epsilon(1e-12));
   // QKV projection: T = b·s = 2·128 = 256 tokens, h = 256 in, 3h = 768 out: 256×768×256.
   REQUIRE(qkv->shape.has_value());
   CHECK(*qkv->shape == GemmShape{1, 256, 768, 256});
   // Two layers of 2·m·n·k (within 1%: a bias epilogue of m·n adds 1/(2k) = 0.2% if counted).
-  CHECK(qkv->flops == Approx(2 * 2.0 * 256 * 768 * 256).epsilon(1e-2));
+  CHECK(qkv->flops.si() == Approx(2 * 2.0 * 256 * 768 * 256).epsilon(1e-2));
   // Both layers' GEMMs have one shape, so one plan and one binding.
   CHECK(qkv->binding.has_value());
   // Forward and backward members count once per micro-batch (3), the updates once.
-  CHECK(qkv->iteration_device == Approx(3.0 * qkv->device).epsilon(1e-12));
+  CHECK(qkv->iteration_device.si() == Approx(3.0 * qkv->device.si()).epsilon(1e-12));
   const KernelGroup* upd = find_group(groups, "l*.update");
   REQUIRE(upd != nullptr);
   CHECK(upd->count == 2);
-  CHECK(upd->iteration_device == Approx(upd->device).epsilon(1e-12));
+  CHECK(upd->iteration_device.si() == Approx(upd->device.si()).epsilon(1e-12));
 
   // Unprefixed kernels keep their names; groups come in the order of their first member.
   CHECK(groups.front().name == "embedding.fwd");
@@ -124,14 +124,14 @@ TEST_CASE("a two-layer GPT groups each layer kernel into one row", "[perf][repor
   double device = 0.0, busy = 0.0;
   for (const auto& grp : groups) {
     members += grp.count;
-    device += grp.device;
-    busy += grp.iteration_device;
+    device += grp.device.si();
+    busy += grp.iteration_device.si();
   }
   double kernel_device = 0.0;
-  for (const auto& r : g.kernels) kernel_device += r.time.device;
+  for (const auto& r : g.kernels) kernel_device += r.time.device.si();
   CHECK(members == static_cast<int>(ks.size()));
   CHECK(device == Approx(kernel_device).epsilon(1e-12));
-  CHECK(busy == Approx(g.device_busy).epsilon(1e-12));
+  CHECK(busy == Approx(g.device_busy.si()).epsilon(1e-12));
 
   // The number of rows does not grow with depth: a third layer adds members, not rows.
   Device d3;
@@ -147,7 +147,7 @@ TEST_CASE("a two-layer GPT groups each layer kernel into one row", "[perf][repor
   for (std::size_t i = 0; i < ks.size(); ++i) {
     CHECK(all[i].name == ks[i].name);
     CHECK(all[i].count == 1);
-    CHECK(all[i].device == g.kernels[i].time.device);
+    CHECK(all[i].device.si() == g.kernels[i].time.device.si());
   }
 }
 
@@ -165,10 +165,10 @@ TEST_CASE("an LSTM groups kernels over steps and layers", "[perf][report]") {
   double device = 0.0;
   for (std::size_t i = 0; i < w.graph.size(); ++i) {
     if (kernel_group_name(w.graph.kernels()[i].name) == "t*.l*.cell.fwd") {
-      device += g.kernels[i].time.device;
+      device += g.kernels[i].time.device.si();
     }
   }
-  CHECK(cell->device == Approx(device).epsilon(1e-12));
+  CHECK(cell->device.si() == Approx(device).epsilon(1e-12));
 }
 
 TEST_CASE("the table aggregates by default and lists every kernel on request",
@@ -283,13 +283,13 @@ TEST_CASE("totals from the training model replace the stream's", "[perf][report]
   Device d;
   const Workload w = make_workload("gpt-2l", tiny_gpt(2));
   const GraphTiming g = time_workload(w, d.timer);
-  const IterationFigures it{true, 2.0, 1.5};
+  const IterationFigures it{true, seconds(2.0), seconds(1.5)};
   const nlohmann::json j = nlohmann::json::parse(to_json(d.arch, w, g, d.timer, it).dump());
   const auto& tot = j.at("totals");
   CHECK(tot.at("iteration_time_s").get<double>() == 2.0);
   CHECK(tot.at("device_busy_s").get<double>() == 1.5);
   CHECK(tot.at("device_utilization").get<double>() == 0.75);
-  CHECK(tot.at("achieved_flops_per_s").get<double>() == Approx(g.flops / 2.0));
+  CHECK(tot.at("achieved_flops_per_s").get<double>() == Approx(g.flops.si() / 2.0));
   // The stream's spans are not this iteration's: left out.
   CHECK_FALSE(tot.contains("micro_batch_span_s"));
   CHECK(j.at("kernels").size() == w.graph.size());
@@ -299,7 +299,7 @@ TEST_CASE("totals from the training model replace the stream's", "[perf][report]
   CHECK(t.find("micro-batch span") == std::string::npos);
   // A strategy that does not fit: null, never 0.
   const nlohmann::json none =
-      nlohmann::json::parse(to_json(d.arch, w, g, d.timer, {false, 0.0, 0.0}).dump());
+      nlohmann::json::parse(to_json(d.arch, w, g, d.timer, {false, Time{}, Time{}}).dump());
   CHECK(none.at("totals").at("iteration_time_s").is_null());
   CHECK(none.at("totals").at("fraction_of_peak").is_null());
 }
@@ -356,7 +356,7 @@ TEST_CASE("one isolated GEMM call: host floor plus device time", "[perf][report]
   CHECK(j.at("binding") == "compute");
   CHECK(device >= 2.0 * 8192.0 * 8192.0 * 8192.0 / (0.95 * d.arch.core.peak.si()));
   const Kernel& k = w.graph.kernels().front();
-  CHECK(d.timer.time(k).device == Approx(device / 0.85));
+  CHECK(d.timer.time(k).device.si() == Approx(device / 0.85));
   CHECK(j.at("call_flops_per_s").get<double>() ==
         Approx(j.at("flops").get<double>() / j.at("call_s").get<double>()));
 

@@ -151,7 +151,7 @@ TEST_CASE("[calibration] a compute-bound GEMM back to back against the board pow
     const Kernel k = gemm_kernel("gemm", KernelKind::kGemm, Phase::kForward, DataType::kFp16,
                                  GemmShape{1, 8192, 8192, 8192}, {});
     const KernelTime t = timer.time(k);
-    const double watts_pred = d.chip_idle() + t.energy() / t.device;
+    const double watts_pred = d.chip_idle() + (t.energy() / t.device).si();
     std::printf("%-6s %10.0f %10.0f %+7.1f%%\n", tmpl, board, watts_pred,
                 100.0 * (watts_pred - board) / board);
     CHECK(watts_pred > d.chip_idle());

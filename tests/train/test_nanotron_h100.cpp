@@ -202,7 +202,7 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
   const MicroArch arch = generate_micro_arch(spec, ResourceSplit::from_template(spec.tmpl));
   const PerfMachine machine = make_perf_machine(spec, arch);
   // The capacity PyTorch can allocate from: the device's 80 GiB (templates/h100.yaml).
-  const double capacity = machine.main_memory.capacity;
+  const double capacity = machine.main_memory.capacity.si();
   TrainingOptions options = TrainingOptions::from(nanotron);
   options.check_memory = false;  // time every Success run, whatever the footprint says
 

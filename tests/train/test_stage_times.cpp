@@ -36,8 +36,8 @@ ComputeGraph ring_graph(int steps) {
 TEST_CASE("a ring shows only what its consumer's other blocks cannot cover", "[train]") {
   KernelTimer timer(test::shipped_machine("a100"));
   const ComputeGraph g = ring_graph(3);  // cp = 4: three steps, four blocks
-  const double tx = timer.time(g.kernels()[0]).device;
-  const double ta = timer.time(g.kernels()[2]).device;
+  const double tx = timer.time(g.kernels()[0]).device.si();
+  const double ta = timer.time(g.kernels()[2]).device.si();
   // Short ring: all hidden; the pass is the two kernels (and the host's issue pace).
   const StageTimes fast = stage_times(g, timer, FixedComm(0.1 * ta));
   CHECK(fast.forward.exposed_comm.si() == 0.0);
