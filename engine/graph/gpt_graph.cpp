@@ -319,8 +319,7 @@ class GptBuilder {
     const double kv_local = t_ * static_cast<double>(kv_local_) * (d + dv) * p_.si();
     const bool a2a = part_.context > 1 && part_.context_all_to_all;
     // Key/value heads per rank after the regrouping: kv_local_/cp, or one replicated.
-    const double kv_heads_a2a =
-        std::max(static_cast<double>(kv_local_) / cp, 1.0);
+    const double kv_heads_a2a = std::max(static_cast<double>(kv_local_) / cp, 1.0);
     const double kv_a2a = t_ * cp * kv_heads_a2a * (d + dv) * p_.si();  // K, V it holds after
     // K and V of the whole sequence, read once: around the ring, or regrouped.
     const double kv = a2a ? kv_a2a : cp * kv_local;

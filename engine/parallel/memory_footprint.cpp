@@ -254,7 +254,7 @@ MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, 
   if (stage == s.pp - 1) f.activations += last_stage_activations(local, s, b, m);
   f.activations = mm.activation_factor * f.activations;
   f.workspace = gpt_workspace(local, s, b);
-  if (s.cp > 1 && !s.ulysses) {  // the ring's two key/value receive buffers (one in use, one arriving)
+  if (s.cp > 1 && !s.ulysses) {  // the ring's two K/V receive buffers (one in use, one arriving)
     f.workspace += bytes(2.0 * d(b) * d(local.sequence) * d(local_kv_heads(w, s.tp)) *
                          d(w.head_dim() + w.value_dim()) * element_bytes(w.precision));
   }

@@ -153,8 +153,9 @@ void check_gpt(const Strategy& s, const GptSpec& w, Sink& k) {
     multiple(k, "expert_ffn", w.expert_width(), "tp", s.tp);
     multiple(k, "shared experts' width", w.shared_experts * w.expert_width(), "tp", s.tp);
   }
-  k.require(!s.ulysses || s.cp > 1,
-            [] { return std::string("ulysses is a kind of context parallelism: give cpN, N > 1"); });
+  k.require(!s.ulysses || s.cp > 1, [] {
+    return std::string("ulysses is a kind of context parallelism: give cpN, N > 1");
+  });
   if (s.cp > 1 && !s.ulysses) {
     // Causal load balancing (Megatron-Core / TE): the sequence in 2·cp chunks, rank r taking
     // chunks r and 2·cp - 1 - r; sequence parallelism splits each rank's part over tp again.

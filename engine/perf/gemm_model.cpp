@@ -489,8 +489,9 @@ void GemmSearch::search_parallel(const Ctx& c, const Trial& t, GemmPlan& best,
     const auto ia = static_cast<std::size_t>(a);
     const double tm = static_cast<double>(t.m_side(ia));
     const bool m_whole = t.m_side(ia) >= c.p.m;
-    const double n_limit = std::min(max_n(c, c.parallel, t.m_side(ia), LoopOrder::kOutputStationary),
-                                    m_whole ? INFINITY : tm * kMaxAspect);
+    const double n_limit =
+        std::min(max_n(c, c.parallel, t.m_side(ia), LoopOrder::kOutputStationary),
+                 m_whole ? INFINITY : tm * kMaxAspect);
     for (int b = n_count - 1; b >= 0; --b) {
       const auto ib = static_cast<std::size_t>(b);
       const double tn = static_cast<double>(t.n_side(ib));

@@ -204,6 +204,10 @@ TEST_CASE("bad YAML strategies are located errors", "[dist][config-error]") {
   CHECK(yaml_error("strategy:\n  schedule: 1f1f\n") ==
         "s.yaml:2:13: error: strategy.schedule: expected one of gpipe, 1f1b or interleaved, got "
         "\"1f1f\"; did you mean \"1f1b\"?");
+  // Ulysses context parallelism: a boolean beside cp.
+  CHECK(from_yaml("strategy:\n  cp: 4\n  ulysses: true\n  dp: 2\n").ulysses);
+  CHECK(yaml_error("strategy:\n  cp: 4\n  ulysses: maybe\n") ==
+        "s.yaml:3:12: error: strategy.ulysses: expected true or false, got \"maybe\"");
   CHECK(yaml_error("strategy:\n  split: RCC\n") ==
         "s.yaml:2:10: error: strategy.split: expected one of tensor, rc or cr, got \"RCC\"; did "
         "you mean \"rc\"?");
