@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace pathfinder {
 
@@ -28,23 +29,41 @@ double power_ratio_at(const VfModel& m, double v) {
 }
 
 namespace {
-// Unique root of h(V) = target on (lo, hi] for an increasing h; Newton steps kept inside a
-// shrinking bracket (bisection fallback). 1e-12 relative tolerance.
+
+// The rate and power curves of one model with their normaliser computed once, each returning
+// its value and derivative: d ln rate/dV = a/(V - Vt) - 1/V, d ln power/dV = a/(V - Vt) + 1/V.
+struct VfCurves {
+  double vt, vn, alpha, norm;  // norm = (Vn - Vt)^a / Vn
+  explicit VfCurves(const VfModel& m)
+      : vt(m.threshold.si()), vn(m.nominal.si()), alpha(m.alpha),
+        norm(std::pow(m.nominal.si() - m.threshold.si(), m.alpha) / m.nominal.si()) {}
+  [[nodiscard]] std::pair<double, double> rate(double v) const {
+    if (v <= vt) return {0.0, 0.0};
+    const double r = (std::pow(v - vt, alpha) / v) / norm;
+    return {r, r * (alpha / (v - vt) - 1.0 / v)};
+  }
+  [[nodiscard]] std::pair<double, double> power(double v) const {
+    if (v <= vt) return {0.0, 0.0};
+    const double p = (std::pow(v - vt, alpha) / v) / norm * (v / vn) * (v / vn);
+    return {p, p * (alpha / (v - vt) + 1.0 / v)};
+  }
+};
+
+// Unique root of h(V) = target on (lo, hi] for an increasing h given with its derivative:
+// Newton steps kept inside a shrinking bracket (bisection fallback), run to machine precision
+// (the root does not depend on the path taken to it).
 template <class H>
 double increasing_root(H h, double target, double lo, double hi) {
   double v = 0.5 * (lo + hi);
-  for (int it = 0; it < 100; ++it) {
-    const double f = h(v) - target;
+  for (int it = 0; it < 200; ++it) {
+    const auto [value, slope] = h(v);
+    const double f = value - target;
+    if (f == 0.0) break;
     if (f > 0) hi = v; else lo = v;
-    if (hi - lo < 1e-12 * hi) break;
-    const double dv = 1e-7 * v;
-    const double slope = (h(v + dv) - h(v - dv)) / (2 * dv);
+    if (hi - lo <= 4.0 * std::numeric_limits<double>::epsilon() * hi) break;
     double next = (slope > 0) ? v - f / slope : 0.5 * (lo + hi);
     if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
-    if (std::abs(next - v) < 1e-13 * v) {
-      v = next;
-      break;
-    }
+    if (std::abs(next - v) <= std::numeric_limits<double>::epsilon() * v) break;
     v = next;
   }
   return v;
@@ -62,8 +81,9 @@ VfPoint scale_to_power(const VfModel& m, double budget_ratio, double max_rate_ra
   // The voltage at which the rate cap is reached (at most vmax).
   double v_cap = vmax;
   VfBinding cap_binding = VfBinding::kMaxVoltage;
+  const VfCurves curves(m);
   if (rate_ratio_at(m, vmax) > max_rate_ratio) {
-    v_cap = increasing_root([&](double v) { return rate_ratio_at(m, v); }, max_rate_ratio, vt, vmax);
+    v_cap = increasing_root([&](double v) { return curves.rate(v); }, max_rate_ratio, vt, vmax);
     cap_binding = VfBinding::kMaxRate;
   }
   const double p_cap = power_ratio_at(m, v_cap);
@@ -82,7 +102,7 @@ VfPoint scale_to_power(const VfModel& m, double budget_ratio, double max_rate_ra
     p.binding = VfBinding::kMinVoltage;
     return p;
   }
-  p.voltage_v = increasing_root([&](double v) { return power_ratio_at(m, v); }, budget_ratio,
+  p.voltage_v = increasing_root([&](double v) { return curves.power(v); }, budget_ratio,
                                 std::max(vmin, vt), v_cap);
   p.rate_ratio = rate_ratio_at(m, p.voltage_v);
   p.power_ratio = power_ratio_at(m, p.voltage_v);
