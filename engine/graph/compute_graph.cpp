@@ -1,5 +1,8 @@
 #include "engine/graph/compute_graph.hpp"
 
+#include <array>
+#include <map>
+#include <tuple>
 #include <utility>
 
 #include "engine/core/error.hpp"
@@ -147,6 +150,31 @@ ComputeGraph ComputeGraphBuilder::build() && {
     if (k.gemm) g_.gemm_flops_ += k.gemm->flops();
     g_.total_bytes_ += k.bytes();
   }
+  // Timing classes: every field the kernel and communication timers read, as one ordered key.
+  using ClassKey = std::tuple<int, int, std::array<std::int64_t, 4>, std::array<std::int64_t, 7>,
+                              std::tuple<int, int, double, bool, int>, double, double, double>;
+  std::map<ClassKey, std::uint32_t> classes;
+  g_.timing_class_.reserve(g_.kernels_.size());
+  for (const auto& k : g_.kernels_) {
+    std::array<std::int64_t, 4> gemm{-1, 0, 0, 0};
+    if (k.gemm) gemm = {k.gemm->batch, k.gemm->m, k.gemm->n, k.gemm->k};
+    std::array<std::int64_t, 7> attention{-1, 0, 0, 0, 0, 0, 0};
+    if (k.attention) {
+      const AttentionShape& a = *k.attention;
+      attention = {a.batch, a.sequence, a.head_dim, a.queries, a.value_dim,
+                   (a.causal ? 1 : 0) | (a.backward ? 2 : 0), a.warp_mma ? 1 : 0};
+    }
+    std::tuple<int, int, double, bool, int> comm{-1, 0, 0.0, false, 0};
+    if (k.comm) {
+      comm = {static_cast<int>(k.comm->kind), static_cast<int>(k.comm->group), k.comm->bytes.si(),
+              k.comm->overlapped, k.comm->ring_steps};
+    }
+    const ClassKey key{static_cast<int>(k.kind), static_cast<int>(k.dtype), gemm, attention, comm,
+                       k.flops.si(), k.bytes_read.si(), k.bytes_written.si()};
+    const auto next = static_cast<std::uint32_t>(classes.size());
+    g_.timing_class_.push_back(classes.emplace(key, next).first->second);
+  }
+  g_.timing_classes_ = classes.size();
   return std::move(g_);
 }
 

@@ -153,6 +153,13 @@ class ComputeGraph {
   [[nodiscard]] Flops gemm_flops() const { return gemm_flops_; }
   [[nodiscard]] Bytes total_bytes() const { return total_bytes_; }
 
+  // Kernels the timing models cannot tell apart (the same kind, type, shape, communication,
+  // FLOPs and bytes; names, phases and dependencies aside) share a timing class, numbered
+  // 0 .. timing_classes() - 1 in order of first appearance: a graph repeats each layer's and
+  // each time step's few kernels, so timing one kernel per class times them all.
+  [[nodiscard]] std::uint32_t timing_class(KernelId id) const { return timing_class_[id]; }
+  [[nodiscard]] std::size_t timing_classes() const { return timing_classes_; }
+
  private:
   friend class ComputeGraphBuilder;
   std::vector<Kernel> kernels_;
@@ -161,6 +168,8 @@ class ComputeGraph {
   std::array<Flops, 4> phase_flops_{};  // by Phase
   Bytes total_bytes_;
   std::int64_t parameter_count_ = 0;
+  std::vector<std::uint32_t> timing_class_;
+  std::size_t timing_classes_ = 0;
 };
 
 // Appends kernels in a topological order; build() hands over the finished graph.

@@ -17,6 +17,17 @@ int pass_of(Phase p) {
   return 0;
 }
 
+// One call's buffers, per thread: once sized, a call allocates nothing.
+struct Scratch {
+  std::vector<Time> end, ring;
+  std::vector<int> pass;
+  // Per timing class (ComputeGraph::timing_class), timed on its first kernel.
+  std::vector<char> known;
+  std::vector<KernelTime> kernel;
+  std::vector<Time> comm;
+  std::vector<std::array<Bytes, kMaxTiers>> link;
+};
+
 }  // namespace
 
 StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTimes& comm,
@@ -27,11 +38,30 @@ StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTime
   std::array<PassTimes*, 3> passes{&out.forward, &out.backward, &out.update};
   // Per pass: the host's next issue time, the two streams' free times.
   std::array<Time, 3> issue{}, compute_free{}, comm_free{};
-  std::vector<Time> end(g.size());
-  std::vector<int> pass(g.size(), 0);
-  std::vector<Time> ring(g.size());  // a ring's time, until its consumer takes it
+  thread_local Scratch scratch;
+  std::vector<Time>& end = scratch.end;
+  std::vector<int>& pass = scratch.pass;
+  std::vector<Time>& ring = scratch.ring;  // a ring's time, until its consumer takes it
+  end.assign(g.size(), Time{});
+  pass.assign(g.size(), 0);
+  ring.assign(g.size(), Time{});
+  scratch.known.assign(g.timing_classes(), 0);
+  scratch.kernel.resize(g.timing_classes());
+  scratch.comm.resize(g.timing_classes());
+  scratch.link.resize(g.timing_classes());
   for (std::size_t i = 0; i < g.size(); ++i) {
     const Kernel& k = g.kernels()[i];
+    // Each class timed once, on its first kernel: the timers are pure functions of it.
+    const std::uint32_t c = g.timing_class(static_cast<KernelId>(i));
+    if (scratch.known[c] == 0) {
+      scratch.known[c] = 1;
+      if (k.comm) {
+        scratch.comm[c] = comm.time(*k.comm);
+        scratch.link[c] = comm.link_bytes(*k.comm);
+      } else {
+        scratch.kernel[c] = timer.time(k);
+      }
+    }
     const int p = pass_of(k.phase);
     const auto pu = static_cast<std::size_t>(p);
     pass[i] = p;
@@ -40,15 +70,15 @@ StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTime
     for (const KernelId d : k.deps) {
       if (pass[d] == p) ready = std::max(ready, end[d]);
     }
-    if (k.comm) pt.activity.add_link_bytes(comm.link_bytes(*k.comm));
+    if (k.comm) pt.activity.add_link_bytes(scratch.link[c]);
     if (k.comm && k.comm->ring_steps > 0) {
       // Pipelined with its consumer: timed there (below); its own inputs pass through.
-      ring[i] = comm.time(*k.comm);
+      ring[i] = scratch.comm[c];
       end[i] = ready;
       continue;
     }
     if (k.comm && k.comm->overlapped) {
-      const Time t = comm.time(*k.comm);
+      const Time t = scratch.comm[c];
       const Time start = std::max(comm_free[pu], ready);
       end[i] = comm_free[pu] = start + t;
       pt.hidden_comm += t;
@@ -57,9 +87,9 @@ StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTime
     }
     Time t;
     if (k.comm) {
-      t = comm.time(*k.comm);
+      t = scratch.comm[c];
     } else {
-      const KernelTime kt = timer.time(k);
+      const KernelTime& kt = scratch.kernel[c];
       t = kt.device;
       Activity& a = pt.activity;
       a.core += kt.core_energy;

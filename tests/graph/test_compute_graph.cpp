@@ -134,3 +134,41 @@ TEST_CASE("an empty graph is trivially ordered", "[graph]") {
   CHECK(dependencies_precede(g));
   CHECK(is_acyclic(g));
 }
+
+TEST_CASE("timing classes: kernels the timers cannot tell apart share one", "[graph]") {
+  ComputeGraphBuilder b;
+  // Two time steps of the same GEMM and reduce-scatter (names, phases and dependencies differ),
+  // a GEMM of another shape, the same reduce-scatter over another group and of other bytes.
+  const GemmShape s{1, 64, 32, 16};
+  Communication rs{CommKind::kReduceScatter, CommGroup::kTensor, bytes(4096)};
+  const KernelId g0 = b.add(gemm_kernel("t0.gemm", KernelKind::kGemm, Phase::kForward,
+                                        DataType::kFp16, s, {}));
+  const KernelId r0 = b.add(comm_kernel("t0.rs", Phase::kForward, DataType::kFp16, rs, {g0}));
+  const KernelId g1 = b.add(gemm_kernel("t1.gemm", KernelKind::kGemm, Phase::kBackwardData,
+                                        DataType::kFp16, s, {r0}));
+  const KernelId r1 = b.add(comm_kernel("t1.rs", Phase::kBackwardData, DataType::kFp16, rs, {g1}));
+  const KernelId other = b.add(gemm_kernel("other", KernelKind::kGemm, Phase::kForward,
+                                           DataType::kFp16, GemmShape{1, 64, 32, 8}, {}));
+  const KernelId bf16 = b.add(gemm_kernel("bf16", KernelKind::kGemm, Phase::kForward,
+                                          DataType::kBf16, s, {}));
+  rs.group = CommGroup::kData;
+  const KernelId data = b.add(comm_kernel("data.rs", Phase::kForward, DataType::kFp16, rs, {}));
+  rs.group = CommGroup::kTensor;
+  rs.bytes = bytes(8192);
+  const KernelId bigger = b.add(comm_kernel("big.rs", Phase::kForward, DataType::kFp16, rs, {}));
+  Kernel epilogue = gemm_kernel("bias", KernelKind::kGemm, Phase::kForward, DataType::kFp16, s, {});
+  epilogue.flops += flops(64 * 32);  // a fused bias add: same shape, more work
+  const KernelId fused = b.add(epilogue);
+  const ComputeGraph g = std::move(b).build();
+  // Numbered in order of first appearance: gemm 0, rs 1, then one new class per distinct kernel.
+  CHECK(g.timing_class(g0) == 0);
+  CHECK(g.timing_class(r0) == 1);
+  CHECK(g.timing_class(g1) == 0);
+  CHECK(g.timing_class(r1) == 1);
+  CHECK(g.timing_class(other) == 2);
+  CHECK(g.timing_class(bf16) == 3);
+  CHECK(g.timing_class(data) == 4);
+  CHECK(g.timing_class(bigger) == 5);
+  CHECK(g.timing_class(fused) == 6);
+  CHECK(g.timing_classes() == 7);
+}
