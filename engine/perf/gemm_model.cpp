@@ -446,40 +446,35 @@ void choose_dataflow(const Ctx& c, GemmPlan& plan) {
 // that fits, then every tile within the aspect limit (or with a side spanning the problem),
 // pruned by two exact parts of the time: compute, and the traffic the level above serves,
 // which only grows as the n side shrinks.
-void GemmSearch::search_parallel(const Ctx& c, const Trial& t, GemmPlan& best,
-                                 bool& found) const {
-  const PerfLevel& above = c.parallel + 1 < c.levels ? c.level(c.parallel + 1) : c.mach.main_memory;
-  const GemmTile& parent = t.parent;
+const GemmSearch::Built GemmSearch::kNoTile{};
+
+void GemmSearch::search_parallel(const Ctx& c, const Trial& t, Best& best) const {
   const int m_count = static_cast<int>(t.m_count), n_count = static_cast<int>(t.n_count);
-  const double batch = static_cast<double>(c.p.batch);
-  const double inv_instances = 1.0 / c.instances;
-  const double inv_mcus = 1.0 / c.mcus_per_instance;
   const double block_time = static_cast<double>(c.p.k) * 2.0 * static_cast<double>(c.gm * c.gn) *
                             c.total_mcus / c.flops();
+  const PerfLevel& above = c.parallel + 1 < c.levels ? c.level(c.parallel + 1) : c.mach.main_memory;
   const double inv_bw = 1.0 / above.bandwidth.si();
   const double latency = c.mach.main_memory.latency.si();
   const auto consider = [&](std::size_t ia, std::size_t ib) {
-    const std::int64_t tm = t.m_side(ia), tn = t.n_side(ib);
-    const std::int64_t tk =
-        choose_k(max_k(c, c.parallel, tm, tn, LoopOrder::kOutputStationary), parent.k);
-    if (tk == 0) return;
-    const Built& p = candidate(c, t, ia * t.n_count + ib, {tm, tn, tk});
-    const double time = device_time_of(c, p.plan, p.work);
+    const Built* p = t.built[ia * t.n_count + ib].load(std::memory_order_acquire);
+    if (p == nullptr) p = candidate(c, t, ia, ib);
+    if (p == &kNoTile) return;
+    const double time = device_time_of(c, p->plan, p->work);
     // The least time wins, ties broken by the least traffic, then by the order tried.
-    if (!found || time < best.device_time ||
-        (time == best.device_time && total_bytes(p.plan) < total_bytes(best))) {
-      best = p.plan;
-      evaluate_times(c, best);
-      found = true;
+    if (best.built == nullptr || time < best.time ||
+        (time == best.time && total_bytes(p->plan) < total_bytes(best.built->plan))) {
+      best.built = p;
+      best.time = time;
     }
   };
-  if (!found) {
-    for (int a = m_count - 1; a >= 0 && !found; --a) {
+  if (best.built == nullptr) {
+    for (int a = m_count - 1; a >= 0 && best.built == nullptr; --a) {
       const auto ia = static_cast<std::size_t>(a);
-      const double n_limit = max_n(c, c.parallel, t.m_side(ia), LoopOrder::kOutputStationary);
       for (int b = n_count - 1; b >= 0; --b) {
         const auto ib = static_cast<std::size_t>(b);
-        if (static_cast<double>(t.n_side(ib)) > n_limit || t.n_side(ib) > t.m_side(ia)) continue;
+        if (static_cast<double>(t.n_side(ib)) > t.n_limit[ia] || t.n_side(ib) > t.m_side(ia)) {
+          continue;
+        }
         consider(ia, ib);
         break;
       }
@@ -489,22 +484,18 @@ void GemmSearch::search_parallel(const Ctx& c, const Trial& t, GemmPlan& best,
     const auto ia = static_cast<std::size_t>(a);
     const double tm = static_cast<double>(t.m_side(ia));
     const bool m_whole = t.m_side(ia) >= c.p.m;
-    const double n_limit =
-        std::min(max_n(c, c.parallel, t.m_side(ia), LoopOrder::kOutputStationary),
-                 m_whole ? INFINITY : tm * kMaxAspect);
+    const double n_limit = std::min(t.n_limit[ia], m_whole ? INFINITY : tm * kMaxAspect);
     for (int b = n_count - 1; b >= 0; --b) {
       const auto ib = static_cast<std::size_t>(b);
       const double tn = static_cast<double>(t.n_side(ib));
       if (tn > n_limit) continue;
       if (tm > tn * kMaxAspect && !m_whole && t.n_side(ib) < c.p.n) break;
-      if (found) {
+      if (best.built != nullptr) {
         const double traffic =
             (t.mk * t.n_tiles(ib) + t.kn * t.m_tiles(ia) + t.fixed) * inv_bw + latency;
-        if (traffic >= best.device_time) break;
-        const double waves = std::ceil(batch * t.m_tiles(ia) * t.n_tiles(ib) * inv_instances);
-        const double compute =
-            waves * std::ceil(t.m_blocks(ia) * t.n_blocks(ib) * inv_mcus) * block_time + latency;
-        if (compute >= best.device_time) continue;
+        if (traffic >= best.time) break;
+        const double compute = t.blocks[ia * t.n_count + ib] * block_time + latency;
+        if (compute >= best.time) continue;
       }
       consider(ia, ib);
     }
@@ -513,15 +504,23 @@ void GemmSearch::search_parallel(const Ctx& c, const Trial& t, GemmPlan& best,
 
 // A candidate's plan: its trial's outer tiles, its parallel tile, the inner levels filled, the
 // dataflow chosen and the traffic counted; built by the first search that reaches it.
-const GemmSearch::Built& GemmSearch::candidate(const Ctx& c, const Trial& t, std::size_t slot,
-                                               const GemmTile& tile) const {
-  if (const Built* p = t.built[slot].load(std::memory_order_acquire)) return *p;
+const GemmSearch::Built* GemmSearch::candidate(const Ctx& c, const Trial& t, std::size_t ia,
+                                               std::size_t ib) const {
+  const std::size_t slot = ia * t.n_count + ib;
   const std::lock_guard<std::mutex> lock(mutex_);
-  if (const Built* p = t.built[slot].load(std::memory_order_relaxed)) return *p;
+  if (const Built* p = t.built[slot].load(std::memory_order_relaxed)) return p;
+  const std::int64_t tm = t.m_side(ia), tn = t.n_side(ib);
+  const std::int64_t tk =
+      choose_k(max_k(c, c.parallel, tm, tn, LoopOrder::kOutputStationary), t.parent.k);
+  if (tk == 0) {
+    t.built[slot].store(&kNoTile, std::memory_order_release);
+    return &kNoTile;
+  }
   if (built_ % kChunk == 0) chunks_.push_back(std::make_unique<Built[]>(kChunk));
   Built& b = chunks_.back()[built_++ % kChunk];
   b.plan = t.plan;
   const auto u = static_cast<std::size_t>(c.parallel);
+  const GemmTile tile{tm, tn, tk};
   b.plan.tiles[u] = tile;
   b.plan.orders[u] = LoopOrder::kOutputStationary;
   fill_inner(c, b.plan);
@@ -529,7 +528,7 @@ const GemmSearch::Built& GemmSearch::candidate(const Ctx& c, const Trial& t, std
   evaluate_bytes(c, b.plan);
   b.work = compute_work(c, tile);
   t.built[slot].store(&b, std::memory_order_release);
-  return b;
+  return &b;
 }
 
 GemmSearch::GemmSearch(const PerfMachine& m, const GemmShape& shape, DataType dtype)
@@ -565,7 +564,20 @@ GemmSearch::GemmSearch(const PerfMachine& m, const GemmShape& shape, DataType dt
     t.fixed = boundary_bytes(c.p, GemmTile{c.p.m, c.p.n, c.p.k}, t.parent,
                              LoopOrder::kOutputStationary, parent_kspan(c, t.plan)) -
               t.mk - t.kn;  // C's share, the same for every tile
+    t.n_limit.resize(t.m_count);
+    for (std::size_t i = 0; i < t.m_count; ++i) {
+      t.n_limit[i] = max_n(c, c.parallel, ms.v[i], LoopOrder::kOutputStationary);
+    }
     const std::size_t slots = t.m_count * t.n_count;
+    t.blocks.resize(slots);
+    const double inv_instances = 1.0 / c.instances;
+    const double inv_mcus = 1.0 / c.mcus_per_instance;
+    for (std::size_t i = 0; i < t.m_count; ++i) {
+      for (std::size_t j = 0; j < t.n_count; ++j) {
+        const double waves = std::ceil(batch * t.m_tiles(i) * t.n_tiles(j) * inv_instances);
+        t.blocks[i * t.n_count + j] = waves * std::ceil(t.m_blocks(i) * t.n_blocks(j) * inv_mcus);
+      }
+    }
     t.built = std::make_unique<std::atomic<const Built*>[]>(slots);
     for (std::size_t i = 0; i < slots; ++i) t.built[i].store(nullptr, std::memory_order_relaxed);
     trials_.push_back(std::move(t));
@@ -595,10 +607,13 @@ GemmSearch::GemmSearch(const PerfMachine& m, const GemmShape& shape, DataType dt
 
 GemmPlan GemmSearch::time(const PerfMachine& m) const {
   const Ctx c(m, make_problem(shape_, dtype_));
-  GemmPlan best;
-  bool found = false;
-  for (const Trial& t : trials_) search_parallel(c, t, best, found);
-  if (found) return best;
+  Best best;
+  for (const Trial& t : trials_) search_parallel(c, t, best);
+  if (best.built != nullptr) {
+    GemmPlan plan = best.built->plan;
+    evaluate_times(c, plan);
+    return plan;
+  }
   // No parallel level, or nothing fits it: the smallest tile; fits_gemm_plan reports excess.
   GemmPlan plan = outer_;
   if (c.parallel >= 0) plan.tiles[static_cast<std::size_t>(c.parallel)] = {c.gm, c.gn, 1};

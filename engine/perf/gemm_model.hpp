@@ -115,6 +115,11 @@ class GemmSearch {
     // n tiles, n blocks, each section a side count long.
     std::vector<double> per_side;
     double mk = 0.0, kn = 0.0, fixed = 0.0;  // the level above's traffic: A's, B's, C's share
+    // Per m side: the widest n side that fits the parallel level with it.
+    std::vector<double> n_limit;
+    // Per slot: the compute bound in block times (waves x blocks per MCU), exact integers.
+    std::vector<double> blocks;
+    // Per slot: the candidate once built (kNoTile when no k side fits), else null.
     std::unique_ptr<std::atomic<const Built*>[]> built;
     [[nodiscard]] std::int64_t m_side(std::size_t i) const { return sides[i]; }
     [[nodiscard]] std::int64_t n_side(std::size_t j) const { return sides[m_count + j]; }
@@ -125,10 +130,15 @@ class GemmSearch {
       return per_side[2 * m_count + n_count + j];
     }
   };
-  void search_parallel(const gemm_detail::Ctx& c, const Trial& t, GemmPlan& best,
-                       bool& found) const;
-  [[nodiscard]] const Built& candidate(const gemm_detail::Ctx& c, const Trial& t,
-                                       std::size_t slot, const GemmTile& tile) const;
+  // The best candidate so far over the trials searched, and its device time.
+  struct Best {
+    const Built* built = nullptr;
+    double time = 0.0;
+  };
+  void search_parallel(const gemm_detail::Ctx& c, const Trial& t, Best& best) const;
+  [[nodiscard]] const Built* candidate(const gemm_detail::Ctx& c, const Trial& t,
+                                       std::size_t ia, std::size_t ib) const;
+  static const Built kNoTile;
 
   GemmShape shape_;
   DataType dtype_;
