@@ -8,6 +8,7 @@
 // tensor-parallel degrees: replicas run in lock-step and are not simulated.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
@@ -55,10 +56,20 @@ struct PipelineStep {
 // the (schedule, stages, chunks, micro-batches) shapes met so far are kept: a simulation is
 // then one pass over its steps. Orders are pure functions of their shape, also kept process-
 // wide (up to 2^20 steps in all) for the scratches of models made later (a search's next design).
+// The last few inputs simulated and their results are kept too: strategies that differ only
+// where the pipeline cannot see (ZeRO stage, data-parallel overlap, gradient buckets) and a
+// re-evaluation of the same strategy take the result without simulating.
 struct PipelineScratch {
   std::vector<double> end_forward, end_backward, free, zeros;
   PipelineResult shorter;  // the 2P-micro-batch run the steady-state extension starts from
   std::unordered_map<std::uint64_t, std::shared_ptr<const std::vector<PipelineStep>>> orders;
+  struct Kept {
+    bool used = false;
+    PipelineInput in;
+    PipelineResult out;
+  };
+  std::array<Kept, 4> kept;
+  std::size_t next_kept = 0;
 };
 
 // Empty `forward` etc. means uniform zero. Engine bug (PF_ASSERT) on inconsistent sizes or an

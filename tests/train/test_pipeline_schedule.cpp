@@ -140,3 +140,38 @@ TEST_CASE("pipeline_tasks: every pass once, as the exhaustive simulation times i
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("a scratch's kept results answer only for the very same input", "[train]") {
+  // (m + p - 1)(tf + tb) for uniform 1F1B: 4 stages, 8 micro-batches, 1 + 2 -> 33, device 0
+  // busy 8 x 3 = 24; its backward 0.5 longer -> busy 8 x 1 + 8 x 2.5 = 28.
+  PipelineScratch scratch;
+  PipelineResult r;
+  const PipelineInput a = uniform(PipelineSchedule::kOneFOneB, 4, 1, 8, 1.0, 2.0);
+  PipelineInput b = a;
+  b.backward[0] = 2.5;
+  PipelineInput more = a;
+  more.micro_batches = 12;  // (12 + 3) x 3 = 45
+  for (int round = 0; round < 3; ++round) {  // the later rounds from the kept results
+    simulate_pipeline(a, scratch, r);
+    CHECK(r.makespan == Approx(33.0));
+    CHECK(r.busy[0] == Approx(24.0));
+    simulate_pipeline(b, scratch, r);
+    CHECK(r.makespan == Approx(simulate_pipeline_exhaustively(b).makespan));
+    CHECK(r.busy[0] == Approx(28.0));
+    simulate_pipeline(more, scratch, r);
+    CHECK(r.makespan == Approx(45.0));
+  }
+  // More inputs than kept: the oldest falls out and is simulated again, correctly.
+  for (int m = 1; m <= 6; ++m) {
+    PipelineInput x = a;
+    x.micro_batches = m;
+    simulate_pipeline(x, scratch, r);
+    CHECK(r.makespan == Approx((m + 3) * 3.0));
+  }
+  simulate_pipeline(a, scratch, r);
+  CHECK(r.makespan == Approx(33.0));
+}
+
+}  // namespace pathfinder
