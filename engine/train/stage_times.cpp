@@ -17,10 +17,15 @@ int pass_of(Phase p) {
   return 0;
 }
 
+// max by value: std::max returns a reference, which keeps the chain from one kernel's end to
+// the next one's start in memory.
+Time later(Time a, Time b) { return a < b ? b : a; }
+
 // One call's buffers, per thread: once sized, a call allocates nothing.
 struct Scratch {
   std::vector<Time> end, ring;
   std::vector<int> pass;
+  std::array<std::vector<std::uint32_t>, 3> kernels;  // per pass, its kernels in graph order
   // Per timing class (ComputeGraph::timing_class), timed on its first kernel.
   std::vector<char> known;
   std::vector<KernelTime> kernel;
@@ -28,49 +33,25 @@ struct Scratch {
   std::vector<std::array<Bytes, kMaxTiers>> link;
 };
 
-}  // namespace
-
-StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTimes& comm,
-                       double comm_overlap) {
-  const HostSpec& host = timer.machine().host;
-  const Time dispatch = host.training_dispatch, launch = host.launch_latency;
-  StageTimes out;
-  std::array<PassTimes*, 3> passes{&out.forward, &out.backward, &out.update};
-  // Per pass: the host's next issue time, the two streams' free times.
-  std::array<Time, 3> issue{}, compute_free{}, comm_free{};
-  thread_local Scratch scratch;
+// One pass's kernels in graph order on the two streams. Its state lives in locals, so the
+// chain from one kernel's end to the next one's start stays in registers.
+PassTimes time_pass(const ComputeGraph& g, int p, Scratch& scratch, Time dispatch, Time launch,
+                    double comm_overlap) {
+  PassTimes pt;
+  Activity a;
+  // The host's next issue time, the two streams' free times.
+  Time issue, compute_free, comm_free;
   std::vector<Time>& end = scratch.end;
-  std::vector<int>& pass = scratch.pass;
+  const std::vector<int>& pass = scratch.pass;
   std::vector<Time>& ring = scratch.ring;  // a ring's time, until its consumer takes it
-  end.assign(g.size(), Time{});
-  pass.assign(g.size(), 0);
-  ring.assign(g.size(), Time{});
-  scratch.known.assign(g.timing_classes(), 0);
-  scratch.kernel.resize(g.timing_classes());
-  scratch.comm.resize(g.timing_classes());
-  scratch.link.resize(g.timing_classes());
-  for (std::size_t i = 0; i < g.size(); ++i) {
+  for (const std::uint32_t i : scratch.kernels[static_cast<std::size_t>(p)]) {
     const Kernel& k = g.kernels()[i];
-    // Each class timed once, on its first kernel: the timers are pure functions of it.
-    const std::uint32_t c = g.timing_class(static_cast<KernelId>(i));
-    if (scratch.known[c] == 0) {
-      scratch.known[c] = 1;
-      if (k.comm) {
-        scratch.comm[c] = comm.time(*k.comm);
-        scratch.link[c] = comm.link_bytes(*k.comm);
-      } else {
-        scratch.kernel[c] = timer.time(k);
-      }
-    }
-    const int p = pass_of(k.phase);
-    const auto pu = static_cast<std::size_t>(p);
-    pass[i] = p;
-    PassTimes& pt = *passes[pu];
+    const std::uint32_t c = g.timing_class(i);
     Time ready;  // inputs from an earlier pass count as present
     for (const KernelId d : k.deps) {
-      if (pass[d] == p) ready = std::max(ready, end[d]);
+      if (pass[d] == p) ready = later(ready, end[d]);
     }
-    if (k.comm) pt.activity.add_link_bytes(scratch.link[c]);
+    if (k.comm) a.add_link_bytes(scratch.link[c]);
     if (k.comm && k.comm->ring_steps > 0) {
       // Pipelined with its consumer: timed there (below); its own inputs pass through.
       ring[i] = scratch.comm[c];
@@ -79,10 +60,10 @@ StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTime
     }
     if (k.comm && k.comm->overlapped) {
       const Time t = scratch.comm[c];
-      const Time start = std::max(comm_free[pu], ready);
-      end[i] = comm_free[pu] = start + t;
+      const Time start = later(comm_free, ready);
+      end[i] = comm_free = start + t;
       pt.hidden_comm += t;
-      pt.span = std::max(pt.span, end[i]);
+      pt.span = later(pt.span, end[i]);
       continue;
     }
     Time t;
@@ -91,11 +72,13 @@ StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTime
     } else {
       const KernelTime& kt = scratch.kernel[c];
       t = kt.device;
-      Activity& a = pt.activity;
       a.core += kt.core_energy;
       a.on_chip += kt.on_chip_energy;
       a.main_memory += kt.main_memory_energy;
-      if (t > Time{}) a.peak_power = std::max(a.peak_power, kt.energy() / t);
+      if (t > Time{}) {
+        const Power power = kt.energy() / t;
+        if (a.peak_power < power) a.peak_power = power;
+      }
     }
     if (k.comm && comm_overlap > 0.0) {
       pt.hidden_comm += comm_overlap * t;
@@ -109,23 +92,65 @@ StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTime
       if (ring[d] <= Time{}) continue;
       const auto& rc = *g.kernels()[d].comm;
       const double n = rc.ring_steps;
-      exposed_ring = std::max(Time{}, ring[d] - t * n / (n + 1.0));
+      exposed_ring = later(Time{}, ring[d] - t * n / (n + 1.0));
       pt.hidden_comm += ring[d] - exposed_ring;
       pt.exposed_comm += exposed_ring;
     }
     // Collectives are enqueued by the same host thread but cost it little (a NCCL call) next to
     // a framework operator; only compute kernels pace the host.
-    const Time host_ready = issue[pu] + launch;
-    if (!k.comm) issue[pu] += dispatch;
+    const Time host_ready = issue + launch;
+    if (!k.comm) issue += dispatch;
     ++pt.kernels;
-    const Time start = std::max({compute_free[pu], ready, host_ready});
-    if (host_ready > std::max(compute_free[pu], ready)) {
-      pt.host_stall += host_ready - std::max(compute_free[pu], ready);
+    const Time free = later(compute_free, ready);
+    const Time start = later(free, host_ready);
+    if (host_ready > free) pt.host_stall += host_ready - free;
+    end[i] = compute_free = start + t + exposed_ring;
+    if (k.comm) {
+      pt.exposed_comm += t;
+    } else {
+      pt.compute += t;
     }
-    end[i] = compute_free[pu] = start + t + exposed_ring;
-    (k.comm ? pt.exposed_comm : pt.compute) += t;
-    pt.span = std::max(pt.span, end[i]);
+    pt.span = later(pt.span, end[i]);
   }
+  pt.activity = a;
+  return pt;
+}
+
+}  // namespace
+
+StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTimes& comm,
+                       double comm_overlap) {
+  const HostSpec& host = timer.machine().host;
+  thread_local Scratch scratch;
+  scratch.end.assign(g.size(), Time{});
+  scratch.pass.resize(g.size());
+  scratch.ring.assign(g.size(), Time{});
+  for (auto& list : scratch.kernels) list.clear();
+  scratch.known.assign(g.timing_classes(), 0);
+  scratch.kernel.resize(g.timing_classes());
+  scratch.comm.resize(g.timing_classes());
+  scratch.link.resize(g.timing_classes());
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    const Kernel& k = g.kernels()[i];
+    const int p = pass_of(k.phase);
+    scratch.pass[i] = p;
+    scratch.kernels[static_cast<std::size_t>(p)].push_back(static_cast<std::uint32_t>(i));
+    // Each class timed once, on its first kernel: the timers are pure functions of it.
+    const std::uint32_t c = g.timing_class(static_cast<KernelId>(i));
+    if (scratch.known[c] != 0) continue;
+    scratch.known[c] = 1;
+    if (k.comm) {
+      scratch.comm[c] = comm.time(*k.comm);
+      scratch.link[c] = comm.link_bytes(*k.comm);
+    } else {
+      scratch.kernel[c] = timer.time(k);
+    }
+  }
+  StageTimes out;
+  const Time dispatch = host.training_dispatch, launch = host.launch_latency;
+  out.forward = time_pass(g, 0, scratch, dispatch, launch, comm_overlap);
+  out.backward = time_pass(g, 1, scratch, dispatch, launch, comm_overlap);
+  out.update = time_pass(g, 2, scratch, dispatch, launch, comm_overlap);
   return out;
 }
 
