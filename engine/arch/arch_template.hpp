@@ -69,6 +69,11 @@ struct CoreSpec {
   // FlashAttention-2 §3.1.2; Shah et al. 2024, FlashAttention-3 §3). A kernel-benchmark fit
   // where measured (templates/h100.yaml); 1 elsewhere.
   double attention_backward_fraction = 1.0;
+  // Share of the FP8 rate an FP8 GEMM reaches when its FP32 accumulators are promoted
+  // periodically out of the tensor cores' limited-precision accumulation (cuBLASLt without
+  // CUBLASLT_MATMUL_DESC_FAST_ACCUM; Transformer Engine's and torchao's choice for the backward
+  // GEMMs). A measured slowdown where known (templates/h100.yaml); 1 elsewhere.
+  double fp8_promoted_accumulation_fraction = 1.0;
   [[nodiscard]] double flop_per_cycle() const { return 2.0 * array_rows * array_cols; }
 };
 

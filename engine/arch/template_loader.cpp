@@ -57,6 +57,7 @@ CoreSpec read_core(const ConfigNode& n) {
                                  : c.sustained_fraction;
   c.warp_mma_fraction = read_derate(n, "warp_mma_fraction");
   c.attention_backward_fraction = read_derate(n, "attention_backward_fraction");
+  c.fp8_promoted_accumulation_fraction = read_derate(n, "fp8_promoted_accumulation_fraction");
   n.finish();
   return c;
 }

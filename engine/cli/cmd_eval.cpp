@@ -406,6 +406,7 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
         if (const auto* gpt = std::get_if<GptSpec>(&w.spec); gpt && profiled) {
           GptPartition p;
           p.fp8_linear = training.fp8_linear;
+          p.fp8_fast_backward_accumulation = training.fp8_fast_backward_accumulation;
           p.flash2 = training.flash2;
           p.fp32_cross_entropy = training.fp32_cross_entropy;
           p.separate_bias = training.separate_bias;

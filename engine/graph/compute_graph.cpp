@@ -169,7 +169,8 @@ ComputeGraph ComputeGraphBuilder::build() && {
       comm = {static_cast<int>(k.comm->kind), static_cast<int>(k.comm->group), k.comm->bytes.si(),
               k.comm->overlapped, k.comm->ring_steps};
     }
-    const ClassKey key{static_cast<int>(k.kind), static_cast<int>(k.dtype), gemm, attention, comm,
+    const ClassKey key{static_cast<int>(k.kind) | (k.promoted_accumulation ? 1 << 16 : 0),
+                       static_cast<int>(k.dtype), gemm, attention, comm,
                        k.flops.si(), k.bytes_read.si(), k.bytes_written.si()};
     const auto next = static_cast<std::uint32_t>(classes.size());
     g_.timing_class_.push_back(classes.emplace(key, next).first->second);

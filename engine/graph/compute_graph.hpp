@@ -134,6 +134,10 @@ struct Kernel {
   Bytes bytes_read;                  // true byte counts of the streams (compulsory for GEMMs)
   Bytes bytes_written;
   std::optional<ParamId> weight;     // the parameter a GEMM multiplies or whose gradient it makes
+  // An FP8 GEMM whose FP32 accumulators are promoted periodically out of the tensor cores
+  // (cuBLASLt without fast accumulation): timed at the template's
+  // fp8_promoted_accumulation_fraction of the FP8 rate.
+  bool promoted_accumulation = false;
   std::vector<KernelId> deps;        // kernels that must finish first; each id < this kernel's
   [[nodiscard]] Bytes bytes() const { return bytes_read + bytes_written; }
 };

@@ -180,6 +180,10 @@ class GptBuilder {
                   elements * bytes(2), std::move(deps));
   }
   [[nodiscard]] DataType linear_dtype() const { return part_.fp8_linear ? DataType::kFp8 : dt_; }
+  // An FP8 gradient GEMM's accumulation (GptPartition::fp8_fast_backward_accumulation).
+  [[nodiscard]] bool promoted(Phase ph) const {
+    return part_.fp8_linear && !part_.fp8_fast_backward_accumulation && ph != Phase::kForward;
+  }
   KernelId linear_fwd(int layer, const std::string& n, const Linear& lin, bool bias_epilogue,
                       Deps deps, bool cast_input = true) {
     if (part_.fp8_linear && cast_input) {
@@ -213,6 +217,7 @@ class GptBuilder {
     Kernel dg = gemm_kernel(name(layer, n + ".dgrad"), KernelKind::kGemm, Phase::kBackwardData,
                             linear_dtype(), GemmShape{1, T_, lin.in, lin.out}, deps);
     dg.weight = lin.weight;
+    dg.promoted_accumulation = promoted(Phase::kBackwardData);
     Deps wdeps = deps;
     wdeps.insert(wdeps.end(), wgrad_extra.begin(), wgrad_extra.end());
     Kernel wg = gemm_kernel(name(layer, n + ".wgrad"), KernelKind::kGemm, Phase::kBackwardWeight,
@@ -222,6 +227,7 @@ class GptBuilder {
       wg.bytes_written += static_cast<double>(lin.out) * p_;
     }
     wg.weight = lin.weight;
+    wg.promoted_accumulation = promoted(Phase::kBackwardWeight);
     const KernelId d = add(std::move(dg), layer);
     if (lin.bias && part_.separate_bias) {
       // Megatron-LM: `grad_output.sum(dim=0)` (or autograd's reduction of a broadcast bias) as
@@ -435,6 +441,7 @@ class GptBuilder {
     Kernel k = gemm_kernel(name(layer, n), s.batch > 1 ? KernelKind::kBatchedGemm : KernelKind::kGemm,
                            ph, linear_dtype(), s, std::move(deps));
     k.weight = weight;
+    k.promoted_accumulation = promoted(ph);
     return add(std::move(k), layer);
   }
   // Expert-group all-to-all of `b` bytes each member holds; nothing with ep = 1.

@@ -213,6 +213,11 @@ struct GptPartition {
   // the output gradient likewise in backward, and the weights once per iteration (cached for
   // the micro-batches). Attention, norms, the embedding and the output layer stay in 16 bits.
   bool fp8_linear = false;
+  // With fp8_linear: the backward (data- and weight-gradient) GEMMs with fast accumulation
+  // too. Off (Transformer Engine's _2X_ACC_DGRAD/_2X_ACC_WGRAD, torchao's Float8LinearConfig
+  // default): their FP32 accumulators are promoted periodically (Kernel::promoted_accumulation);
+  // the forward GEMMs use fast accumulation in both.
+  bool fp8_fast_backward_accumulation = false;
   // Fused attention as FlashAttention-2 on warp-level MMA (AttentionShape::warp_mma).
   bool flash2 = false;
   // Context parallelism (flash attention only): each sequence's tokens split over `context`

@@ -171,6 +171,22 @@ KernelTime KernelTimer::time(const Kernel& k) {
   t.flops = Flops::from_si(flops);
   t.main_memory_bytes = Bytes::from_si(main_memory_bytes);
   t.wave_efficiency = p.wave_efficiency;
+  if (k.promoted_accumulation && k.dtype == DataType::kFp8 &&
+      m_.fp8_promoted_accumulation_fraction < 1.0) {
+    // The plan's compute at the promoted-accumulation share of the FP8 rate; its traffic and
+    // tiling as planned for fast accumulation.
+    const double compute = p.compute_time / m_.fp8_promoted_accumulation_fraction;
+    double worst = compute;
+    t.binding = -1;
+    for (int l = 0; l <= p.levels; ++l) {
+      if (p.time[static_cast<std::size_t>(l)] > worst) {
+        worst = p.time[static_cast<std::size_t>(l)];
+        t.binding = l;
+      }
+    }
+    t.compute = Time::from_si(compute);
+    t.device = Time::from_si(worst + m_.main_memory.latency.si());
+  }
   // Energy: the product's FLOPs on the matrix units, a fused epilogue's on the vector units;
   // each level's bytes as the plan serves them (GemmPlan::bytes).
   const double epilogue = std::max(0.0, flops - p.flops);

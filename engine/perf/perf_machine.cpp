@@ -28,6 +28,7 @@ PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch, PerfM
   m.vector_flops = arch.core.peak * spec.tmpl.core.vector_throughput_ratio * sustained;
   m.warp_mma_fraction = spec.tmpl.core.warp_mma_fraction;
   m.attention_backward_fraction = spec.tmpl.core.attention_backward_fraction;
+  m.fp8_promoted_accumulation_fraction = spec.tmpl.core.fp8_promoted_accumulation_fraction;
   m.bundles = arch.core.bundles;
   m.mcus_per_bundle = spec.tmpl.core.mcus_per_bundle;
   m.array_rows = spec.tmpl.core.array_rows;

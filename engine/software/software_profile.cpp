@@ -43,6 +43,12 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
                                              p->quoted("linear_layers"));
     }
     s.fp8_linear = linear == "fp8";
+    const std::string accumulation = p->get_or<std::string>("fp8_backward_accumulation", "promoted");
+    if (accumulation != "promoted" && accumulation != "fast") {
+      throw p->error_at("fp8_backward_accumulation",
+                        "expected promoted or fast, got " + p->quoted("fp8_backward_accumulation"));
+    }
+    s.fp8_fast_backward_accumulation = accumulation == "fast";
     const std::string reduction = p->get_or<std::string>("gradient_reduction", "workload");
     if (reduction == "fp32") {
       s.gradient_reduction = GradientReduction::kFp32;

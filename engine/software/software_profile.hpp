@@ -65,6 +65,10 @@ struct SoftwareProfile {
   bool overlap_sp_regather = false;
   // `precision: {linear_layers: fp8}`: the layers' linear GEMMs in FP8 (GptPartition::fp8_linear).
   bool fp8_linear = false;
+  // `precision: {fp8_backward_accumulation: fast}`: the FP8 backward GEMMs with fast
+  // accumulation; `promoted` (default): as Transformer Engine and torchao run them
+  // (GptPartition::fp8_fast_backward_accumulation).
+  bool fp8_fast_backward_accumulation = false;
   // `precision: {gradient_reduction: ...}`: the element type the data-parallel gradients are
   // accumulated and reduced in (all-reduce, ZeRO's reduce-scatter, FSDP's per-layer one).
   GradientReduction gradient_reduction = GradientReduction::kWorkload;

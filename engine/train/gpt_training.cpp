@@ -120,6 +120,7 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
       p.recompute = s.recompute;
       p.overlap_sp_regather = options_.overlap_sp_regather;
       p.fp8_linear = options_.fp8_linear;
+      p.fp8_fast_backward_accumulation = options_.fp8_fast_backward_accumulation;
       p.flash2 = options_.flash2;
       p.fp32_cross_entropy = options_.fp32_cross_entropy;
       p.separate_bias = options_.separate_bias;

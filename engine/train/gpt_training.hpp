@@ -49,6 +49,8 @@ struct TrainingOptions {
   bool overlap_sp_regather = false;
   // The layers' linear GEMMs in FP8 (GptPartition::fp8_linear; the software profile's choice).
   bool fp8_linear = false;
+  // The FP8 backward GEMMs with fast accumulation (GptPartition; the software profile's choice).
+  bool fp8_fast_backward_accumulation = false;
   // Fused attention as FlashAttention-2 (GptPartition::flash2; the software profile's choice).
   bool flash2 = false;
   // The loss in unfused fp32 passes (GptPartition::fp32_cross_entropy; the profile's choice).
@@ -77,6 +79,7 @@ struct TrainingOptions {
     o.tensor_comm_chunked = s.tensor_comm_chunked;
     o.overlap_sp_regather = s.overlap_sp_regather;
     o.fp8_linear = s.fp8_linear;
+    o.fp8_fast_backward_accumulation = s.fp8_fast_backward_accumulation;
     o.flash2 = s.flash2;
     o.fp32_cross_entropy = s.fp32_cross_entropy;
     o.separate_bias = s.separate_bias;

@@ -213,6 +213,9 @@ TEST_CASE("host, vector ratio and memory utilization errors are exact", "[arch][
   CHECK(patched_error(mcus, mcus + "  attention_backward_fraction: 1.5\n") ==
         "patched.yaml:10:32: error: core.attention_backward_fraction: expected a fraction in "
         "[0.01, 1], got \"1.5\"");
+  CHECK(patched_error(mcus, mcus + "  fp8_promoted_accumulation_fraction: 1.5\n") ==
+        "patched.yaml:10:39: error: core.fp8_promoted_accumulation_fraction: expected a fraction "
+        "in [0.01, 1], got \"1.5\"");
   CHECK(patched_error(mcus, mcus + "  mcu_power_ratio: 1.5\n") ==
         "patched.yaml:10:20: error: core.mcu_power_ratio: expected a fraction in [0.01, 1], "
         "got \"1.5\"");

@@ -191,7 +191,17 @@ TEST_CASE("FP8 linear layers: GEMMs in FP8, casts with transposes, attention and
                         "l0.qkv.dgrad", "l0.qkv.wgrad", "l1.fc2.wgrad"}) {
     INFO(n);
     CHECK(find(g, n).dtype == DataType::kFp8);
+    // Transformer Engine's accumulation: fast forward, promoted in the gradient GEMMs.
+    CHECK(find(g, n).promoted_accumulation == (std::string(n).find(".fwd") == std::string::npos));
   }
+  GptPartition fast = p;
+  fast.fp8_fast_backward_accumulation = true;
+  const ComputeGraph gf = build_gpt_graph(s, fast);
+  CHECK(std::none_of(gf.kernels().begin(), gf.kernels().end(),
+                     [](const Kernel& k) { return k.promoted_accumulation; }));
+  const ComputeGraph bf16 = build_gpt_graph(s);
+  CHECK(std::none_of(bf16.kernels().begin(), bf16.kernels().end(),
+                     [](const Kernel& k) { return k.promoted_accumulation; }));
   CHECK(find(g, "logits.fwd").dtype == DataType::kBf16);        // the output layer stays BF16
   CHECK(find(g, "l0.attn.flash.fwd").dtype == DataType::kBf16);  // and attention
   // The QKV input cast: T·h = 65,536 BF16 values read (131,072 B), FP8 and its transpose

@@ -28,6 +28,31 @@ TEST_CASE("GEMM plans are memoized by shape and data type", "[perf]") {
   CHECK(ta.achieved().si() == Approx(ta.flops.si() / ta.device.si()));
 }
 
+TEST_CASE("FP8 GEMMs with promoted accumulation at the template's share of the FP8 rate",
+          "[perf]") {
+  // 8192^3 in FP8 on H100 is compute-bound: promoting the accumulators (h100.yaml's
+  // fp8_promoted_accumulation_fraction 0.87, fast accumulation 1.1-1.2x faster, pytorch/ao
+  // issue 2377) divides the compute time by 0.87 and the device time follows it. FP16 GEMMs
+  // and machines without the figure (A100: 1) are unchanged.
+  KernelTimer h100(test::shipped_machine("h100"));
+  const GemmShape s{1, 8192, 8192, 8192};
+  Kernel fast = gemm_kernel("fast", KernelKind::kGemm, Phase::kForward, DataType::kFp8, s, {});
+  Kernel promoted = fast;
+  promoted.promoted_accumulation = true;
+  const KernelTime tf = h100.time(fast), tp = h100.time(promoted);
+  CHECK(tf.binding == -1);
+  CHECK(tp.compute.si() == Approx(tf.compute.si() / 0.87).epsilon(1e-12));
+  const double latency = test::shipped_machine("h100").main_memory.latency.si();
+  CHECK(tp.device.si() == Approx(tf.compute.si() / 0.87 + latency).epsilon(1e-12));
+  CHECK(tp.flops.si() == tf.flops.si());
+  Kernel fp16 = gemm_kernel("fp16", KernelKind::kGemm, Phase::kForward, DataType::kFp16, s, {});
+  const double fp16_time = h100.time(fp16).device.si();
+  fp16.promoted_accumulation = true;
+  CHECK(h100.time(fp16).device.si() == fp16_time);
+  KernelTimer a100(test::shipped_machine("a100"));
+  CHECK(a100.time(promoted).device.si() == a100.time(fast).device.si());
+}
+
 TEST_CASE("element-wise kernels stream their bytes from main memory", "[perf]") {
   // A100: 5 HBM2e stacks = 2039.9 GB/s; element-wise kernels reach 0.675 of it = 1377 GB/s
   // (templates/a100.yaml, stream_utilization); latency 100 ns.

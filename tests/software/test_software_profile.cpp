@@ -106,6 +106,13 @@ TEST_CASE("precision: the linear layers in FP8 is the profile's choice", "[softw
   CHECK(profile_error(std::string(kMinimal) + "precision:\n  linear_layers: fp4\n") ==
         "p.yaml:5:18: error: precision.linear_layers: expected fp8 or workload (the workload's "
         "precision), got \"fp4\"");
+  // The backward GEMMs' accumulation: promoted unless the profile says fast.
+  CHECK_FALSE(load_software_profile(resolve_software_profile("nemo-fp8", {dir}))
+                  .fp8_fast_backward_accumulation);
+  CHECK(profile_error(std::string(kMinimal) +
+                      "precision:\n  linear_layers: fp8\n  fp8_backward_accumulation: slow\n") ==
+        "p.yaml:6:30: error: precision.fp8_backward_accumulation: expected promoted or fast, got "
+        "\"slow\"");
 }
 
 TEST_CASE("tensor_parallel: chunked pipelines each collective with its GEMM", "[software]") {

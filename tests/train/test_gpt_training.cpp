@@ -520,9 +520,12 @@ namespace pathfinder {
 
 TEST_CASE("FP8 linear layers speed a layer up on H100 and not on A100", "[train]") {
   // A Llama 3 8B layer (h 4096, 32 heads, 8 KV heads, SwiGLU f 14336, s 8192, flash attention)
-  // on one device. H100 runs FP8 GEMMs at 2x (fp8_throughput_ratio 2): the linear GEMMs are
-  // ~80% of the layer's time, so the layer gains well over 1.2x but under 2x (the casts and
-  // attention stay). A100 has no faster FP8 path: the casts only cost.
+  // on one device. H100 runs FP8 GEMMs at 2x the datasheet rate (fp8_throughput_ratio 2), less
+  // in sustained use and in the backward GEMMs' promoted accumulation; the casts and attention
+  // stay. Published whole-step FP8-over-BF16 speed-ups on H100: 1.25x (torchtitan + torchao,
+  // Llama 3 8B, torchao float8 README), 1.335x (NeMo 24.09, Llama 3.1 8B, NVIDIA
+  // dgxc-benchmarking), 1.42x (Megatron-LM GPT 13B, Megatron-LM issue 396): the layer lands in
+  // 1.2-1.5x. A100 has no faster FP8 path: the casts only cost.
   GptSpec w{1, 4096, 32, 14336, 8192, 128256, 1, 8, DataType::kBf16, Optimizer::kAdam};
   w.kv_heads = 8;
   w.mlp = MlpKind::kSwiglu;
@@ -541,8 +544,8 @@ TEST_CASE("FP8 linear layers speed a layer up on H100 and not on A100", "[train]
   const double h100 = layer("h100", false) / layer("h100", true);
   const double a100 = layer("a100", false) / layer("a100", true);
   std::printf("\nFP8 layer speed-up: H100 %.2fx, A100 %.2fx\n", h100, a100);
-  CHECK(h100 > 1.3);
-  CHECK(h100 < 2.0);
+  CHECK(h100 > 1.2);
+  CHECK(h100 < 1.5);
   CHECK(a100 <= 1.0);
   CHECK(a100 > 0.9);
 }
