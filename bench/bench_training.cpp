@@ -165,25 +165,40 @@ BENCHMARK(BM_Gpt3WarmPipelineSimulated)->Unit(benchmark::kMicrosecond);
 
 // Issue 18, cold: a fresh model for a micro-architecture it has not seen (what every objective
 // call of a joint chip-and-strategy search pays): the design generated, the model built, the
-// layers' graphs timed and the strategy evaluated. With the graphs shared (a design evaluator's
-// GraphCache, warm after the first call) and without (every graph built as well). A budget
-// split that keeps every bank count shares its GEMM tiling searches (gemm_search_store.hpp) and
-// only times them, as here; BM_Gpt3ColdSearched empties that store before every call, so each
-// GEMM shape is searched anew (a design whose capacities no earlier call had).
+// layers' graphs timed and the strategy evaluated. The designs are eight budget splits a few
+// 1e-4 of the power budget apart (core against main memory, as a PGD step moves them), taken in
+// turn: each call's rates differ from the last four calls', so no kept pipeline result
+// (PipelineScratch) answers it. With the graphs shared (a design evaluator's GraphCache, warm
+// after the first calls) and without (every graph built as well). Splits that keep every bank
+// count share their GEMM tiling searches (gemm_search_store.hpp) and only time them, as here;
+// BM_Gpt3ColdSearched empties that store before every call, so each GEMM shape is searched
+// anew (a design whose capacities no earlier call had).
 void gpt3_cold(benchmark::State& state, bool shared_graphs, bool new_searches) {
   Gpt3EntryPoint g;
   GptSpec w = std::get<GptSpec>(load_workload(kRoot + "/studies/workloads/gpt3_175b.yaml").spec);
   w.global_batch = 96 * g.strategy.dp;
   TrainingOptions o = TrainingOptions::from(software_profile());
   if (shared_graphs) o.graphs = std::make_shared<GraphCache>();
-  const ResourceSplit split = ResourceSplit::from_template(g.spec.tmpl);
+  const ResourceSplit base = ResourceSplit::from_template(g.spec.tmpl);
+  const ComponentIndex index{static_cast<int>(g.spec.tmpl.levels.size())};
+  std::vector<ResourceSplit> splits;
+  for (int i = 0; i < 8; ++i) {
+    ResourceSplit x = base;
+    const double step = 1e-4 * (i + 1);
+    const int core = ComponentIndex::core(), memory = index.main_memory();
+    x.set(core, x.area(core), x.power(core) - step, x.perimeter(core));
+    x.set(memory, x.area(memory), x.power(memory) + step, x.perimeter(memory));
+    splits.push_back(x);
+  }
+  std::size_t next = 0;
   const auto cold = [&] {
     if (new_searches) clear_gemm_searches();
-    const MicroArch arch = generate_micro_arch(g.spec, split);
+    const MicroArch arch = generate_micro_arch(g.spec, splits[next]);
+    next = (next + 1) % splits.size();
     TrainingModel model(g.spec, arch, w, g.strategy.devices(), o);
     return model.evaluate(g.strategy).iteration_time;
   };
-  benchmark::DoNotOptimize(cold());  // fills the shared graphs, if any
+  for (std::size_t i = 0; i < splits.size(); ++i) benchmark::DoNotOptimize(cold());
   const std::size_t searches = gemm_searches_made();
   timed(state, cold);
   state.counters["searches_per_eval"] = static_cast<double>(gemm_searches_made() - searches) /

@@ -293,7 +293,11 @@ Time GptTraining::lower_bound(const Strategy& s) {
 
 void GptTraining::time_iteration(const Strategy& s, int id, TrainingResult& r) {
   build_input(s, id, r.micro_batches);
-  assemble_iteration(input_, r, &scratch_);
+  // One scratch per thread, shared by every model the thread evaluates (a search's next design
+  // is a new model): its buffers stay sized, and the pipeline results it keeps are pure
+  // functions of their inputs.
+  thread_local IterationScratch scratch;
+  assemble_iteration(input_, r, &scratch);
 }
 
 void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batches,

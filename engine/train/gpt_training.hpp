@@ -174,7 +174,6 @@ class GptTraining {
   TrainingOptions options_;
   IterationInput input_;       // time_iteration's, reused across evaluations
   int timed_ = 0;              // the placements id of the last evaluation's result
-  IterationScratch scratch_;
   TrainingResult other_;       // ZeRO-3's second placement order, reused
   std::map<std::tuple<int, int, int, int, int, int, int, int, int, int>, Parts> parts_;
   // The parts' graphs, which depend neither on the placements (dp, pp, the ZeRO-3 order) nor
