@@ -173,9 +173,14 @@ ComputeGraph ComputeGraphBuilder::build() && {
                        static_cast<int>(k.dtype), gemm, attention, comm,
                        k.flops.si(), k.bytes_read.si(), k.bytes_written.si()};
     const auto next = static_cast<std::uint32_t>(classes.size());
-    g_.timing_class_.push_back(classes.emplace(key, next).first->second);
+    const auto [it, added] = classes.emplace(key, next);
+    const auto id = static_cast<KernelId>(g_.timing_class_.size());
+    if (added) g_.class_first_.push_back(id);
+    g_.timing_class_.push_back(it->second);
+    const int p = ComputeGraph::pass_of(k.phase);
+    g_.pass_.push_back(static_cast<std::uint8_t>(p));
+    g_.pass_kernels_[static_cast<std::size_t>(p)].push_back(id);
   }
-  g_.timing_classes_ = classes.size();
   return std::move(g_);
 }
 

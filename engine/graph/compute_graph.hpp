@@ -162,7 +162,19 @@ class ComputeGraph {
   // 0 .. timing_classes() - 1 in order of first appearance: a graph repeats each layer's and
   // each time step's few kernels, so timing one kernel per class times them all.
   [[nodiscard]] std::uint32_t timing_class(KernelId id) const { return timing_class_[id]; }
-  [[nodiscard]] std::size_t timing_classes() const { return timing_classes_; }
+  [[nodiscard]] std::size_t timing_classes() const { return class_first_.size(); }
+  // The first kernel of each timing class.
+  [[nodiscard]] KernelId class_first(std::uint32_t c) const { return class_first_[c]; }
+
+  // A training step's passes: 0 forward, 1 backward (data and weight gradients), 2 update.
+  [[nodiscard]] static int pass_of(Phase p) {
+    return p == Phase::kForward ? 0 : p == Phase::kUpdate ? 2 : 1;
+  }
+  // Each kernel's pass, and each pass's kernels in graph order.
+  [[nodiscard]] int pass(KernelId id) const { return pass_[id]; }
+  [[nodiscard]] const std::vector<KernelId>& pass_kernels(int p) const {
+    return pass_kernels_[static_cast<std::size_t>(p)];
+  }
 
  private:
   friend class ComputeGraphBuilder;
@@ -173,7 +185,9 @@ class ComputeGraph {
   Bytes total_bytes_;
   std::int64_t parameter_count_ = 0;
   std::vector<std::uint32_t> timing_class_;
-  std::size_t timing_classes_ = 0;
+  std::vector<KernelId> class_first_;
+  std::vector<std::uint8_t> pass_;
+  std::array<std::vector<KernelId>, 3> pass_kernels_;
 };
 
 // Appends kernels in a topological order; build() hands over the finished graph.

@@ -7,16 +7,6 @@
 namespace pathfinder {
 namespace {
 
-int pass_of(Phase p) {
-  switch (p) {
-    case Phase::kForward: return 0;
-    case Phase::kBackwardData:
-    case Phase::kBackwardWeight: return 1;
-    case Phase::kUpdate: return 2;
-  }
-  return 0;
-}
-
 // max by value: std::max returns a reference, which keeps the chain from one kernel's end to
 // the next one's start in memory.
 Time later(Time a, Time b) { return a < b ? b : a; }
@@ -24,10 +14,7 @@ Time later(Time a, Time b) { return a < b ? b : a; }
 // One call's buffers, per thread: once sized, a call allocates nothing.
 struct Scratch {
   std::vector<Time> end, ring;
-  std::vector<int> pass;
-  std::array<std::vector<std::uint32_t>, 3> kernels;  // per pass, its kernels in graph order
   // Per timing class (ComputeGraph::timing_class), timed on its first kernel.
-  std::vector<char> known;
   std::vector<KernelTime> kernel;
   std::vector<Time> comm;
   std::vector<std::array<Bytes, kMaxTiers>> link;
@@ -42,14 +29,13 @@ PassTimes time_pass(const ComputeGraph& g, int p, Scratch& scratch, Time dispatc
   // The host's next issue time, the two streams' free times.
   Time issue, compute_free, comm_free;
   std::vector<Time>& end = scratch.end;
-  const std::vector<int>& pass = scratch.pass;
   std::vector<Time>& ring = scratch.ring;  // a ring's time, until its consumer takes it
-  for (const std::uint32_t i : scratch.kernels[static_cast<std::size_t>(p)]) {
+  for (const KernelId i : g.pass_kernels(p)) {
     const Kernel& k = g.kernels()[i];
     const std::uint32_t c = g.timing_class(i);
     Time ready;  // inputs from an earlier pass count as present
     for (const KernelId d : k.deps) {
-      if (pass[d] == p) ready = later(ready, end[d]);
+      if (g.pass(d) == p) ready = later(ready, end[d]);
     }
     if (k.comm) a.add_link_bytes(scratch.link[c]);
     if (k.comm && k.comm->ring_steps > 0) {
@@ -122,23 +108,17 @@ StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTime
                        double comm_overlap) {
   const HostSpec& host = timer.machine().host;
   thread_local Scratch scratch;
-  scratch.end.assign(g.size(), Time{});
-  scratch.pass.resize(g.size());
+  // end[] is written before it is read (a dependency precedes its kernel in the same pass);
+  // ring[] is read for every dependency, so it starts clear.
+  scratch.end.resize(g.size());
   scratch.ring.assign(g.size(), Time{});
-  for (auto& list : scratch.kernels) list.clear();
-  scratch.known.assign(g.timing_classes(), 0);
-  scratch.kernel.resize(g.timing_classes());
-  scratch.comm.resize(g.timing_classes());
-  scratch.link.resize(g.timing_classes());
-  for (std::size_t i = 0; i < g.size(); ++i) {
-    const Kernel& k = g.kernels()[i];
-    const int p = pass_of(k.phase);
-    scratch.pass[i] = p;
-    scratch.kernels[static_cast<std::size_t>(p)].push_back(static_cast<std::uint32_t>(i));
-    // Each class timed once, on its first kernel: the timers are pure functions of it.
-    const std::uint32_t c = g.timing_class(static_cast<KernelId>(i));
-    if (scratch.known[c] != 0) continue;
-    scratch.known[c] = 1;
+  const std::size_t classes = g.timing_classes();
+  scratch.kernel.resize(classes);
+  scratch.comm.resize(classes);
+  scratch.link.resize(classes);
+  // Each class timed once, on its first kernel: the timers are pure functions of it.
+  for (std::uint32_t c = 0; c < classes; ++c) {
+    const Kernel& k = g.kernel(g.class_first(c));
     if (k.comm) {
       scratch.comm[c] = comm.time(*k.comm);
       scratch.link[c] = comm.link_bytes(*k.comm);
