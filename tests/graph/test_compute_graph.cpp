@@ -171,4 +171,14 @@ TEST_CASE("timing classes: kernels the timers cannot tell apart share one", "[gr
   CHECK(g.timing_class(bigger) == 5);
   CHECK(g.timing_class(fused) == 6);
   CHECK(g.timing_classes() == 7);
+  // Each class's first kernel, in order of appearance.
+  const std::vector<KernelId> firsts{g0, r0, other, bf16, data, bigger, fused};
+  for (std::uint32_t c = 0; c < 7; ++c) CHECK(g.class_first(c) == firsts[c]);
+  // Passes: the forward kernels, then the backward ones (t1's GEMM and reduce-scatter).
+  CHECK(g.pass_kernels(0) == std::vector<KernelId>{g0, r0, other, bf16, data, bigger, fused});
+  CHECK(g.pass_kernels(1) == std::vector<KernelId>{g1, r1});
+  CHECK(g.pass_kernels(2).empty());
+  CHECK(g.pass(g1) == 1);
+  CHECK(ComputeGraph::pass_of(Phase::kBackwardWeight) == 1);
+  CHECK(ComputeGraph::pass_of(Phase::kUpdate) == 2);
 }
