@@ -37,6 +37,11 @@ struct VfCurves {
   explicit VfCurves(const VfModel& m)
       : vt(m.threshold.si()), vn(m.nominal.si()), alpha(m.alpha),
         norm(std::pow(m.nominal.si() - m.threshold.si(), m.alpha) / m.nominal.si()) {}
+  // The values alone, with rate_ratio_at's and power_ratio_at's arithmetic.
+  [[nodiscard]] double rate_at(double v) const {
+    return v <= vt ? 0.0 : (std::pow(v - vt, alpha) / v) / norm;
+  }
+  [[nodiscard]] double power_at(double v) const { return rate_at(v) * (v / vn) * (v / vn); }
   [[nodiscard]] std::pair<double, double> rate(double v) const {
     if (v <= vt) return {0.0, 0.0};
     const double r = (std::pow(v - vt, alpha) / v) / norm;
@@ -82,30 +87,30 @@ VfPoint scale_to_power(const VfModel& m, double budget_ratio, double max_rate_ra
   double v_cap = vmax;
   VfBinding cap_binding = VfBinding::kMaxVoltage;
   const VfCurves curves(m);
-  if (rate_ratio_at(m, vmax) > max_rate_ratio) {
+  if (curves.rate_at(vmax) > max_rate_ratio) {
     v_cap = increasing_root([&](double v) { return curves.rate(v); }, max_rate_ratio, vt, vmax);
     cap_binding = VfBinding::kMaxRate;
   }
-  const double p_cap = power_ratio_at(m, v_cap);
+  const double p_cap = curves.power_at(v_cap);
   if (budget_ratio >= p_cap) {
     p.voltage_v = v_cap;
-    p.rate_ratio = rate_ratio_at(m, v_cap);
+    p.rate_ratio = curves.rate_at(v_cap);
     p.power_ratio = p_cap;
     p.binding = cap_binding;
     return p;
   }
-  const double p_min = power_ratio_at(m, vmin);
+  const double p_min = curves.power_at(vmin);
   if (budget_ratio < p_min) {
     p.voltage_v = vmin;
-    p.rate_ratio = rate_ratio_at(m, vmin) * budget_ratio / p_min;
+    p.rate_ratio = curves.rate_at(vmin) * budget_ratio / p_min;
     p.power_ratio = budget_ratio;
     p.binding = VfBinding::kMinVoltage;
     return p;
   }
   p.voltage_v = increasing_root([&](double v) { return curves.power(v); }, budget_ratio,
                                 std::max(vmin, vt), v_cap);
-  p.rate_ratio = rate_ratio_at(m, p.voltage_v);
-  p.power_ratio = power_ratio_at(m, p.voltage_v);
+  p.rate_ratio = curves.rate_at(p.voltage_v);
+  p.power_ratio = p.rate_ratio * (p.voltage_v / curves.vn) * (p.voltage_v / curves.vn);
   p.binding = VfBinding::kPower;
   return p;
 }
