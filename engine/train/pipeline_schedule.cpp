@@ -160,33 +160,44 @@ void simulate(const PipelineInput& in, int m, PipelineScratch& scratch, Pipeline
   double* busy = r.busy.data();
   double* last = r.last_backward.data();
   double* last_start = r.last_backward_start.data();
+  double* ends_f = end_f.data();
+  double* ends_b = end_b.data();
+  double* frees = free.data();
+  // Maxima by value and the makespan in a local: std::max returns a reference, and the
+  // result's members may alias the arrays, so either would keep the chain in memory.
+  const auto later = [](double a, double b) { return a < b ? b : a; };
+  double makespan = 0.0;
   for (const PipelineStep& t : order) {
     double ready = 0.0, end = 0.0;
+    const auto device = static_cast<std::size_t>(t.device);
     if (!t.backward) {
-      if (t.input >= 0) ready = end_f[static_cast<std::size_t>(t.input)] + send_f[t.chunk - 1];
-      const double start = std::max(free[static_cast<std::size_t>(t.device)], ready);
-      end = start + fwd[t.chunk];
-      busy[t.device] += fwd[t.chunk];
-      end_f[static_cast<std::size_t>(t.cell)] = end;
+      if (t.input >= 0) ready = ends_f[static_cast<std::size_t>(t.input)] + send_f[t.chunk - 1];
+      const double start = later(frees[device], ready);
+      const double work = fwd[t.chunk];
+      end = start + work;
+      busy[device] += work;
+      ends_f[static_cast<std::size_t>(t.cell)] = end;
       if constexpr (kRecord) record->push_back({t.device, t.chunk, t.micro_batch, false, start, end});
     } else {
-      ready = end_f[static_cast<std::size_t>(t.input)];
+      ready = ends_f[static_cast<std::size_t>(t.input)];
       if (t.gradient >= 0) {
-        ready = std::max(ready, end_b[static_cast<std::size_t>(t.gradient)] + send_b[t.chunk + 1]);
+        ready = later(ready, ends_b[static_cast<std::size_t>(t.gradient)] + send_b[t.chunk + 1]);
       }
-      const double start = std::max(free[static_cast<std::size_t>(t.device)], ready);
-      end = start + bwd[t.chunk];
-      busy[t.device] += bwd[t.chunk];
-      end_b[static_cast<std::size_t>(t.cell)] = end;
+      const double start = later(frees[device], ready);
+      const double work = bwd[t.chunk];
+      end = start + work;
+      busy[device] += work;
+      ends_b[static_cast<std::size_t>(t.cell)] = end;
       if (end >= last[t.chunk]) {
         last[t.chunk] = end;
         last_start[t.chunk] = start;
       }
       if constexpr (kRecord) record->push_back({t.device, t.chunk, t.micro_batch, true, start, end});
     }
-    free[static_cast<std::size_t>(t.device)] = end;
-    r.makespan = std::max(r.makespan, end);
+    frees[device] = end;
+    makespan = later(makespan, end);
   }
+  r.makespan = makespan;
 }
 
 }  // namespace
