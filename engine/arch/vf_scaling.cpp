@@ -17,17 +17,6 @@ const char* to_string(VfBinding b) {
   return "?";
 }
 
-double rate_ratio_at(const VfModel& m, double v) {
-  const double vn = m.nominal.si(), vt = m.threshold.si();
-  if (v <= vt) return 0.0;
-  return (std::pow(v - vt, m.alpha) / v) / (std::pow(vn - vt, m.alpha) / vn);
-}
-
-double power_ratio_at(const VfModel& m, double v) {
-  const double vn = m.nominal.si();
-  return rate_ratio_at(m, v) * (v / vn) * (v / vn);
-}
-
 namespace {
 
 // The rate and power curves of one model with their normaliser computed once, each returning
@@ -37,22 +26,26 @@ struct VfCurves {
   explicit VfCurves(const VfModel& m)
       : vt(m.threshold.si()), vn(m.nominal.si()), alpha(m.alpha),
         norm(std::pow(m.nominal.si() - m.threshold.si(), m.alpha) / m.nominal.si()) {}
-  // The values alone, with rate_ratio_at's and power_ratio_at's arithmetic.
   [[nodiscard]] double rate_at(double v) const {
     return v <= vt ? 0.0 : (std::pow(v - vt, alpha) / v) / norm;
   }
   [[nodiscard]] double power_at(double v) const { return rate_at(v) * (v / vn) * (v / vn); }
   [[nodiscard]] std::pair<double, double> rate(double v) const {
-    if (v <= vt) return {0.0, 0.0};
-    const double r = (std::pow(v - vt, alpha) / v) / norm;
-    return {r, r * (alpha / (v - vt) - 1.0 / v)};
+    const double r = rate_at(v);
+    return {r, v <= vt ? 0.0 : r * (alpha / (v - vt) - 1.0 / v)};
   }
   [[nodiscard]] std::pair<double, double> power(double v) const {
-    if (v <= vt) return {0.0, 0.0};
-    const double p = (std::pow(v - vt, alpha) / v) / norm * (v / vn) * (v / vn);
-    return {p, p * (alpha / (v - vt) + 1.0 / v)};
+    const double p = power_at(v);
+    return {p, v <= vt ? 0.0 : p * (alpha / (v - vt) + 1.0 / v)};
   }
 };
+
+}  // namespace
+
+double rate_ratio_at(const VfModel& m, double v) { return VfCurves(m).rate_at(v); }
+double power_ratio_at(const VfModel& m, double v) { return VfCurves(m).power_at(v); }
+
+namespace {
 
 // Unique root of h(V) = target on (lo, hi] for an increasing h given with its derivative:
 // Newton steps kept inside a shrinking bracket (bisection fallback), run to machine precision
