@@ -605,8 +605,35 @@ GemmSearch::GemmSearch(const PerfMachine& m, const GemmShape& shape, DataType dt
   }
 }
 
+GemmSearch::Rates GemmSearch::rates_of(const Ctx& c) {
+  Rates r{};
+  r[0] = c.flops();
+  r[1] = c.mach.main_memory.bandwidth.si();
+  r[2] = c.mach.main_memory.latency.si();
+  for (int i = 0; i < c.levels; ++i) r[static_cast<std::size_t>(3 + i)] = c.level(i).bandwidth.si();
+  return r;
+}
+
 GemmPlan GemmSearch::time(const PerfMachine& m) const {
   const Ctx c(m, make_problem(shape_, dtype_));
+  const Rates rates = rates_of(c);
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    for (std::size_t i = 0; i < timed_count_; ++i) {
+      if (timed_[i].rates == rates) return timed_[i].plan;
+    }
+  }
+  GemmPlan plan = search(c);
+  const std::lock_guard<std::mutex> lock(mutex_);
+  Timed& t = timed_[timed_next_];
+  t.rates = rates;
+  t.plan = plan;
+  timed_next_ = (timed_next_ + 1) % kTimed;
+  timed_count_ = std::min(timed_count_ + 1, kTimed);
+  return plan;
+}
+
+GemmPlan GemmSearch::search(const Ctx& c) const {
   Best best;
   for (const Trial& t : trials_) search_parallel(c, t, best);
   if (best.built != nullptr) {

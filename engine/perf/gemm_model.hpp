@@ -136,6 +136,8 @@ class GemmSearch {
     double time = 0.0;
   };
   void search_parallel(const gemm_detail::Ctx& c, const Trial& t, Best& best) const;
+  // The candidates searched on c's rates and bandwidths: the best one's plan, timed.
+  [[nodiscard]] GemmPlan search(const gemm_detail::Ctx& c) const;
   [[nodiscard]] const Built* candidate(const gemm_detail::Ctx& c, const Trial& t,
                                        std::size_t ia, std::size_t ib) const;
   static const Built kNoTile;
@@ -149,6 +151,19 @@ class GemmSearch {
   mutable std::vector<std::unique_ptr<Built[]>> chunks_;
   mutable std::size_t built_ = 0;
   mutable std::mutex mutex_;
+  // The last few machines' plans by the figures time() reads: the arrays' rate for the
+  // problem's type, every level's and main memory's bandwidth, main memory's latency. A
+  // finite-difference step that moves another component's budget (the network's, a level's
+  // power that leaves its bandwidth) times the GEMM again for nothing otherwise.
+  using Rates = std::array<double, kMaxPerfLevels + 3>;
+  [[nodiscard]] static Rates rates_of(const gemm_detail::Ctx& c);
+  struct Timed {
+    Rates rates{};
+    GemmPlan plan;
+  };
+  static constexpr std::size_t kTimed = 4;
+  mutable std::array<Timed, kTimed> timed_{};
+  mutable std::size_t timed_count_ = 0, timed_next_ = 0;
 };
 
 // Times one given tiling (every level's tile and order) without search: the property tests

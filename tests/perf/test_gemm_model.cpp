@@ -217,9 +217,10 @@ TEST_CASE("properties: tilings fit, traffic >= compulsory, more bandwidth or FLO
 
 TEST_CASE("a search made on one machine times another of the same capacities as its own search",
           "[perf]") {
-  // GemmSearch builds a candidate's tiles and traffic once; time() on a machine with other
-  // rates, bandwidths and latency must give exactly the plan a fresh search on it gives, or a
-  // shared search would leak one machine's figures into another's plans.
+  // GemmSearch builds a candidate's tiles and traffic once and keeps the last machines' plans;
+  // time() on a machine with other rates, bandwidths and latency must give exactly the plan a
+  // fresh search on it gives, or a shared search would leak one machine's figures into
+  // another's plans.
   std::mt19937_64 rng(20261126);
   std::uniform_real_distribution<double> scale(0.25, 4.0);
   std::uniform_int_distribution<int> log_side(4, 14);
@@ -229,12 +230,16 @@ TEST_CASE("a search made on one machine times another of the same capacities as 
       const GemmShape s{1 + trial % 2, std::int64_t{1} << log_side(rng),
                         std::int64_t{1} << log_side(rng), (std::int64_t{1} << log_side(rng)) + trial};
       const GemmSearch shared(base, s, DataType::kBf16);
-      for (int variant = 0; variant < 4; ++variant) {
-        PerfMachine other = base;
+      std::vector<PerfMachine> others(6, base);
+      for (PerfMachine& other : others) {
         other.matrix_flops *= scale(rng);
         for (PerfLevel& l : other.levels) l.bandwidth *= scale(rng);
         other.main_memory.bandwidth *= scale(rng);
         other.main_memory.latency *= scale(rng);
+      }
+      // Repeats a machine while its plan is kept, then past the four kept and back.
+      for (const int variant : {0, 1, 2, 0, 1, 2, 3, 4, 5, 0, 5}) {
+        const PerfMachine& other = others[static_cast<std::size_t>(variant)];
         const GemmPlan a = shared.time(other), b = plan_gemm(other, s, DataType::kBf16);
         INFO(name << " " << s.batch << "x" << s.m << "x" << s.n << "x" << s.k << " variant "
                   << variant);
