@@ -357,6 +357,25 @@ class GptBuilder {
     k.bytes_written = bytes(fwd ? o + lse : q + kv);  // bwd: dQ, dK, dV (accumulated)
     k.deps = std::move(in);
     const KernelId id = add(std::move(k), layer);
+    if (part_.context > 1 && !a2a) {
+      // The ring's cp steps each leave a partial result that is merged as it arrives
+      // (Transformer Engine context_parallel.py): forward, flash_attn_fwd_out_correction adds
+      // each step's output, scaled by exp(lse_step - lse), into the running output (the first
+      // step's copied in), one fused pass per step over O; backward, each step's dQ is added
+      // into dQ and its dK, dV into the gradients travelling around the ring. As one stream
+      // over all steps: forward reads the cp partial outputs and the running output cp - 1
+      // times and writes it cp times; backward reads and writes dQ, dK, dV once per step
+      // besides each step's own. With the causal mask balanced over 2cp chunks, the steps after
+      // a rank's own (on average half of the other cp - 1) cover only the second half of its
+      // queries (flash_attn_fwd_second_half_out_correction): 1 + 3/4 (cp - 1) full steps.
+      const double steps = s_.causal ? 1.0 + 0.75 * (cp - 1.0) : cp;
+      const Bytes read = bytes(fwd ? (2.0 * steps - 1.0) * o + steps * lse
+                                   : 2.0 * steps * (q + kv_local));
+      const Bytes written = bytes(fwd ? steps * o : steps * (q + kv_local));
+      const double work = fwd ? 3.0 * steps * o / p_.si() : steps * (q + kv_local) / p_.si();
+      return stream(layer, n + ".cp_merge", KernelKind::kElementwise, ph, work, read, written,
+                    {id});
+    }
     if (!a2a) return id;
     // forward: O back to the token split; backward: dQ, dK, dV
     const Communication back{CommKind::kAllToAll, CommGroup::kContext,

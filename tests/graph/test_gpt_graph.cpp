@@ -252,6 +252,23 @@ TEST_CASE("context parallel: s/cp tokens per rank, a key/value ring before each 
   CHECK(find(g, "l0.attn.flash.bwd.ring").comm->bytes.in(units::bytes) == 65536.0);
   const auto ring_id = static_cast<KernelId>(&ring - g.kernels().data());
   CHECK(std::find(fa.deps.begin(), fa.deps.end(), ring_id) != fa.deps.end());
+  // After it the steps' partial results merged: causal, 1 + 3/4 (cp - 1) = 1.75 full steps.
+  // Forward over O = 128·8·32·2 B = 65,536 B and the fp32 lse 128·8·4 B = 4,096 B: reads
+  // (2·1.75 - 1)·O + 1.75·lse = 171,008 B, writes 1.75·O = 114,688 B.
+  const Kernel& merge = find(g, "l0.attn.flash.fwd.cp_merge");
+  CHECK(merge.bytes_read.in(units::bytes) == 171008.0);
+  CHECK(merge.bytes_written.in(units::bytes) == 114688.0);
+  CHECK(merge.deps == std::vector<KernelId>{static_cast<KernelId>(&fa - g.kernels().data())});
+  // Backward over dQ (65,536 B) and this rank's dK, dV (128·2·64·2 B = 32,768 B): read twice
+  // and written once per step, 344,064 and 172,032 B.
+  const Kernel& merge_bwd = find(g, "l0.attn.flash.bwd.cp_merge");
+  CHECK(merge_bwd.bytes_read.in(units::bytes) == 344064.0);
+  CHECK(merge_bwd.bytes_written.in(units::bytes) == 172032.0);
+  // Without context parallelism there is nothing to merge.
+  const ComputeGraph whole = build_gpt_graph(s);
+  CHECK(std::none_of(whole.kernels().begin(), whole.kernels().end(), [](const Kernel& k) {
+    return k.name.find("cp_merge") != std::string::npos;
+  }));
 }
 
 TEST_CASE("context parallel by all-to-all (Ulysses): heads regrouped around each flash kernel",

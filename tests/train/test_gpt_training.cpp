@@ -580,14 +580,20 @@ TEST_CASE("context parallelism: long sequences fit, short ones cost about the sa
   // By all-to-all (Ulysses) instead: the same FLOPs per rank (4 of the 32 heads over the whole
   // sequence rather than s/8 queries of all 32), no ring to hide, four all-to-alls per layer
   // and pass on the compute stream (Q, K, V and O of 8,192 tokens: 25.2 and 16.8 MB forward),
-  // which the attention does not cover: exposed, where the ring was hidden.
+  // which the attention does not cover: exposed, where the ring was hidden. The ring instead
+  // merges its steps' partial outputs (forward) and gradients (backward): with the causal
+  // balance 1 + 3/4 x 7 = 6.25 full steps over O (8,192 x 32 x 128 x 2 B = 67.1 MB): reads of
+  // 11.5 O and writes of 6.25 O, 1.19 GB a layer's forward pass (~0.5 ms at the H100's stream
+  // bandwidth) beside ~4.4 TFLOP of attention: a few % of the compute, so the two come out
+  // within a few % of each other.
   const TrainingResult ulysses =
       longer.evaluate(parse_strategy("tp1-pp1-dp1-cp8-ulysses-mb1-zero1-recompute=full"));
   REQUIRE(ulysses.feasible);
-  CHECK(ulysses.breakdown.compute.si() == Approx(cp8.breakdown.compute.si()).epsilon(0.02));
+  CHECK(cp8.breakdown.compute > ulysses.breakdown.compute);
+  CHECK(cp8.breakdown.compute.si() < 1.06 * ulysses.breakdown.compute.si());
   CHECK(cp8.breakdown.tensor_comm.si() == 0.0);
   CHECK(ulysses.breakdown.tensor_comm.si() > 0.0);
-  CHECK(ulysses.iteration_time > cp8.iteration_time);
+  CHECK(ulysses.iteration_time.si() == Approx(cp8.iteration_time.si()).epsilon(0.05));
   // Its workspace holds one layer's regrouped Q, K, V and O instead of the ring's two K, V
   // blocks: 8,192 x (32 x 256 + 8 x 256) x 2 B = 167.8 MB against 2 x 8,192 x 8 x 256 x 2 B
   // = 67.1 MB.
