@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "bench/nearby_splits.hpp"
 #include "engine/parallel/strategy_enumeration.hpp"
 
 #include "engine/arch/template_loader.hpp"
@@ -99,17 +100,8 @@ void BM_LstmLmObjective(benchmark::State& state) {
   const DesignEvaluator e = case_study_evaluator();
   const ArchSpec& spec = e.spec();
   const Strategy s = parse_strategy("CR-8-d64-p1");
-  const ResourceSplit base = ResourceSplit::from_template(spec.tmpl);
-  const ComponentIndex index{static_cast<int>(spec.tmpl.levels.size())};
   std::vector<Eigen::VectorXd> xs;
-  for (int i = 0; i < 8; ++i) {
-    ResourceSplit x = base;
-    const double step = 1e-4 * (i + 1);
-    const int core = ComponentIndex::core(), memory = index.main_memory();
-    x.set(core, x.area(core), x.power(core) - step, x.perimeter(core));
-    x.set(memory, x.area(memory), x.power(memory) + step, x.perimeter(memory));
-    xs.push_back(x.values());
-  }
+  for (const ResourceSplit& x : bench::nearby_splits(spec.tmpl)) xs.push_back(x.values());
   for (const Eigen::VectorXd& x : xs) benchmark::DoNotOptimize(e.objective(x, s));
   std::size_t next = 0;
   for (auto _ : state) {

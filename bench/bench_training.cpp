@@ -15,6 +15,7 @@
 #include <optional>
 #include <vector>
 
+#include "bench/nearby_splits.hpp"
 #include "engine/arch/generator.hpp"
 #include "engine/arch/template_loader.hpp"
 #include "engine/graph/workload_loader.hpp"
@@ -179,17 +180,7 @@ void gpt3_cold(benchmark::State& state, bool shared_graphs, bool new_searches) {
   w.global_batch = 96 * g.strategy.dp;
   TrainingOptions o = TrainingOptions::from(software_profile());
   if (shared_graphs) o.graphs = std::make_shared<GraphCache>();
-  const ResourceSplit base = ResourceSplit::from_template(g.spec.tmpl);
-  const ComponentIndex index{static_cast<int>(g.spec.tmpl.levels.size())};
-  std::vector<ResourceSplit> splits;
-  for (int i = 0; i < 8; ++i) {
-    ResourceSplit x = base;
-    const double step = 1e-4 * (i + 1);
-    const int core = ComponentIndex::core(), memory = index.main_memory();
-    x.set(core, x.area(core), x.power(core) - step, x.perimeter(core));
-    x.set(memory, x.area(memory), x.power(memory) + step, x.perimeter(memory));
-    splits.push_back(x);
-  }
+  const std::vector<ResourceSplit> splits = bench::nearby_splits(g.spec.tmpl);
   std::size_t next = 0;
   const auto cold = [&] {
     if (new_searches) clear_gemm_searches();
