@@ -47,10 +47,10 @@ void fill_pipeline_input(const IterationInput& in, PipelineInput& pi) {
   pi.send_forward.clear();
   pi.send_backward.clear();
   for (const ChunkCosts& c : in.chunks) {
-    pi.forward.push_back(c.forward.si());
-    pi.backward.push_back(c.backward.si());
-    pi.send_forward.push_back(P > 1 ? in.send.si() : 0.0);
-    pi.send_backward.push_back(P > 1 ? in.send.si() : 0.0);
+    pi.forward.push_back(c.forward);
+    pi.backward.push_back(c.backward);
+    pi.send_forward.push_back(P > 1 ? in.send : Time{});
+    pi.send_backward.push_back(P > 1 ? in.send : Time{});
   }
 }
 
@@ -83,7 +83,7 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
   simulate_pipeline(pi, s.simulation, s.result);
   const PipelineResult& pipe = s.result;
   r.device_busy.resize(pipe.busy.size());
-  for (std::size_t d = 0; d < pipe.busy.size(); ++d) r.device_busy[d] = Time::from_si(pipe.busy[d]);
+  for (std::size_t d = 0; d < pipe.busy.size(); ++d) r.device_busy[d] = pipe.busy[d];
   const double micro = static_cast<double>(in.micro_batches);
   const bool reduce = in.data_group != nullptr && in.dp > 1;
 
@@ -106,7 +106,7 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
     Activity work, step;  // this device's, over the iteration
     for (int local = 0; local < v; ++local) {
       const auto cu = static_cast<std::size_t>(local * P + d);
-      end = std::max(end, Time::from_si(pipe.last_backward[cu]));
+      end = std::max(end, pipe.last_backward[cu]);
     }
     for (int local = v - 1; local >= 0; --local) {  // the last chunk's backward finishes first
       const auto cu = static_cast<std::size_t>(local * P + d);
@@ -144,8 +144,8 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
           in.overlap_data_parallel
               ? std::max(t, collective_time(*shared_group, kind, bytes) + te)
               : t;
-      const Time t0 = Time::from_si(pipe.last_backward_start[cu]);
-      const Time t1 = Time::from_si(pipe.last_backward[cu]);
+      const Time t0 = pipe.last_backward_start[cu];
+      const Time t1 = pipe.last_backward[cu];
       for (int k = 0; k < buckets; ++k) {
         const Time ready = in.overlap_data_parallel ? t0 + (t1 - t0) * (k + 1) / buckets : end;
         port = fluid_end(std::max(port, ready), t, ts, end);
@@ -180,7 +180,7 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
     b.step = step;
     b.tensor_comm = tpc * micro;
     const Time sharded_comm = dpc * micro;
-    const Time busy = Time::from_si(pipe.busy[du]);
+    const Time busy = pipe.busy[du];
     b.embedding_head = outside * micro;
     b.compute = busy - b.tensor_comm - sharded_comm - b.embedding_head;
     b.data_comm = reduced - end + gather + sharded_comm;

@@ -138,42 +138,42 @@ void simulate(const PipelineInput& in, int m, PipelineScratch& scratch, Pipeline
   const std::vector<PipelineStep>& order = order_of(in, m, scratch);
 
   const auto cells = static_cast<std::size_t>(C) * static_cast<std::size_t>(m);
-  std::vector<double>& end_f = scratch.end_forward;
-  std::vector<double>& end_b = scratch.end_backward;
+  std::vector<Time>& end_f = scratch.end_forward;
+  std::vector<Time>& end_b = scratch.end_backward;
   end_f.resize(cells);
   end_b.resize(cells);
-  std::vector<double>& free = scratch.free;
-  free.assign(static_cast<std::size_t>(P), 0.0);
+  std::vector<Time>& free = scratch.free;
+  free.assign(static_cast<std::size_t>(P), Time{});
   // An empty duration list is all zeros.
-  scratch.zeros.assign(static_cast<std::size_t>(C), 0.0);
-  const auto data = [&](const std::vector<double>& x) {
+  scratch.zeros.assign(static_cast<std::size_t>(C), Time{});
+  const auto data = [&](const std::vector<Time>& x) {
     return x.empty() ? scratch.zeros.data() : x.data();
   };
-  const double* fwd = data(in.forward);
-  const double* bwd = data(in.backward);
-  const double* send_f = data(in.send_forward);
-  const double* send_b = data(in.send_backward);
-  r.makespan = 0.0;
-  r.busy.assign(static_cast<std::size_t>(P), 0.0);
-  r.last_backward.assign(static_cast<std::size_t>(C), 0.0);
-  r.last_backward_start.assign(static_cast<std::size_t>(C), 0.0);
-  double* busy = r.busy.data();
-  double* last = r.last_backward.data();
-  double* last_start = r.last_backward_start.data();
-  double* ends_f = end_f.data();
-  double* ends_b = end_b.data();
-  double* frees = free.data();
+  const Time* fwd = data(in.forward);
+  const Time* bwd = data(in.backward);
+  const Time* send_f = data(in.send_forward);
+  const Time* send_b = data(in.send_backward);
+  r.makespan = Time{};
+  r.busy.assign(static_cast<std::size_t>(P), Time{});
+  r.last_backward.assign(static_cast<std::size_t>(C), Time{});
+  r.last_backward_start.assign(static_cast<std::size_t>(C), Time{});
+  Time* busy = r.busy.data();
+  Time* last = r.last_backward.data();
+  Time* last_start = r.last_backward_start.data();
+  Time* ends_f = end_f.data();
+  Time* ends_b = end_b.data();
+  Time* frees = free.data();
   // Maxima by value and the makespan in a local: std::max returns a reference, and the
   // result's members may alias the arrays, so either would keep the chain in memory.
-  const auto later = [](double a, double b) { return a < b ? b : a; };
-  double makespan = 0.0;
+  const auto later = [](Time a, Time b) { return a < b ? b : a; };
+  Time makespan;
   for (const PipelineStep& t : order) {
-    double ready = 0.0, end = 0.0;
+    Time ready, end;
     const auto device = static_cast<std::size_t>(t.device);
     if (!t.backward) {
       if (t.input >= 0) ready = ends_f[static_cast<std::size_t>(t.input)] + send_f[t.chunk - 1];
-      const double start = later(frees[device], ready);
-      const double work = fwd[t.chunk];
+      const Time start = later(frees[device], ready);
+      const Time work = fwd[t.chunk];
       end = start + work;
       busy[device] += work;
       ends_f[static_cast<std::size_t>(t.cell)] = end;
@@ -183,8 +183,8 @@ void simulate(const PipelineInput& in, int m, PipelineScratch& scratch, Pipeline
       if (t.gradient >= 0) {
         ready = later(ready, ends_b[static_cast<std::size_t>(t.gradient)] + send_b[t.chunk + 1]);
       }
-      const double start = later(frees[device], ready);
-      const double work = bwd[t.chunk];
+      const Time start = later(frees[device], ready);
+      const Time work = bwd[t.chunk];
       end = start + work;
       busy[device] += work;
       ends_b[static_cast<std::size_t>(t.cell)] = end;
@@ -264,21 +264,21 @@ void simulate_affine(const PipelineInput& in, PipelineScratch& scratch, Pipeline
   simulate<false>(in, m1, scratch, ra, nullptr);
   simulate<false>(in, m2, scratch, out, nullptr);
   const double extra = static_cast<double>(in.micro_batches - m2);
-  const double slope = (out.makespan - ra.makespan) / static_cast<double>(m2 - m1);
+  const Time slope = (out.makespan - ra.makespan) / static_cast<double>(m2 - m1);
   // In the periodic regime a micro-batch adds at least the busiest device's work per
   // micro-batch; a smaller slope means 2P micro-batches had not reached it (many model chunks
   // of unequal cost): simulate every task instead.
-  double work = 0.0;
-  for (const double busy : out.busy) work = std::max(work, busy / m2);
+  Time work;
+  for (const Time busy : out.busy) work = max(work, busy / m2);
   if (slope < work * (1.0 - 1e-9)) {
     simulate<false>(in, in.micro_batches, scratch, out, nullptr);
     return;
   }
   out.makespan += extra * slope;
-  for (double& busy : out.busy) busy *= static_cast<double>(in.micro_batches) / m2;
+  for (Time& busy : out.busy) busy *= static_cast<double>(in.micro_batches) / m2;
   for (std::size_t c = 0; c < out.last_backward.size(); ++c) {
-    const double sb = (out.last_backward[c] - ra.last_backward[c]) / (m2 - m1);
-    const double ss = (out.last_backward_start[c] - ra.last_backward_start[c]) / (m2 - m1);
+    const Time sb = (out.last_backward[c] - ra.last_backward[c]) / (m2 - m1);
+    const Time ss = (out.last_backward_start[c] - ra.last_backward_start[c]) / (m2 - m1);
     out.last_backward[c] += extra * sb;
     out.last_backward_start[c] += extra * ss;
   }

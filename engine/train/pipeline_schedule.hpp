@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/core/units.hpp"
 #include "engine/parallel/strategy.hpp"
 
 namespace pathfinder {
@@ -26,17 +27,17 @@ struct PipelineInput {
   // Per chunk c = 0 .. stages·chunks − 1 (chunk c lives on device c mod stages): the time of
   // one micro-batch's forward and backward there, and of sending its output onward (the
   // activations forward, the gradient backward) to chunk c + 1 / c − 1.
-  std::vector<double> forward, backward;
-  std::vector<double> send_forward, send_backward;
+  std::vector<Time> forward, backward;
+  std::vector<Time> send_forward, send_backward;
 };
 
 struct PipelineResult {
-  double makespan = 0.0;                // first forward start to last backward end
-  std::vector<double> busy;             // per device, time computing
-  std::vector<double> last_backward;    // per chunk: when its last backward ends
-  std::vector<double> last_backward_start;
+  Time makespan;                      // first forward start to last backward end
+  std::vector<Time> busy;             // per device, time computing
+  std::vector<Time> last_backward;    // per chunk: when its last backward ends
+  std::vector<Time> last_backward_start;
   [[nodiscard]] double bubble_fraction(int device) const {
-    return makespan > 0.0 ? 1.0 - busy[static_cast<std::size_t>(device)] / makespan : 0.0;
+    return makespan > Time{} ? 1.0 - busy[static_cast<std::size_t>(device)] / makespan : 0.0;
   }
 };
 
@@ -60,7 +61,7 @@ struct PipelineStep {
 // where the pipeline cannot see (ZeRO stage, data-parallel overlap, gradient buckets) and a
 // re-evaluation of the same strategy take the result without simulating.
 struct PipelineScratch {
-  std::vector<double> end_forward, end_backward, free, zeros;
+  std::vector<Time> end_forward, end_backward, free, zeros;
   PipelineResult shorter;  // the 2P-micro-batch run the steady-state extension starts from
   std::unordered_map<std::uint64_t, std::shared_ptr<const std::vector<PipelineStep>>> orders;
   struct Kept {
@@ -88,7 +89,7 @@ struct PipelineTask {
   int chunk = 0;
   int micro_batch = 0;
   bool backward = false;
-  double start = 0.0, end = 0.0;
+  Time start, end;
 };
 // Every task of the exhaustive simulation, as simulated (each device's in its schedule's order).
 [[nodiscard]] std::vector<PipelineTask> pipeline_tasks(const PipelineInput& in);

@@ -44,7 +44,7 @@ Timeline iteration_timeline(const IterationInput& in, const TrainingResult& r) {
   std::vector<Time> last_end(static_cast<std::size_t>(P));
   std::vector<Time> last_backward_start(static_cast<std::size_t>(P));
   for (const PipelineTask& k : tasks) {
-    const Time start = Time::from_si(k.start), end = Time::from_si(k.end);
+    const Time start = k.start, end = k.end;
     (k.backward ? end_b : end_f)[cell(k.chunk, k.micro_batch)] = end;
     const auto du = static_cast<std::size_t>(k.device);
     last_end[du] = std::max(last_end[du], end);
@@ -53,7 +53,7 @@ Timeline iteration_timeline(const IterationInput& in, const TrainingResult& r) {
     if (v > 1) name += " c" + std::to_string(k.chunk / P);
     t.spans.push_back(TraceSpan{k.device, TraceTrack::kCompute, std::move(name),
                                 k.backward ? "backward" : "forward", start,
-                                Time::from_si(k.end - k.start),
+                                k.end - k.start,
                                 k.micro_batch, k.chunk});
   }
   // Sends: a stage's output leaves when its pass ends, and arrives in.send later.

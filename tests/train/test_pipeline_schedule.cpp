@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "engine/train/pipeline_schedule.hpp"
+#include "engine/core/units.hpp"
 
 namespace pathfinder {
 namespace {
@@ -15,10 +16,10 @@ PipelineInput uniform(PipelineSchedule s, int p, int v, int m, double f, double 
   in.chunks = v;
   in.micro_batches = m;
   const auto n = static_cast<std::size_t>(p * v);
-  in.forward.assign(n, f / v);
-  in.backward.assign(n, b / v);
-  in.send_forward.assign(n, send);
-  in.send_backward.assign(n, send);
+  in.forward.assign(n, seconds(f / v));
+  in.backward.assign(n, seconds(b / v));
+  in.send_forward.assign(n, seconds(send));
+  in.send_backward.assign(n, seconds(send));
   return in;
 }
 
@@ -31,9 +32,9 @@ TEST_CASE("GPipe and 1F1B take (m + p - 1)(tf + tb) with uniform stages", "[trai
       for (int m : {1, 3, 8, 32}) {
         const PipelineResult r = simulate_pipeline(uniform(s, p, 1, m, 1.0, 2.0));
         INFO("p " << p << " m " << m);
-        CHECK(r.makespan == Approx((m + p - 1) * 3.0));
+        CHECK(r.makespan.si() == Approx((m + p - 1) * 3.0));
         CHECK(r.bubble_fraction(0) == Approx((p - 1.0) / (m + p - 1.0)).margin(1e-12));
-        CHECK(r.busy[0] == Approx(3.0 * m));
+        CHECK(r.busy[0].si() == Approx(3.0 * m));
       }
     }
   }
@@ -47,7 +48,7 @@ TEST_CASE("interleaving v chunks divides the bubble by v", "[train]") {
       const PipelineResult r =
           simulate_pipeline(uniform(PipelineSchedule::kInterleaved, p, v, m, 1.0, 2.0));
       INFO("p " << p << " v " << v);
-      CHECK(r.makespan == Approx(m * 3.0 + (p - 1) * 3.0 / v));
+      CHECK(r.makespan.si() == Approx(m * 3.0 + (p - 1) * 3.0 / v));
     }
   }
 }
@@ -57,14 +58,14 @@ TEST_CASE("transfers between stages add to the fill and drain", "[train]") {
   // (m + p - 1)tf + (p - 1)c, the backwards mirror it: (m + p - 1)(tf + tb) + 2(p - 1)c.
   const PipelineResult g =
       simulate_pipeline(uniform(PipelineSchedule::kGpipe, 4, 1, 8, 1.0, 2.0, 0.1));
-  CHECK(g.makespan == Approx(11 * 3.0 + 2 * 3 * 0.1));
-  CHECK(g.last_backward[0] == Approx(g.makespan));
+  CHECK(g.makespan.si() == Approx(11 * 3.0 + 2 * 3 * 0.1));
+  CHECK(g.last_backward[0].si() == Approx(g.makespan.si()));
   // 1F1B waits on the round trip in its steady state too: at least the fill and drain, at most
   // one extra round trip per micro-batch.
   const PipelineResult o =
       simulate_pipeline(uniform(PipelineSchedule::kOneFOneB, 4, 1, 8, 1.0, 2.0, 0.1));
-  CHECK(o.makespan >= 11 * 3.0 + 2 * 3 * 0.1 - 1e-9);
-  CHECK(o.makespan <= 11 * 3.0 + (2 * 3 + 2 * 8) * 0.1 + 1e-9);
+  CHECK(o.makespan.si() >= 11 * 3.0 + 2 * 3 * 0.1 - 1e-9);
+  CHECK(o.makespan.si() <= 11 * 3.0 + (2 * 3 + 2 * 8) * 0.1 + 1e-9);
 }
 
 TEST_CASE("1F1B keeps at most p micro-batches in flight on the first stage", "[train]") {
@@ -74,7 +75,7 @@ TEST_CASE("1F1B keeps at most p micro-batches in flight on the first stage", "[t
   const PipelineResult a = simulate_pipeline(in);
   in.schedule = PipelineSchedule::kGpipe;
   const PipelineResult b = simulate_pipeline(in);
-  CHECK(a.makespan == Approx(b.makespan));
+  CHECK(a.makespan.si() == Approx(b.makespan.si()));
 }
 
 }  // namespace pathfinder
@@ -93,24 +94,24 @@ TEST_CASE("long pipelines extend the periodic steady state exactly", "[train]") 
       in.stages = p;
       in.chunks = v;
       for (int c = 0; c < p * v; ++c) {
-        in.forward.push_back(1.0 + 0.3 * (c == 0) + 0.1 * c);
-        in.backward.push_back(2.0 + 0.5 * (c == p * v - 1) + 0.05 * c);
-        in.send_forward.push_back(0.07);
-        in.send_backward.push_back(0.05);
+        in.forward.push_back(seconds(1.0 + 0.3 * (c == 0) + 0.1 * c));
+        in.backward.push_back(seconds(2.0 + 0.5 * (c == p * v - 1) + 0.05 * c));
+        in.send_forward.push_back(seconds(0.07));
+        in.send_backward.push_back(seconds(0.05));
       }
       for (int m : {5 * p, 8 * p, 20 * p}) {
         in.micro_batches = m;
         const PipelineResult fast = simulate_pipeline(in);
         const PipelineResult full = simulate_pipeline_exhaustively(in);
         INFO("schedule " << static_cast<int>(sched) << " p " << p << " m " << m);
-        CHECK(fast.makespan == Approx(full.makespan).epsilon(1e-12));
+        CHECK(fast.makespan.si() == Approx(full.makespan.si()).epsilon(1e-12));
         for (std::size_t d = 0; d < full.busy.size(); ++d) {
-          CHECK(fast.busy[d] == Approx(full.busy[d]).epsilon(1e-12));
+          CHECK(fast.busy[d].si() == Approx(full.busy[d].si()).epsilon(1e-12));
         }
         for (std::size_t c = 0; c < full.last_backward.size(); ++c) {
-          CHECK(fast.last_backward[c] == Approx(full.last_backward[c]).epsilon(1e-12));
-          CHECK(fast.last_backward_start[c] ==
-                Approx(full.last_backward_start[c]).epsilon(1e-12));
+          CHECK(fast.last_backward[c].si() == Approx(full.last_backward[c].si()).epsilon(1e-12));
+          CHECK(fast.last_backward_start[c].si() ==
+                Approx(full.last_backward_start[c].si()).epsilon(1e-12));
         }
       }
     }
@@ -131,12 +132,12 @@ TEST_CASE("pipeline_tasks: every pass once, as the exhaustive simulation times i
   double makespan = 0.0;
   for (const PipelineTask& t : tasks) {
     CHECK(t.device == t.chunk);
-    CHECK(t.end - t.start == Approx(t.backward ? 2.0 : 1.0));
-    makespan = std::max(makespan, t.end);
-    if (t.device == 1 && !t.backward && t.micro_batch == 0) CHECK(t.start == Approx(1.5));
+    CHECK(t.end.si() - t.start.si() == Approx(t.backward ? 2.0 : 1.0));
+    makespan = std::max(makespan, t.end.si());
+    if (t.device == 1 && !t.backward && t.micro_batch == 0) CHECK(t.start.si() == Approx(1.5));
   }
   CHECK(makespan == Approx(13.0));
-  CHECK(makespan == Approx(simulate_pipeline_exhaustively(in).makespan));
+  CHECK(makespan == Approx(simulate_pipeline_exhaustively(in).makespan.si()));
 }
 
 }  // namespace pathfinder
@@ -150,28 +151,28 @@ TEST_CASE("a scratch's kept results answer only for the very same input", "[trai
   PipelineResult r;
   const PipelineInput a = uniform(PipelineSchedule::kOneFOneB, 4, 1, 8, 1.0, 2.0);
   PipelineInput b = a;
-  b.backward[0] = 2.5;
+  b.backward[0] = seconds(2.5);
   PipelineInput more = a;
   more.micro_batches = 12;  // (12 + 3) x 3 = 45
   for (int round = 0; round < 3; ++round) {  // the later rounds from the kept results
     simulate_pipeline(a, scratch, r);
-    CHECK(r.makespan == Approx(33.0));
-    CHECK(r.busy[0] == Approx(24.0));
+    CHECK(r.makespan.si() == Approx(33.0));
+    CHECK(r.busy[0].si() == Approx(24.0));
     simulate_pipeline(b, scratch, r);
-    CHECK(r.makespan == Approx(simulate_pipeline_exhaustively(b).makespan));
-    CHECK(r.busy[0] == Approx(28.0));
+    CHECK(r.makespan.si() == Approx(simulate_pipeline_exhaustively(b).makespan.si()));
+    CHECK(r.busy[0].si() == Approx(28.0));
     simulate_pipeline(more, scratch, r);
-    CHECK(r.makespan == Approx(45.0));
+    CHECK(r.makespan.si() == Approx(45.0));
   }
   // More inputs than kept: the oldest falls out and is simulated again, correctly.
   for (int m = 1; m <= 6; ++m) {
     PipelineInput x = a;
     x.micro_batches = m;
     simulate_pipeline(x, scratch, r);
-    CHECK(r.makespan == Approx((m + 3) * 3.0));
+    CHECK(r.makespan.si() == Approx((m + 3) * 3.0));
   }
   simulate_pipeline(a, scratch, r);
-  CHECK(r.makespan == Approx(33.0));
+  CHECK(r.makespan.si() == Approx(33.0));
 }
 
 }  // namespace pathfinder
