@@ -246,9 +246,9 @@ void evaluate_bytes(const Ctx& c, GemmPlan& plan) {
   const int L = c.levels;
   plan.levels = L;
   plan.parallel_level = c.parallel;
-  plan.flops = 2.0 * static_cast<double>(p.batch) * static_cast<double>(p.m) *
-               static_cast<double>(p.n) * static_cast<double>(p.k);
-  plan.bytes.fill(0.0);
+  plan.flops = Flops::from_si(2.0 * static_cast<double>(p.batch) * static_cast<double>(p.m) *
+                              static_cast<double>(p.n) * static_cast<double>(p.k));
+  plan.bytes.fill(Bytes{});
 
   // Traffic each level (and main memory) serves to the level inside it.
   const GemmTile whole{p.m, p.n, p.k};
@@ -257,12 +257,14 @@ void evaluate_bytes(const Ctx& c, GemmPlan& plan) {
     const auto u = static_cast<std::size_t>(i);
     const GemmTile& parent = i + 1 < L ? plan.tiles[u + 1] : whole;
     if (plan.orders[u] != LoopOrder::kOutputStationary) kspan = plan.tiles[u].k;
-    plan.bytes[u + 1] = boundary_bytes(p, plan.tiles[u], parent, plan.orders[u], kspan);
+    plan.bytes[u + 1] =
+        Bytes::from_si(boundary_bytes(p, plan.tiles[u], parent, plan.orders[u], kspan));
   }
   if (L > 0) {
-    plan.bytes[0] = register_bytes(c, plan.tiles[0], plan.dataflow, plan.flops);
+    plan.bytes[0] =
+        Bytes::from_si(register_bytes(c, plan.tiles[0], plan.dataflow, plan.flops.si()));
   } else {
-    plan.bytes[0] = register_bytes(c, whole, plan.dataflow, plan.flops);
+    plan.bytes[0] = Bytes::from_si(register_bytes(c, whole, plan.dataflow, plan.flops.si()));
   }
   // Output tiles of the parallel level spread over its instances in waves.
   const GemmTile pt = c.parallel >= 0 ? plan.tiles[static_cast<std::size_t>(c.parallel)]
@@ -276,32 +278,33 @@ void evaluate_bytes(const Ctx& c, GemmPlan& plan) {
 void evaluate_times(const Ctx& c, GemmPlan& plan) {
   const PerfMachine& m = c.mach;
   const int L = c.levels;
-  plan.time.fill(0.0);
+  plan.time.fill(Time{});
   const GemmTile pt = c.parallel >= 0 ? plan.tiles[static_cast<std::size_t>(c.parallel)]
                                       : GemmTile{c.gm, c.gn, c.p.k};
-  plan.compute_time = compute_time(c, pt);
-  plan.wave_efficiency = plan.compute_time > 0.0
-                             ? plan.flops / (plan.compute_time * c.flops())
-                             : 1.0;
+  const double compute = compute_time(c, pt);
+  plan.compute_time = Time::from_si(compute);
+  plan.wave_efficiency = compute > 0.0 ? plan.flops.si() / (compute * c.flops()) : 1.0;
 
   // Per-instance levels lose the bandwidth of instances a partial wave leaves idle.
   const double active = static_cast<double>(plan.parallel_tiles) /
                         (static_cast<double>(plan.waves) * c.instances);
-  double worst = plan.compute_time;
+  double worst = compute;
   plan.binding = -1;
   for (int i = 0; i <= L; ++i) {
     const auto u = static_cast<std::size_t>(i);
     const PerfLevel& lv = i < L ? c.level(i) : m.main_memory;
     const bool shared = lv.scope == Scope::kGlobal || i > c.parallel || i == L;
     const double bw = lv.bandwidth.si() * (shared ? 1.0 : std::min(1.0, active));
-    plan.time[u] = bw > 0.0 ? plan.bytes[u] / bw : (plan.bytes[u] > 0.0 ? INFINITY : 0.0);
-    if (plan.time[u] > worst) {
-      worst = plan.time[u];
+    const double b = plan.bytes[u].si();
+    const double t = bw > 0.0 ? b / bw : (b > 0.0 ? INFINITY : 0.0);
+    plan.time[u] = Time::from_si(t);
+    if (t > worst) {
+      worst = t;
       plan.binding = i;
     }
   }
   // The first operands reach the MCUs one main-memory latency after the kernel starts.
-  plan.device_time = worst + m.main_memory.latency.si();
+  plan.device_time = Time::from_si(worst + m.main_memory.latency.si());
 }
 
 // evaluate_times' device time alone, with the same arithmetic, for a plan not yet chosen
@@ -315,7 +318,7 @@ double device_time_of(const Ctx& c, const GemmPlan& plan, double work) {
     const PerfLevel& lv = i < L ? c.level(i) : c.mach.main_memory;
     const bool shared = lv.scope == Scope::kGlobal || i > c.parallel || i == L;
     const double bw = lv.bandwidth.si() * (shared ? 1.0 : std::min(1.0, active));
-    const double b = plan.bytes[static_cast<std::size_t>(i)];
+    const double b = plan.bytes[static_cast<std::size_t>(i)].si();
     const double t = bw > 0.0 ? b / bw : (b > 0.0 ? INFINITY : 0.0);
     if (t > worst) worst = t;
   }
@@ -329,7 +332,7 @@ void evaluate(const Ctx& c, GemmPlan& plan) {
 
 double total_bytes(const GemmPlan& plan) {
   double s = 0.0;
-  for (int i = 0; i <= plan.levels; ++i) s += plan.bytes[static_cast<std::size_t>(i)];
+  for (int i = 0; i <= plan.levels; ++i) s += plan.bytes[static_cast<std::size_t>(i)].si();
   return s;
 }
 

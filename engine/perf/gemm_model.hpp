@@ -53,7 +53,7 @@ struct GemmTile {
   friend bool operator==(const GemmTile&, const GemmTile&) = default;
 };
 
-// Plain doubles, SI: the tiling search's scratch (KernelTimer::time types the result).
+// The tiling search's result (its inner arithmetic runs on SI doubles; the figures are typed).
 struct GemmPlan {
   int levels = 0;  // on-chip levels; index `levels` is main memory in the arrays below
   std::array<GemmTile, kMaxPerfLevels> tiles{};
@@ -63,13 +63,13 @@ struct GemmPlan {
   std::int64_t parallel_tiles = 0;
   std::int64_t waves = 0;
   double wave_efficiency = 1.0;  // useful work / (waves × instances × padded tile work)
-  double flops = 0.0;            // 2·batch·m·n·k
-  std::array<double, kMaxPerfLevels + 1> bytes{};  // served by each level, then main memory
-  std::array<double, kMaxPerfLevels + 1> time{};   // bytes / bandwidth (+ latency)
-  double compute_time = 0.0;
-  double device_time = 0.0;      // max of compute and every level
+  Flops flops;                   // 2·batch·m·n·k
+  std::array<Bytes, kMaxPerfLevels + 1> bytes{};  // served by each level, then main memory
+  std::array<Time, kMaxPerfLevels + 1> time{};    // bytes / bandwidth
+  Time compute_time;
+  Time device_time;              // max of compute and every level, plus the memory latency
   int binding = -1;              // -1 compute, else the level index (levels = main memory)
-  [[nodiscard]] double main_memory_bytes() const { return bytes[levels]; }
+  [[nodiscard]] Bytes main_memory_bytes() const { return bytes[levels]; }
 };
 
 // Searches the tilings, loop orders and (for Dataflow::kBest) the MCU dataflow:

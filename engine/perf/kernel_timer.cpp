@@ -161,26 +161,25 @@ KernelTime KernelTimer::time(const Kernel& k) {
   if (k.attention) return flash_attention_time(k);
   if (!k.gemm) return stream_time(k);
   const GemmPlan& p = gemm_plan(*k.gemm, k.dtype);
-  // The plan is plain SI doubles (the search's scratch); typed here.
   const double flops = k.flops.si();  // with any fused epilogue (bias add, bias gradient)
-  const double main_memory_bytes = p.main_memory_bytes();
+  const double main_memory_bytes = p.main_memory_bytes().si();
   KernelTime t;
-  t.device = Time::from_si(p.device_time);
-  t.compute = Time::from_si(p.compute_time);
+  t.device = p.device_time;
+  t.compute = p.compute_time;
   t.binding = p.binding;
   t.flops = Flops::from_si(flops);
-  t.main_memory_bytes = Bytes::from_si(main_memory_bytes);
+  t.main_memory_bytes = p.main_memory_bytes();
   t.wave_efficiency = p.wave_efficiency;
   if (k.promoted_accumulation && k.dtype == DataType::kFp8 &&
       m_.fp8_promoted_accumulation_fraction < 1.0) {
     // The plan's compute at the promoted-accumulation share of the FP8 rate; its traffic and
     // tiling as planned for fast accumulation.
-    const double compute = p.compute_time / m_.fp8_promoted_accumulation_fraction;
+    const double compute = p.compute_time.si() / m_.fp8_promoted_accumulation_fraction;
     double worst = compute;
     t.binding = -1;
     for (int l = 0; l <= p.levels; ++l) {
-      if (p.time[static_cast<std::size_t>(l)] > worst) {
-        worst = p.time[static_cast<std::size_t>(l)];
+      if (p.time[static_cast<std::size_t>(l)].si() > worst) {
+        worst = p.time[static_cast<std::size_t>(l)].si();
         t.binding = l;
       }
     }
@@ -189,13 +188,13 @@ KernelTime KernelTimer::time(const Kernel& k) {
   }
   // Energy: the product's FLOPs on the matrix units, a fused epilogue's on the vector units;
   // each level's bytes as the plan serves them (GemmPlan::bytes).
-  const double epilogue = std::max(0.0, flops - p.flops);
+  const double epilogue = std::max(0.0, flops - p.flops.si());
   t.core_energy = Energy::from_si(
-      p.flops * (k.dtype == DataType::kFp8 ? m_.energy_per_fp8_flop : m_.energy_per_flop).si() +
+      p.flops.si() * (k.dtype == DataType::kFp8 ? m_.energy_per_fp8_flop : m_.energy_per_flop).si() +
       epilogue * m_.energy_per_vector_flop.si());
   double on_chip_energy = 0.0;
   for (int l = 0; l < p.levels; ++l) {
-    on_chip_energy += p.bytes[static_cast<std::size_t>(l)] *
+    on_chip_energy += p.bytes[static_cast<std::size_t>(l)].si() *
                       m_.levels[static_cast<std::size_t>(l)].energy_per_byte.si();
   }
   t.on_chip_energy = Energy::from_si(on_chip_energy);

@@ -56,7 +56,7 @@ TEST_CASE("[calibration] A100 FP16 GEMMs: the 20 LLMCompass measurements", "[per
   for (const MeasuredGemm& g : rows) {
     const GemmPlan p = plan_gemm(m, GemmShape{1, g.m, g.n, g.k}, DataType::kFp16);
     KernelTime t;
-    t.device = Time::from_si(p.device_time);
+    t.device = p.device_time;
     const double pred = isolated_time(m.host, t).si() * 1e3;
     const double err = (pred - g.ms) / g.ms;
     sum += std::abs(err);
@@ -80,7 +80,7 @@ TEST_CASE("parity: the reference's V100 8192^3 GEMM (deepflow-reference.md §8)"
   const PerfMachine m = test::shipped_machine("deepflow_v100");
   const GemmPlan p = plan_gemm(m, GemmShape{1, 8192, 8192, 8192}, DataType::kFp16);
   KernelTime t;
-  t.device = Time::from_si(p.device_time);
+  t.device = p.device_time;
   const double pred = isolated_time(m.host, t).si();
   std::printf("\nreference V100 8192^3: predicted %.4f ms, reference 10.3551 ms\n", pred * 1e3);
   CHECK(p.binding == -1);
@@ -102,12 +102,12 @@ TEST_CASE("register traffic follows paper eq. 5 with the dataflow's reuse", "[pe
   std::array<LoopOrder, kMaxPerfLevels> orders{};
   const double F = 2.0 * 4096.0 * 4096.0 * 4096.0;
   const auto eq5 = [&](double K) { return F * (256 + 32 * K) / (2 * K * 256) * 2.0; };
-  CHECK(evaluate_gemm(m, s, DataType::kFp16, tiles, orders, Dataflow::kWeightStationary).bytes[0] ==
+  CHECK(evaluate_gemm(m, s, DataType::kFp16, tiles, orders, Dataflow::kWeightStationary).bytes[0].si() ==
         Approx(eq5(64)));
   CHECK(evaluate_gemm(m, s, DataType::kFp16, tiles, orders, Dataflow::kActivationStationary)
-            .bytes[0] == Approx(eq5(32)));
+            .bytes[0].si() == Approx(eq5(32)));
   CHECK(evaluate_gemm(m, s, DataType::kFp16, tiles, orders, Dataflow::kOutputStationary)
-            .bytes[0] == Approx(eq5(16)));
+            .bytes[0].si() == Approx(eq5(16)));
   // `best` picks the largest reuse: weight-stationary here.
   CHECK(evaluate_gemm(m, s, DataType::kFp16, tiles, orders, Dataflow::kBest).dataflow ==
         Dataflow::kWeightStationary);
@@ -163,7 +163,7 @@ TEST_CASE("the outer level's tile has the least traffic of every fitting tile of
     const GemmPlan p = plan_gemm(m, s, DataType::kFp16);
     const GemmTile chosen = p.tiles[2];
     const double got = outer_level_traffic(m, s, DataType::kFp16, 2, chosen, p.orders[2]);
-    REQUIRE(got == Approx(p.main_memory_bytes()));
+    REQUIRE(got == Approx(p.main_memory_bytes().si()));
     const auto sides = [](std::int64_t extent) {
       std::vector<std::int64_t> v;
       for (std::int64_t x = 1; x < extent; x *= 2) v.push_back(x);
@@ -201,7 +201,7 @@ TEST_CASE("properties: tilings fit, traffic >= compulsory, more bandwidth or FLO
           2.0 * static_cast<double>(s.batch) *
           static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n);
       for (int i = 0; i <= p.levels; ++i) {
-        CHECK(p.bytes[static_cast<std::size_t>(i)] >= compulsory * (1.0 - 1e-12));
+        CHECK(p.bytes[static_cast<std::size_t>(i)].si() >= compulsory * (1.0 - 1e-12));
       }
       // Doubling any one level's bandwidth, main memory's, or the FLOP rate.
       for (int which = -1; which <= p.levels; ++which) {
@@ -209,7 +209,7 @@ TEST_CASE("properties: tilings fit, traffic >= compulsory, more bandwidth or FLO
         if (which < 0) faster.matrix_flops *= 2.0;
         else if (which < p.levels) faster.levels[static_cast<std::size_t>(which)].bandwidth *= 2.0;
         else faster.main_memory.bandwidth *= 2.0;
-        CHECK(plan_gemm(faster, s, DataType::kFp16).device_time <= p.device_time * (1 + 1e-12));
+        CHECK(plan_gemm(faster, s, DataType::kFp16).device_time.si() <= p.device_time.si() * (1 + 1e-12));
       }
     }
   }

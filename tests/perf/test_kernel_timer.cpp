@@ -22,9 +22,9 @@ TEST_CASE("GEMM plans are memoized by shape and data type", "[perf]") {
   CHECK(timer.memoized() == 2);
   // The kernel's figures are the plan's.
   const GemmPlan& p = timer.gemm_plan(s, DataType::kFp16);
-  CHECK(ta.device.si() == p.device_time);
+  CHECK(ta.device == p.device_time);
   CHECK(ta.flops.si() == Approx(2.0 * 4096.0 * 4096.0 * 4096.0));
-  CHECK(ta.intensity() == Approx(ta.flops.si() / p.main_memory_bytes()));
+  CHECK(ta.intensity() == Approx(ta.flops.si() / p.main_memory_bytes().si()));
   CHECK(ta.achieved().si() == Approx(ta.flops.si() / ta.device.si()));
 }
 
@@ -188,10 +188,10 @@ TEST_CASE("a kernel's dynamic energy: its FLOPs and bytes at the operating point
   CHECK(tg.core_energy.si() == Approx(2.0 * 4096.0 * 4096.0 * 4096.0 * m.energy_per_flop.si()));
   double on_chip = 0.0;
   for (int l = 0; l < p.levels; ++l) {
-    on_chip += p.bytes[static_cast<std::size_t>(l)] * m.levels[static_cast<std::size_t>(l)].energy_per_byte.si();
+    on_chip += p.bytes[static_cast<std::size_t>(l)].si() * m.levels[static_cast<std::size_t>(l)].energy_per_byte.si();
   }
   CHECK(tg.on_chip_energy.si() == Approx(on_chip));
-  CHECK(tg.main_memory_energy.si() == Approx(p.main_memory_bytes() * m.main_memory.energy_per_byte.si()));
+  CHECK(tg.main_memory_energy.si() == Approx(p.main_memory_bytes().si() * m.main_memory.energy_per_byte.si()));
   // Its dynamic power never exceeds what the generator gave the units it uses.
   CHECK(tg.energy().si() / tg.device.si() <= 385.8);
   // H100 FP8: twice the FP16 rate in the same power, so half the energy per FLOP.

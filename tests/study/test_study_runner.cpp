@@ -359,9 +359,9 @@ TEST_CASE("gemm_intensity is FLOP per main-memory byte of one device's local GEM
   for (std::size_t r = 0; r < 4; ++r) {
     const GemmPlan& plan = timer.gemm_plan(local[r], DataType::kFp16);
     const GemmShape& g = local[r];
-    CHECK(plan.flops == 2.0 * static_cast<double>(g.m * g.n) * static_cast<double>(g.k));
+    CHECK(plan.flops.si() == 2.0 * static_cast<double>(g.m * g.n) * static_cast<double>(g.k));
     CHECK(t.cell(r, *t.column("gemm_intensity")) ==
-          printf_string("%.9g", plan.flops / plan.main_memory_bytes()));
+          printf_string("%.9g", plan.flops.si() / plan.main_memory_bytes().si()));
     const GemmTile& outer = plan.tiles[static_cast<std::size_t>(plan.levels - 1)];
     CHECK(plan.orders[static_cast<std::size_t>(plan.levels - 1)] == LoopOrder::kOutputStationary);
     CHECK(outer.m * outer.n == std::int64_t{1} << 23);
