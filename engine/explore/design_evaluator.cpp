@@ -74,9 +74,9 @@ ArchFigures arch_figures(const MicroArch& a) {
     f.reason = a.infeasible_reason;
     return f;
   }
-  f.peak_flops = a.core.peak.si();
-  f.memory_bandwidth = a.main_memory.bandwidth.si();
-  f.memory_capacity = a.main_memory.capacity.si();
+  f.peak_flops = a.core.peak;
+  f.memory_bandwidth = a.main_memory.bandwidth;
+  f.memory_capacity = a.main_memory.capacity;
   return f;
 }
 

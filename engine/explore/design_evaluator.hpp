@@ -34,9 +34,9 @@ namespace pathfinder {
 struct ArchFigures {
   bool feasible = false;
   std::string reason;             // when infeasible
-  double peak_flops = 0.0;        // one device's dense peak, FLOP/s
-  double memory_bandwidth = 0.0;  // main memory, B/s
-  double memory_capacity = 0.0;   // main memory per device, B
+  Throughput peak_flops;      // one device's dense peak
+  Bandwidth memory_bandwidth;  // main memory
+  Bytes memory_capacity;       // main memory per device
 };
 [[nodiscard]] ArchFigures arch_figures(const MicroArch& a);
 

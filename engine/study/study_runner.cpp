@@ -450,7 +450,8 @@ std::vector<std::string> result_row(const StudyPoint& p, const PointResult& r,
                    b.optimizer.si(), b.host.si()}) {
     row.push_back(r.feasible ? num(v) : "");
   }
-  for (double v : {a.peak_flops / 1e12, a.memory_bandwidth / 1e9, a.memory_capacity / 1e9}) {
+  for (double v : {a.peak_flops.si() / 1e12, a.memory_bandwidth.si() / 1e9,
+                   a.memory_capacity.si() / 1e9}) {
     row.push_back(a.feasible ? num(v) : "");
   }
   row.push_back(r.feasible ? num(t.memory.total().si() / 1e9) : "");

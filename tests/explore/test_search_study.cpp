@@ -42,7 +42,7 @@ TEST_CASE("a search study ranks strategies and never ends worse than the templat
   CHECK(o.best.training.iteration_time.si() == Approx(o.search.f));
   // The record carries the searched split's micro-architecture figures.
   REQUIRE(o.best.arch.feasible);
-  CHECK(o.best.arch.peak_flops > 0.0);
+  CHECK(o.best.arch.peak_flops > Throughput{});
   const std::string yaml = outcome_yaml(o, e);
   CHECK(yaml.find("split:\n  core: {area: ") != std::string::npos);
   CHECK(outcome_csv(o).find("strategy,feasible,iteration_s") == 0);
