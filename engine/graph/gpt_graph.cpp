@@ -280,6 +280,18 @@ class GptBuilder {
     return norm_bwd(layer, n, rows_, static_cast<double>(s_.hidden), std::move(grad));
   }
   KernelId norm_fwd(int layer, const std::string& n, double rows, double h, Deps in) {
+    if (rms_ && part_.eager.rmsnorm) {
+      // Eager RMSNorm (EagerOps::rmsnorm), per element, f = 4 bytes: x.float() (p read, f
+      // written), pow(2) (f, f), mean(-1) (f), x * rsqrt(. + eps) (f, f), .type_as(x) (f, p),
+      // * weight (p, p); the per-row mean, + eps and rsqrt are negligible. Reads 3f + p and
+      // writes 2f + p, plus the casts' p + f each way when the activations are not fp32: with
+      // bf16 36 bytes against the fused kernel's 4.
+      const Bytes f = bytes(4), c = casts() ? p_ + f : Bytes{};
+      const double e = rows * h;
+      return stream(layer, n + suffix_, KernelKind::kLayerNorm, phase_, 4.0 * e,
+                    e * (3.0 * f + p_ + c) + h * p_, e * (2.0 * f + p_ + c) + rows * f,
+                    std::move(in));
+    }
     if (rms_) {
       return stream(layer, n + suffix_, KernelKind::kLayerNorm, phase_, 4.0 * rows * h,
                     rows * h * p_ + h * p_, rows * h * p_ + rows * bytes(4), std::move(in));
@@ -289,6 +301,20 @@ class GptBuilder {
                   std::move(in));
   }
   KernelId norm_bwd(int layer, const std::string& n, double rows, double h, Deps grad) {
+    if (rms_ && part_.eager.rmsnorm) {
+      // Autograd through the eager RMSNorm (PyTorch's derivative formulas), per element, from
+      // the output gradient g: * weight: g * w (p, p), g * y (2p, p) and its sum over the
+      // tokens (p); .type_as: g to fp32 (p, f); x * r: g * r (f, f), g * x (2f, f) and its
+      // row sum (f); mean: the row gradient expanded / h (written f); pow(2): x.pow(1)
+      // (f, f), * 2 (f, f), * g (2f, f); the two gradients of x added (2f, f); .float():
+      // back to p (f, p). Reads 4p + 10f, writes 2p + 7f, plus p + f each way for the casts:
+      // with bf16 92 bytes against the fused kernel's 6.
+      const Bytes f = bytes(4), c = casts() ? p_ + f : Bytes{};
+      const double e = rows * h;
+      return stream(layer, n + ".bwd", KernelKind::kLayerNorm, Phase::kBackwardData, 9.0 * e,
+                    e * (4.0 * p_ + 10.0 * f + c) + h * p_, e * (2.0 * p_ + 7.0 * f + c) + h * p_,
+                    std::move(grad));
+    }
     if (rms_) {
       return stream(layer, n + ".bwd", KernelKind::kLayerNorm, Phase::kBackwardData,
                     9.0 * rows * h, 2.0 * rows * h * p_ + h * p_ + rows * bytes(4),
@@ -310,9 +336,45 @@ class GptBuilder {
     const std::int64_t d = s_.mla() ? s_.rope_head_dim : s_.head_dim();
     const double e = t_ * static_cast<double>((s_.heads / tp_ + (s_.mla() ? 1 : kv_local_)) * d);
     const double tables = 2.0 * static_cast<double>(s_.sequence * d);
+    if (part_.eager.rotary) {
+      // Eager rotary (EagerOps::rotary) on q and on k, per element, f = 4 bytes: .float()
+      // (p, f), the complex product with freqs_cis (f, f; complex64 [s, d/2], 4·s·d bytes read
+      // by each of the two), .type_as (f, p); backward the same passes in reverse (the
+      // product by the conjugate). Reads and writes f, plus p + f for the casts.
+      const Bytes f = bytes(4), c = casts() ? p_ + f : Bytes{};
+      return stream(layer, n, KernelKind::kElementwise, ph, 3.0 * e,
+                    e * (f + c) + tables * f, e * (f + c), std::move(in));
+    }
     return stream(layer, n, KernelKind::kElementwise, ph, 3.0 * e, e * p_ + tables * p_, e * p_,
                   std::move(in));
   }
+  // Grouped-query K and V copied to each of the rank's query heads before the attention kernel
+  // (EagerOps::repeat_kv, torchtitan's repeat_kv: expand and reshape), and in backward the
+  // copies' gradients summed back (reads the copies, writes the kv_t heads). None when every
+  // query head has its own key/value head or the profile passes the groups to the kernel.
+  // The attention kernel's own traffic is counted for the kv_t heads either way.
+  Deps repeat_kv(int layer, bool backward, Deps in) {
+    const std::int64_t q_heads = s_.heads / tp_;
+    if (!part_.eager.repeat_kv || s_.mla() || kv_local_ >= q_heads) return in;
+    const double width = static_cast<double>(s_.head_dim() + s_.value_dim());
+    const Bytes kv = t_ * static_cast<double>(kv_local_) * width * p_;
+    const Bytes copies = t_ * static_cast<double>(q_heads) * width * p_;
+    if (backward) {
+      return {stream(layer, "attn.repeat_kv.bwd", KernelKind::kElementwise,
+                     Phase::kBackwardData, copies / p_ - kv / p_, copies, kv, std::move(in))};
+    }
+    return {stream(layer, "attn.repeat_kv" + suffix_, KernelKind::kElementwise, phase_, 0.0, kv,
+                   copies, std::move(in))};
+  }
+  // SiLU(gate)·up over `e` elements: one fused kernel (reads gate and up, writes the product),
+  // or eagerly (EagerOps::swiglu) F.silu (p, p) then the product (2p, p).
+  KernelId swiglu_fwd(int layer, const std::string& n, double e, Deps in) {
+    const bool eager = part_.eager.swiglu;
+    return stream(layer, n + suffix_, KernelKind::kElementwise, phase_, 6.0 * e,
+                  (eager ? 3.0 : 2.0) * e * p_, (eager ? 2.0 : 1.0) * e * p_, std::move(in));
+  }
+  // Whether .float() and .type_as(x) copy: the activations are not already fp32.
+  [[nodiscard]] bool casts() const { return p_ != bytes(4); }
   // One fused attention kernel over the b·a/t (sequence, head) problems; with context
   // parallelism first the ring that brings the other ranks' keys and values (and, backward,
   // carries their gradients on), or, by all-to-all, the regrouping around the kernel.
@@ -410,8 +472,7 @@ class GptBuilder {
     r.fc1 = linear_fwd(i, pre + "fc1", w.fc1, false, in);
     if (swiglu_) {
       r.up = linear_fwd(i, pre + "up", w.up, false, in, /*cast_input=*/false);  // fc1's cast
-      r.gelu = stream(i, pre + "swiglu" + suffix_, KernelKind::kElementwise, phase_,
-                      6.0 * t_ * fd, 2.0 * t_ * fd * p_, t_ * fd * p_, {r.fc1, r.up});
+      r.gelu = swiglu_fwd(i, pre + "swiglu", t_ * fd, {r.fc1, r.up});
     } else {
       r.gelu = stream(i, pre + "gelu" + suffix_, KernelKind::kElementwise, phase_,
                       (s_.bias ? 10.0 : 9.0) * t_ * fd,
@@ -428,10 +489,14 @@ class GptBuilder {
     wg.push_back(fc2_w);
     Deps fc1_ds;
     if (swiglu_) {
-      // Reads d(out), gate and up; writes d(gate) and d(up).
+      // Reads d(out), gate and up; writes d(gate) and d(up). Eagerly (EagerOps::swiglu) the
+      // product's backward, g·up and g·SiLU(gate) (2p, p each), then SiLU's (2p, p).
+      const double e = t_ * fd;
+      const bool eager = part_.eager.swiglu;
       const KernelId act_b =
           stream(i, pre + "swiglu.bwd", KernelKind::kElementwise, Phase::kBackwardData,
-                 11.0 * t_ * fd, 3.0 * t_ * fd * p_, 2.0 * t_ * fd * p_, {fc2_d, fw.fc1, fw.up});
+                 11.0 * e, (eager ? 6.0 : 3.0) * e * p_, (eager ? 3.0 : 2.0) * e * p_,
+                 {fc2_d, fw.fc1, fw.up});
       const auto [up_d, up_w] = linear_bwd(i, pre + "up", w.up, {act_b}, ln2_in);
       const auto [gate_d, gate_w] = linear_bwd(i, pre + "fc1", w.fc1, {act_b, up_d}, ln2_in);
       wg.insert(wg.end(), {gate_w, up_w});
@@ -497,7 +562,7 @@ class GptBuilder {
 
 void GptBuilder::attention_fwd(int i, LayerFwd& r, const Deps& qkv) {
   if (flash_) {
-    r.context = flash(i, "attn.flash" + suffix_, phase_, true, qkv);
+    r.context = flash(i, "attn.flash" + suffix_, phase_, true, repeat_kv(i, false, qkv));
     r.scores = r.softmax = r.context;
     return;
   }
@@ -621,9 +686,9 @@ void GptBuilder::recompute_ops(int i, const LayerFwd& stored, Deps& g) {
     const Linear& up = swiglu_ ? w.up : w.fc1;
     const KernelId u = linear_fwd(i, swiglu_ ? "up" : "fc1", up, false, {ln2});
     const double e = t_ * fd;  // the MLP's local width on every token
-    const KernelId act = stream(i, (swiglu_ ? "swiglu" : "gelu") + suffix_,
-                                KernelKind::kElementwise, phase_, (swiglu_ ? 6.0 : 10.0) * e,
-                                (swiglu_ ? 2.0 : 1.0) * e * p_, e * p_, {u});
+    const KernelId act = swiglu_ ? swiglu_fwd(i, "swiglu", e, {u})
+                                 : stream(i, "gelu" + suffix_, KernelKind::kElementwise, phase_,
+                                          10.0 * e, e * p_, e * p_, {u});
     g.push_back(act);
   }
   set_pass(Pass::kForward);
@@ -710,7 +775,8 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
       linear_bwd(i, "proj", w.proj, gather_in(i, "proj.gather.bwd", Phase::kBackwardData, {g1}));
   Deps dqkv;
   if (flash_) {
-    dqkv = {flash(i, "attn.flash.bwd", Phase::kBackwardData, false, {proj_d, fw.context})};
+    dqkv = repeat_kv(i, true, {flash(i, "attn.flash.bwd", Phase::kBackwardData, false,
+                                     {proj_d, fw.context})});
   } else {
     // Context C = P·V: dP = dC·Vᵀ (s, s, h/a) and dV = Pᵀ·dC (s, h/a, s) per (sequence, head).
     const KernelId dp =

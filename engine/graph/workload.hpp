@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "engine/graph/compute_graph.hpp"
+#include "engine/graph/eager_ops.hpp"
 
 namespace pathfinder {
 
@@ -243,6 +244,8 @@ struct GptPartition {
   // the GEMM, every bias gradient as its own column sum (SoftwareProfile::separate_bias);
   // false: in the GEMMs' epilogues (cuBLASLt, Transformer Engine).
   bool separate_bias = false;
+  // Element-wise operators run unfused, as eager PyTorch does (the software profile's choice).
+  EagerOps eager;
   // What `recompute=selective` recomputes: off, the attention core (Megatron-LM's, Korthikanti
   // et al. 2022; nothing with flash attention); on, PyTorch's op-level selective checkpointing
   // as torchtitan applies it (activation_checkpoint.py, selective_ac_option "op": the outputs

@@ -83,6 +83,20 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
       throw k->error_at("bias", "expected epilogue or separate, got " + k->quoted("bias"));
     }
     s.separate_bias = bias == "separate";
+    for (const auto& [key, flag] : {std::pair<const char*, bool*>{"rmsnorm", &s.eager.rmsnorm},
+                                    {"rotary", &s.eager.rotary},
+                                    {"swiglu", &s.eager.swiglu}}) {
+      const std::string v = k->get_or<std::string>(key, "fused");
+      if (v != "fused" && v != "eager") {
+        throw k->error_at(key, "expected fused or eager, got " + k->quoted(key));
+      }
+      *flag = v == "eager";
+    }
+    const std::string repeat = k->get_or<std::string>("repeat_kv", "none");
+    if (repeat != "none" && repeat != "copy") {
+      throw k->error_at("repeat_kv", "expected none or copy, got " + k->quoted("repeat_kv"));
+    }
+    s.eager.repeat_kv = repeat == "copy";
     k->finish();
   }
   if (auto m = root.optional_child("memory_model")) {

@@ -12,6 +12,7 @@
 #include "engine/arch/arch_template.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/units.hpp"
+#include "engine/graph/eager_ops.hpp"
 #include "engine/parallel/memory_model.hpp"
 
 namespace pathfinder {
@@ -86,6 +87,10 @@ struct SoftwareProfile {
   // Megatron-LM's linear layers do (GptPartition::separate_bias); `epilogue` (default): fused
   // into the GEMMs.
   bool separate_bias = false;
+  // `kernels: {rmsnorm: eager, rotary: eager, swiglu: eager, repeat_kv: copy}`: those
+  // element-wise operators as eager PyTorch runs a model's Python composites (EagerOps);
+  // `fused` / `none` (defaults): one kernel each, no key/value copy.
+  EagerOps eager;
   // What the stack keeps in device memory beyond the ZeRO/Korthikanti counts (memory_model:
   // block; GPT workloads).
   MemoryModel memory;

@@ -123,6 +123,7 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
       p.fp8_fast_backward_accumulation = options_.fp8_fast_backward_accumulation;
       p.flash2 = options_.flash2;
       p.fp32_cross_entropy = options_.fp32_cross_entropy;
+      p.eager = options_.eager;
       p.separate_bias = options_.separate_bias;
       p.selective_op = options_.selective_op;
       p.context = s.cp;

@@ -55,6 +55,8 @@ struct TrainingOptions {
   bool flash2 = false;
   // The loss in unfused fp32 passes (GptPartition::fp32_cross_entropy; the profile's choice).
   bool fp32_cross_entropy = false;
+  // Element-wise operators as eager PyTorch runs them (GptPartition::eager; the profile's choice).
+  EagerOps eager;
   // Linear biases by their own kernels (GptPartition::separate_bias; the profile's choice).
   bool separate_bias = false;
   // recompute=selective as op-level selective checkpointing (GptPartition::selective_op).
@@ -82,6 +84,7 @@ struct TrainingOptions {
     o.fp8_fast_backward_accumulation = s.fp8_fast_backward_accumulation;
     o.flash2 = s.flash2;
     o.fp32_cross_entropy = s.fp32_cross_entropy;
+    o.eager = s.eager;
     o.separate_bias = s.separate_bias;
     o.gradient_reduction = s.gradient_reduction;
     o.selective_op = s.selective_op;

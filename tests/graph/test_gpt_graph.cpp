@@ -468,3 +468,49 @@ TEST_CASE("leading dense layers: the first dense_layers keep the MLP of width ff
   CHECK(gpt_model_flops(s) - gpt_model_flops(all_sparse) ==
         Approx(3.0 * 512.0 * (6.0 * 256 * 768 - (2.0 * 256 * 4 + 2 * 6.0 * 256 * 128))));
 }
+
+TEST_CASE("eager element-wise operators: each aten pass's traffic, fp32 where the code casts",
+          "[graph]") {
+  // torchtitan's Llama without torch.compile (GptPartition::eager). tiny_llama: T = 256 tokens,
+  // h 256 (T·h = 65,536), f 768 (T·f = 196,608), a 8 query and g 2 key/value heads of d 32
+  // (q and k: T·(a + g)·d = 81,920 elements), s 128, bf16 (p = 2, f32 = 4 bytes).
+  const GptSpec s = tiny_llama();
+  GptPartition eager;
+  eager.eager = EagerOps{true, true, true, true};
+  const ComputeGraph g = build_gpt_graph(s), e = build_gpt_graph(s, eager);
+  // RMSNorm forward per element: x.float() 2 -> 4, pow 4 -> 4, mean 4, x·r 4 -> 4, .type_as
+  // 4 -> 2, ·γ 2 -> 2: reads 20 and writes 16 bytes (fused: 2 and 2), plus γ and 1/rms.
+  const Kernel& ln = find(e, "l0.ln1.fwd");
+  CHECK(ln.bytes_read.in(units::bytes) == 20.0 * 65536 + 256 * 2);
+  CHECK(ln.bytes_written.in(units::bytes) == 16.0 * 65536 + 256 * 4);
+  // Its autograd: reads 4p + 10·4 + (p + 4) = 54, writes 2p + 7·4 + (p + 4) = 38 per element.
+  const Kernel& lb = find(e, "l0.ln1.bwd");
+  CHECK(lb.bytes_read.in(units::bytes) == 54.0 * 65536 + 256 * 2);
+  CHECK(lb.bytes_written.in(units::bytes) == 38.0 * 65536 + 256 * 2);
+  CHECK(lb.bytes_read.si() / find(g, "l0.ln1.bwd").bytes_read.si() > 8.0);
+  // Rotary: .float() 2 -> 4, complex product 4 -> 4, .type_as 4 -> 2: 10 and 10 per element,
+  // and freqs_cis (complex64, s·d/2·8 = 16,384 B) read once for q and once for k.
+  const Kernel& rot = find(e, "l0.rotary.fwd");
+  CHECK(rot.bytes_read.in(units::bytes) == 10.0 * 81920 + 2 * 16384);
+  CHECK(rot.bytes_written.in(units::bytes) == 10.0 * 81920);
+  CHECK(find(e, "l0.rotary.bwd").bytes_written.in(units::bytes) == 10.0 * 81920);
+  // SiLU (2 -> 2) then the product (4 -> 2): 6 and 4 bytes per element against 4 and 2 fused;
+  // backward the product's two gradients and SiLU's, 12 and 6 against 6 and 4.
+  CHECK(find(e, "l0.swiglu.fwd").bytes_read.in(units::bytes) == 6.0 * 196608);
+  CHECK(find(e, "l0.swiglu.fwd").bytes_written.in(units::bytes) == 4.0 * 196608);
+  CHECK(find(e, "l0.swiglu.bwd").bytes_read.in(units::bytes) == 12.0 * 196608);
+  CHECK(find(e, "l0.swiglu.bwd").bytes_written.in(units::bytes) == 6.0 * 196608);
+  // repeat_kv: K and V of the 2 groups (T·2·(32 + 32)·2 = 65,536 B) copied for the 8 query
+  // heads (262,144 B) before the flash kernel; backward the copies summed back.
+  const Kernel& rep = find(e, "l0.attn.repeat_kv.fwd");
+  CHECK(rep.bytes_read.in(units::bytes) == 65536.0);
+  CHECK(rep.bytes_written.in(units::bytes) == 262144.0);
+  CHECK(find(e, "l0.attn.repeat_kv.bwd").bytes_written.in(units::bytes) == 65536.0);
+  // Only traffic changes: the forward's FLOPs as fused, two kernels more per layer (the copies).
+  CHECK(e.size() == g.size() + 2 * 2);
+  CHECK(e.flops(Phase::kForward) == g.flops(Phase::kForward));
+  // Multi-head attention has nothing to repeat.
+  GptSpec mha = s;
+  mha.kv_heads = mha.heads;
+  CHECK(build_gpt_graph(mha, eager).size() == build_gpt_graph(mha).size());
+}

@@ -165,3 +165,31 @@ TEST_CASE("kernels: attention names the flash-attention implementation", "[softw
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("kernels: which element-wise operators run as eager PyTorch decomposes them",
+          "[software]") {
+  // Default fused (Transformer Engine, hand-written or torch.compile kernels); each of the
+  // four as its own key; a value outside its pair is a located error.
+  const SoftwareProfile none = read_software_profile(ConfigNode::load_string(kMinimal, "p.yaml"));
+  CHECK_FALSE(none.eager.any());
+  const SoftwareProfile some = read_software_profile(ConfigNode::load_string(
+      std::string(kMinimal) + "kernels:\n  rmsnorm: eager\n  swiglu: eager\n  repeat_kv: copy\n",
+      "p.yaml"));
+  CHECK(some.eager == EagerOps{true, false, true, true});
+  CHECK(TrainingOptions::from(some).eager == some.eager);
+  CHECK(profile_error(std::string(kMinimal) + "kernels:\n  rotary: compiled\n") ==
+        "p.yaml:5:11: error: kernels.rotary: expected fused or eager, got \"compiled\"");
+  CHECK(profile_error(std::string(kMinimal) + "kernels:\n  repeat_kv: eager\n") ==
+        "p.yaml:5:14: error: kernels.repeat_kv: expected none or copy, got \"eager\"");
+  // The shipped profiles run fused kernels (the torchtitan rows measured without torch.compile
+  // set the four in tests/train/test_torchtitan_llama3.cpp).
+  const std::string dir = test::source_path("templates/software");
+  for (const char* name : {"fsdp", "megatron-core", "nemo-fp8", "nanotron", "megatron-lm"}) {
+    INFO(name);
+    CHECK_FALSE(load_software_profile(resolve_software_profile(name, {dir})).eager.any());
+  }
+}
+
+}  // namespace pathfinder

@@ -18,7 +18,10 @@
 //   not modelled (row skipped): FP8 with row-wise scaling; 405B's 126 layers over 8 x 2
 //              interleaved chunks (uneven stages are modelled for 1F1B, not interleaved)
 //   async TP -> chunked tensor parallelism (tp - 1 of tp chunks' transfers hidden, as NeMo's
-//              userbuffers); ignored: torch.compile's fusion
+//              userbuffers)
+//   compile    rows without torch.compile run the model's element-wise Python as eager PyTorch
+//              decomposes it (EagerOps: fp32 RMSNorm composite, complex rotary, SiLU then the
+//              product, repeat_kv copies); compiled rows as the profile's fused kernels
 //   attention  SDPA runs FlashAttention-2 (templates/software/fsdp.yaml kernels.attention)
 #include <catch2/catch.hpp>
 
@@ -166,6 +169,13 @@ TEST_CASE("[calibration] torchtitan Llama 3.1 on H100 and H200: tokens/s/GPU", "
         r.techniques.find("asyncTP") != std::string::npos) {
       o.tensor_comm_chunked = true;
     }
+    // Without torch.compile the model's element-wise Python runs as eager PyTorch decomposes
+    // it: the fp32 RMSNorm composite, the complex rotary, SiLU then the product, and
+    // repeat_kv's copies (torchtitan models/llama/model.py, models/norms.py at the benchmark's
+    // commit); compiled, each is one generated kernel (the profile's fused default).
+    if (r.techniques.find("compile") == std::string::npos) {
+      o.eager = EagerOps{true, true, true, true};
+    }
     const test::ShippedSystem& sys = system(r.gpu);
     const TrainingResult t = evaluate_training(sys.spec, sys.arch, w, s, o);
     REQUIRE(t.feasible);
@@ -188,22 +198,19 @@ TEST_CASE("[calibration] torchtitan Llama 3.1 on H100 and H200: tokens/s/GPU", "
   CHECK(n + uneven == 32);
   CHECK(uneven == 5);  // row-wise FP8 scaling (4); interleaved 126 layers over 8 x 2 chunks (1)
   // Measured today (bounds just above, so a regression fails; the goal is the issue's 10%):
-  //   MAPE 11.4%, bias +5.5% over 27 rows (11.5% and +5.6% before context parallelism's
-  //   per-step merges; 13.9% and -1.5% before async-TP rows were timed
-  //   with chunked tensor parallelism, which took the 70B TP-8 FP8 runs from -16..-28% to
-  //   -16..-9% and 405B T5 from -45% to +17%; 19.7% and +9.4% before the attention backward's
-  //   pre/postprocess passes and h100.yaml's attention_backward_fraction, from kernel
-  //   benchmarks, tests/perf/test_kernel_timer.cpp; 25.6% and +17.6% before the Grand Teton
-  //   part's HBM2e at 2.4 TB/s was described and "selective" timed as torchtitan's op-level
-  //   checkpointing, fsdp.yaml kernels.selective_recompute), with SDPA's FlashAttention-2 and
-  //   fp32 gradient reduce-scatters. The bias is the eager runs: FSDP-only 8B without
-  //   torch.compile +27% and +32% against +10% and +14% compiled (compile's fusion is not
-  //   modelled); H200 +13..+15%. Context parallel 8B (T2, 64k-256k tokens): -13..+17%:
-  //   attention-bound, and PyTorch's ring merges each step's partial output in eager ops the
-  //   model does not count. 405B on 512 GPUs (tp8 pp8, 126 layers as 15, 16 x 6, 15): T5 +17%,
-  //   T6 -7% (8K) and +5..+19% with cp 2-8.
-  CHECK(mape <= 0.12);
-  CHECK(std::abs(signed_sum / n) <= 0.06);
+  //   MAPE 9.4%, bias +3.6% over 27 rows. The 8B FSDP-only runs without torch.compile, on
+  //   eager PyTorch's unfused element-wise operators, +1% and +5% (+27% and +32% when timed
+  //   with fused kernels); compiled +10% and +14%; H200 +13..+15%. Context parallel 8B (T2,
+  //   64k-256k tokens): -14..+16%: attention-bound, and PyTorch's ring merges each step's
+  //   partial output in eager ops the model does not count. 405B on 512 GPUs (tp8 pp8, 126
+  //   layers as 15, 16 x 6, 15): T5 +17%, T6 -7% (8K) and +4..+18% with cp 2-8.
+  // History: 11.4% / +5.5% with fused kernels for the eager runs; 13.9% / -1.5% before the
+  //   async-TP rows were timed with chunked tensor parallelism; 19.7% / +9.4% before the
+  //   attention backward's pre/postprocess passes and h100.yaml's attention_backward_fraction
+  //   (tests/perf/test_kernel_timer.cpp); 25.6% / +17.6% before the Grand Teton part's HBM2e
+  //   at 2.4 TB/s and torchtitan's op-level selective checkpointing (fsdp.yaml).
+  CHECK(mape <= 0.095);
+  CHECK(std::abs(signed_sum / n) <= 0.04);
 }
 
 }  // namespace pathfinder
