@@ -184,12 +184,15 @@ TEST_CASE("kernels: which element-wise operators run as eager PyTorch decomposes
   CHECK(profile_error(std::string(kMinimal) + "kernels:\n  repeat_kv: eager\n") ==
         "p.yaml:5:14: error: kernels.repeat_kv: expected none or copy, got \"eager\"");
   // The shipped profiles run fused kernels (the torchtitan rows measured without torch.compile
-  // set the four in tests/train/test_torchtitan_llama3.cpp).
+  // set the four in tests/train/test_torchtitan_llama3.cpp), but for nanotron's GLUActivation:
+  // F.silu, then the product.
   const std::string dir = test::source_path("templates/software");
-  for (const char* name : {"fsdp", "megatron-core", "nemo-fp8", "nanotron", "megatron-lm"}) {
+  for (const char* name : {"fsdp", "megatron-core", "nemo-fp8", "megatron-lm"}) {
     INFO(name);
     CHECK_FALSE(load_software_profile(resolve_software_profile(name, {dir})).eager.any());
   }
+  CHECK(load_software_profile(resolve_software_profile("nanotron", {dir})).eager ==
+        EagerOps{false, false, true, false});
 }
 
 }  // namespace pathfinder
