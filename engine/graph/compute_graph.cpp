@@ -179,7 +179,27 @@ ComputeGraph ComputeGraphBuilder::build() && {
     g_.timing_class_.push_back(it->second);
     const int p = ComputeGraph::pass_of(k.phase);
     g_.pass_.push_back(static_cast<std::uint8_t>(p));
-    g_.pass_kernels_[static_cast<std::size_t>(p)].push_back(id);
+    using Kind = ComputeGraph::StepKind;
+    ComputeGraph::PassStep step;
+    step.id = id;
+    step.cls = it->second;
+    step.kind = !k.comm                   ? Kind::kCompute
+                : k.comm->ring_steps > 0  ? Kind::kRingComm
+                : k.comm->overlapped      ? Kind::kOverlappedComm
+                                          : Kind::kComm;
+    step.deps_begin = static_cast<std::uint32_t>(g_.step_deps_.size());
+    for (const KernelId d : k.deps) {
+      if (g_.pass_[d] == p) g_.step_deps_.push_back({d, 0.0});
+    }
+    step.deps_end = static_cast<std::uint32_t>(g_.step_deps_.size());
+    for (const KernelId d : k.deps) {
+      const Kernel& dk = g_.kernels_[d];
+      if (dk.comm && dk.comm->ring_steps > 0) {
+        g_.step_deps_.push_back({d, static_cast<double>(dk.comm->ring_steps)});
+      }
+    }
+    step.rings_end = static_cast<std::uint32_t>(g_.step_deps_.size());
+    g_.pass_steps_[static_cast<std::size_t>(p)].push_back(step);
   }
   return std::move(g_);
 }

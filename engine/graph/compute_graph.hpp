@@ -170,11 +170,33 @@ class ComputeGraph {
   [[nodiscard]] static int pass_of(Phase p) {
     return p == Phase::kForward ? 0 : p == Phase::kUpdate ? 2 : 1;
   }
-  // Each kernel's pass, and each pass's kernels in graph order.
   [[nodiscard]] int pass(KernelId id) const { return pass_[id]; }
-  [[nodiscard]] const std::vector<KernelId>& pass_kernels(int p) const {
-    return pass_kernels_[static_cast<std::size_t>(p)];
+
+  // Each pass's kernels in graph order as the timing loop reads them (stage_times.cpp), built
+  // once with the graph so the loop touches neither the kernels nor their dependency lists:
+  // each step's timing class, what it is, and ranges of dependencies in step_deps().
+  enum class StepKind : std::uint8_t {
+    kCompute,         // a device kernel on the compute stream
+    kComm,            // a blocking collective
+    kOverlappedComm,  // Communication::overlapped: on the communication stream
+    kRingComm,        // Communication::ring_steps > 0: pipelined with its consumer
+  };
+  struct PassStep {
+    KernelId id = 0;
+    std::uint32_t cls = 0;
+    StepKind kind = StepKind::kCompute;
+    // Its dependencies in the same pass (inputs of earlier passes count as present), then
+    // those that are ring transfers (any pass), in the kernel's dependency order.
+    std::uint32_t deps_begin = 0, deps_end = 0, rings_end = 0;
+  };
+  struct StepDep {
+    KernelId id = 0;
+    double ring_steps = 0.0;  // the ring transfer's steps (ring dependencies only)
+  };
+  [[nodiscard]] const std::vector<PassStep>& pass_steps(int p) const {
+    return pass_steps_[static_cast<std::size_t>(p)];
   }
+  [[nodiscard]] const std::vector<StepDep>& step_deps() const { return step_deps_; }
 
  private:
   friend class ComputeGraphBuilder;
@@ -187,7 +209,8 @@ class ComputeGraph {
   std::vector<std::uint32_t> timing_class_;
   std::vector<KernelId> class_first_;
   std::vector<std::uint8_t> pass_;
-  std::array<std::vector<KernelId>, 3> pass_kernels_;
+  std::array<std::vector<PassStep>, 3> pass_steps_;
+  std::vector<StepDep> step_deps_;
 };
 
 // Appends kernels in a topological order; build() hands over the finished graph.

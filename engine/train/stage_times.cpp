@@ -20,31 +20,33 @@ struct Scratch {
   std::vector<std::array<Bytes, kMaxTiers>> link;
 };
 
-// One pass's kernels in graph order on the two streams. Its state lives in locals, so the
-// chain from one kernel's end to the next one's start stays in registers.
+// One pass's kernels in graph order on the two streams, from the graph's step program
+// (ComputeGraph::pass_steps). Its state lives in locals, so the chain from one kernel's end to
+// the next one's start stays in registers.
 PassTimes time_pass(const ComputeGraph& g, int p, Scratch& scratch, Time dispatch, Time launch,
                     double comm_overlap) {
+  using Kind = ComputeGraph::StepKind;
   PassTimes pt;
   Activity a;
   // The host's next issue time, the two streams' free times.
   Time issue, compute_free, comm_free;
-  std::vector<Time>& end = scratch.end;
-  std::vector<Time>& ring = scratch.ring;  // a ring's time, until its consumer takes it
-  for (const KernelId i : g.pass_kernels(p)) {
-    const Kernel& k = g.kernels()[i];
-    const std::uint32_t c = g.timing_class(i);
+  Time* const end = scratch.end.data();
+  Time* const ring = scratch.ring.data();  // a ring's time, until its consumer takes it
+  const ComputeGraph::StepDep* const deps = g.step_deps().data();
+  for (const ComputeGraph::PassStep& st : g.pass_steps(p)) {
+    const KernelId i = st.id;
+    const std::uint32_t c = st.cls;
     Time ready;  // inputs from an earlier pass count as present
-    for (const KernelId d : k.deps) {
-      if (g.pass(d) == p) ready = later(ready, end[d]);
-    }
-    if (k.comm) a.add_link_bytes(scratch.link[c]);
-    if (k.comm && k.comm->ring_steps > 0) {
+    for (std::uint32_t j = st.deps_begin; j < st.deps_end; ++j) ready = later(ready, end[deps[j].id]);
+    const bool comm = st.kind != Kind::kCompute;
+    if (comm) a.add_link_bytes(scratch.link[c]);
+    if (st.kind == Kind::kRingComm) {
       // Pipelined with its consumer: timed there (below); its own inputs pass through.
       ring[i] = scratch.comm[c];
       end[i] = ready;
       continue;
     }
-    if (k.comm && k.comm->overlapped) {
+    if (st.kind == Kind::kOverlappedComm) {
       const Time t = scratch.comm[c];
       const Time start = later(comm_free, ready);
       end[i] = comm_free = start + t;
@@ -53,7 +55,7 @@ PassTimes time_pass(const ComputeGraph& g, int p, Scratch& scratch, Time dispatc
       continue;
     }
     Time t;
-    if (k.comm) {
+    if (comm) {
       t = scratch.comm[c];
     } else {
       const KernelTime& kt = scratch.kernel[c];
@@ -66,7 +68,7 @@ PassTimes time_pass(const ComputeGraph& g, int p, Scratch& scratch, Time dispatc
         if (a.peak_power < power) a.peak_power = power;
       }
     }
-    if (k.comm && comm_overlap > 0.0) {
+    if (comm && comm_overlap > 0.0) {
       pt.hidden_comm += comm_overlap * t;
       t *= 1.0 - comm_overlap;
     }
@@ -74,24 +76,24 @@ PassTimes time_pass(const ComputeGraph& g, int p, Scratch& scratch, Time dispatc
     // moves, block j on what step j brought, so the kernel's other n/(n + 1) of the work covers
     // the transfers and only the excess shows (Liu et al. 2023, Ring Attention, §3).
     Time exposed_ring;
-    for (const KernelId d : k.deps) {
-      if (ring[d] <= Time{}) continue;
-      const auto& rc = *g.kernels()[d].comm;
-      const double n = rc.ring_steps;
-      exposed_ring = later(Time{}, ring[d] - t * n / (n + 1.0));
-      pt.hidden_comm += ring[d] - exposed_ring;
+    for (std::uint32_t j = st.deps_end; j < st.rings_end; ++j) {
+      const Time r = ring[deps[j].id];
+      if (r <= Time{}) continue;
+      const double n = deps[j].ring_steps;
+      exposed_ring = later(Time{}, r - t * n / (n + 1.0));
+      pt.hidden_comm += r - exposed_ring;
       pt.exposed_comm += exposed_ring;
     }
     // Collectives are enqueued by the same host thread but cost it little (a NCCL call) next to
     // a framework operator; only compute kernels pace the host.
     const Time host_ready = issue + launch;
-    if (!k.comm) issue += dispatch;
+    if (!comm) issue += dispatch;
     ++pt.kernels;
     const Time free = later(compute_free, ready);
     const Time start = later(free, host_ready);
     if (host_ready > free) pt.host_stall += host_ready - free;
     end[i] = compute_free = start + t + exposed_ring;
-    if (k.comm) {
+    if (comm) {
       pt.exposed_comm += t;
     } else {
       pt.compute += t;

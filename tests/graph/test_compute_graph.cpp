@@ -174,11 +174,63 @@ TEST_CASE("timing classes: kernels the timers cannot tell apart share one", "[gr
   // Each class's first kernel, in order of appearance.
   const std::vector<KernelId> firsts{g0, r0, other, bf16, data, bigger, fused};
   for (std::uint32_t c = 0; c < 7; ++c) CHECK(g.class_first(c) == firsts[c]);
-  // Passes: the forward kernels, then the backward ones (t1's GEMM and reduce-scatter).
-  CHECK(g.pass_kernels(0) == std::vector<KernelId>{g0, r0, other, bf16, data, bigger, fused});
-  CHECK(g.pass_kernels(1) == std::vector<KernelId>{g1, r1});
-  CHECK(g.pass_kernels(2).empty());
+  // Passes: the forward kernels, then the backward ones (t1's GEMM and reduce-scatter), each
+  // step with its class and kind.
+  const auto ids = [&](int p) {
+    std::vector<KernelId> out;
+    for (const ComputeGraph::PassStep& st : g.pass_steps(p)) {
+      CHECK(st.cls == g.timing_class(st.id));
+      CHECK((st.kind == ComputeGraph::StepKind::kCompute) == !g.kernel(st.id).comm.has_value());
+      out.push_back(st.id);
+    }
+    return out;
+  };
+  CHECK(ids(0) == std::vector<KernelId>{g0, r0, other, bf16, data, bigger, fused});
+  CHECK(ids(1) == std::vector<KernelId>{g1, r1});
+  CHECK(ids(2).empty());
   CHECK(g.pass(g1) == 1);
+  // Dependencies in the same pass only: r0 waits on g0; g1's input r0 is the forward's.
+  const auto deps_of = [&](const ComputeGraph::PassStep& st) {
+    std::vector<KernelId> out;
+    for (std::uint32_t j = st.deps_begin; j < st.deps_end; ++j) out.push_back(g.step_deps()[j].id);
+    return out;
+  };
+  CHECK(deps_of(g.pass_steps(0)[1]) == std::vector<KernelId>{g0});
+  CHECK(deps_of(g.pass_steps(1)[0]).empty());
+  CHECK(deps_of(g.pass_steps(1)[1]) == std::vector<KernelId>{g1});
   CHECK(ComputeGraph::pass_of(Phase::kBackwardWeight) == 1);
   CHECK(ComputeGraph::pass_of(Phase::kUpdate) == 2);
+}
+
+TEST_CASE("pass steps: ring transfers listed for their consumers, from any pass", "[graph]") {
+  // A key/value ring of 3 steps in the forward feeding a forward kernel, and the same ring
+  // named by a backward kernel: each consumer lists it with its steps; an overlapped
+  // collective is its own kind.
+  ComputeGraphBuilder b;
+  Communication ring{CommKind::kSendRecv, CommGroup::kContext, bytes(4096), false, 3};
+  const KernelId r = b.add(comm_kernel("ring", Phase::kForward, DataType::kBf16, ring, {}));
+  const KernelId f = b.add(stream_kernel("fwd", KernelKind::kElementwise, Phase::kForward,
+                                         DataType::kBf16, flops(1), bytes(2), bytes(2), {r}));
+  Communication side{CommKind::kAllGather, CommGroup::kTensor, bytes(4096), true};
+  const KernelId o = b.add(comm_kernel("side", Phase::kBackwardData, DataType::kBf16, side, {f}));
+  const KernelId k = b.add(stream_kernel("bwd", KernelKind::kElementwise, Phase::kBackwardData,
+                                         DataType::kBf16, flops(1), bytes(2), bytes(2), {r, o}));
+  const ComputeGraph g = std::move(b).build();
+  using Kind = ComputeGraph::StepKind;
+  REQUIRE(g.pass_steps(0).size() == 2);
+  REQUIRE(g.pass_steps(1).size() == 2);
+  CHECK(g.pass_steps(0)[0].kind == Kind::kRingComm);
+  CHECK(g.pass_steps(1)[0].kind == Kind::kOverlappedComm);
+  const ComputeGraph::PassStep& fs = g.pass_steps(0)[1];
+  CHECK(fs.id == f);
+  CHECK(fs.deps_end - fs.deps_begin == 1);  // the ring, in the same pass
+  REQUIRE(fs.rings_end - fs.deps_end == 1);
+  CHECK(g.step_deps()[fs.deps_end].id == r);
+  CHECK(g.step_deps()[fs.deps_end].ring_steps == 3.0);
+  const ComputeGraph::PassStep& ks = g.pass_steps(1)[1];
+  CHECK(ks.id == k);
+  CHECK(ks.deps_end - ks.deps_begin == 1);  // the side collective; the ring is the forward's
+  CHECK(g.step_deps()[ks.deps_begin].id == o);
+  REQUIRE(ks.rings_end - ks.deps_end == 1);
+  CHECK(g.step_deps()[ks.deps_end].id == r);
 }
