@@ -1,5 +1,6 @@
 #include "engine/graph/compute_graph.hpp"
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <tuple>
@@ -188,8 +189,19 @@ ComputeGraph ComputeGraphBuilder::build() && {
                 : k.comm->overlapped      ? Kind::kOverlappedComm
                                           : Kind::kComm;
     step.deps_begin = static_cast<std::uint32_t>(g_.step_deps_.size());
+    // A kernel on the compute stream (a device kernel or a blocking collective) cannot be held
+    // up by inputs that ran on that stream before it: they ended by the time the stream is
+    // free. Only inputs from elsewhere (the communication stream, a ring's pass-through) can.
+    const auto on_stream = [&](KernelId d) {
+      const Kernel& dk = g_.kernels_[d];
+      return !dk.comm || (!dk.comm->overlapped && dk.comm->ring_steps == 0);
+    };
+    const bool serial = step.kind == Kind::kCompute || step.kind == Kind::kComm;
+    const bool all_on_stream =
+        std::all_of(k.deps.begin(), k.deps.end(),
+                    [&](KernelId d) { return g_.pass_[d] != p || on_stream(d); });
     for (const KernelId d : k.deps) {
-      if (g_.pass_[d] == p) g_.step_deps_.push_back({d, 0.0});
+      if (g_.pass_[d] == p && !(serial && all_on_stream)) g_.step_deps_.push_back({d, 0.0});
     }
     step.deps_end = static_cast<std::uint32_t>(g_.step_deps_.size());
     for (const KernelId d : k.deps) {

@@ -185,8 +185,9 @@ class ComputeGraph {
     KernelId id = 0;
     std::uint32_t cls = 0;
     StepKind kind = StepKind::kCompute;
-    // Its dependencies in the same pass (inputs of earlier passes count as present), then
-    // those that are ring transfers (any pass), in the kernel's dependency order.
+    // Its dependencies in the same pass that can delay it (inputs of earlier passes count as
+    // present; for a kernel on the compute stream, none if every input ran on that stream
+    // before it), then those that are ring transfers (any pass), in dependency order.
     std::uint32_t deps_begin = 0, deps_end = 0, rings_end = 0;
   };
   struct StepDep {
