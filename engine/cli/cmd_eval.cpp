@@ -401,7 +401,8 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
         Workload shown = w;
         const bool profiled =
             training.fp8_linear || training.flash2 || training.fp32_cross_entropy ||
-            training.separate_bias || training.selective_op || training.eager.any();
+            training.separate_bias || training.selective_op || training.eager.any() ||
+            training.wgrad_accumulation_fused;
         if (const auto* gpt = std::get_if<GptSpec>(&w.spec); gpt && profiled) {
           GptPartition p;
           p.fp8_linear = training.fp8_linear;
@@ -411,6 +412,8 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
           p.separate_bias = training.separate_bias;
           p.selective_op = training.selective_op;
           p.eager = training.eager;
+          p.wgrad_accumulation = training.wgrad_accumulation_bytes(
+              bytes_per_element(gpt->precision).si(), gpt->precision == DataType::kBf16);
           shown.graph = build_gpt_graph(*gpt, p);
         }
         out = single_device_report(r, shown, arch, timer, opt->format, opt->all_kernels);

@@ -99,10 +99,11 @@ Flops AttentionShape::forward_flops() const {
 
 Flops GemmShape::flops() const { return pathfinder::flops(2.0 * d(batch) * d(m) * d(n) * d(k)); }
 Bytes GemmShape::bytes_read(DataType t) const {
-  return d(batch) * (d(m) * d(k) + d(k) * d(n)) * bytes_per_element(t);
+  return d(batch) * (d(m) * d(k) + d(k) * d(n)) * bytes_per_element(t) +
+         d(batch) * d(m) * d(n) * bytes(accumulate);
 }
 Bytes GemmShape::bytes_written(DataType t) const {
-  return d(batch) * d(m) * d(n) * bytes_per_element(t);
+  return d(batch) * d(m) * d(n) * (accumulate > 0 ? bytes(accumulate) : bytes_per_element(t));
 }
 
 const Kernel& ComputeGraph::kernel(KernelId id) const {
@@ -152,13 +153,13 @@ ComputeGraph ComputeGraphBuilder::build() && {
     g_.total_bytes_ += k.bytes();
   }
   // Timing classes: every field the kernel and communication timers read, as one ordered key.
-  using ClassKey = std::tuple<int, int, std::array<std::int64_t, 4>, std::array<std::int64_t, 7>,
+  using ClassKey = std::tuple<int, int, std::array<std::int64_t, 5>, std::array<std::int64_t, 7>,
                               std::tuple<int, int, double, bool, int>, double, double, double>;
   std::map<ClassKey, std::uint32_t> classes;
   g_.timing_class_.reserve(g_.kernels_.size());
   for (const auto& k : g_.kernels_) {
-    std::array<std::int64_t, 4> gemm{-1, 0, 0, 0};
-    if (k.gemm) gemm = {k.gemm->batch, k.gemm->m, k.gemm->n, k.gemm->k};
+    std::array<std::int64_t, 5> gemm{-1, 0, 0, 0, 0};
+    if (k.gemm) gemm = {k.gemm->batch, k.gemm->m, k.gemm->n, k.gemm->k, k.gemm->accumulate};
     std::array<std::int64_t, 7> attention{-1, 0, 0, 0, 0, 0, 0};
     if (k.attention) {
       const AttentionShape& a = *k.attention;

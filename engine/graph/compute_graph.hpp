@@ -76,9 +76,14 @@ struct GemmShape {
   std::int64_t m = 0;
   std::int64_t n = 0;
   std::int64_t k = 0;
+  // C += A·B into a buffer of `accumulate` bytes per element (a weight gradient accumulated into
+  // the main gradient, Megatron's gradient_accumulation_fusion): C read and written in that
+  // type, not written once in the GEMM's output type. 0: no accumulation.
+  std::int32_t accumulate = 0;
   // One multiply and one add per term of each dot product: 2·batch·m·n·k.
   [[nodiscard]] Flops flops() const;
-  // Compulsory traffic: A and B read once, C written once (a tiling can only add to it).
+  // Compulsory traffic: A and B read once, C written once (a tiling can only add to it); with
+  // `accumulate` C also read, both in the accumulation buffer's type.
   [[nodiscard]] Bytes bytes_read(DataType t) const;
   [[nodiscard]] Bytes bytes_written(DataType t) const;
   friend bool operator==(const GemmShape&, const GemmShape&) = default;

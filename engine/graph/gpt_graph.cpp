@@ -221,7 +221,7 @@ class GptBuilder {
     Deps wdeps = deps;
     wdeps.insert(wdeps.end(), wgrad_extra.begin(), wgrad_extra.end());
     Kernel wg = gemm_kernel(name(layer, n + ".wgrad"), KernelKind::kGemm, Phase::kBackwardWeight,
-                            linear_dtype(), GemmShape{1, lin.in, lin.out, T_}, wdeps);
+                            linear_dtype(), wgrad_shape(GemmShape{1, lin.in, lin.out, T_}), wdeps);
     if (lin.bias && !part_.separate_bias) {
       wg.flops += flops(t_ * static_cast<double>(lin.out));
       wg.bytes_written += static_cast<double>(lin.out) * p_;
@@ -373,6 +373,12 @@ class GptBuilder {
     return stream(layer, n + suffix_, KernelKind::kElementwise, phase_, 6.0 * e,
                   (eager ? 3.0 : 2.0) * e * p_, (eager ? 2.0 : 1.0) * e * p_, std::move(in));
   }
+  // A weight gradient's product, accumulated into the main gradient when the profile fuses the
+  // accumulation (GptPartition::wgrad_accumulation).
+  [[nodiscard]] GemmShape wgrad_shape(GemmShape s) const {
+    s.accumulate = part_.wgrad_accumulation;
+    return s;
+  }
   // Whether .float() and .type_as(x) copy: the activations are not already fp32.
   [[nodiscard]] bool casts() const { return p_ != bytes(4); }
   // One fused attention kernel over the b·a/t (sequence, head) problems; with context
@@ -523,7 +529,8 @@ class GptBuilder {
   KernelId expert_gemm(int layer, const std::string& n, Phase ph, const GemmShape& s, Deps deps,
                        ParamId weight) {
     Kernel k = gemm_kernel(name(layer, n), s.batch > 1 ? KernelKind::kBatchedGemm : KernelKind::kGemm,
-                           ph, linear_dtype(), s, std::move(deps));
+                           ph, linear_dtype(), ph == Phase::kBackwardWeight ? wgrad_shape(s) : s,
+                           std::move(deps));
     k.weight = weight;
     k.promoted_accumulation = promoted(ph);
     return add(std::move(k), layer);
@@ -1036,7 +1043,7 @@ Deps GptBuilder::head_bwd(const Deps& ce, ParamId logits_weight,
   const Deps lg_d =
       reduce_out(-1, "logits.reduce.bwd", Phase::kBackwardData, {add(std::move(ldg), -1)});
   Kernel lwg = gemm_kernel("logits.wgrad", KernelKind::kGemm, Phase::kBackwardWeight, dt_,
-                           GemmShape{1, h, Vt, T_}, {ce_b});
+                           wgrad_shape(GemmShape{1, h, Vt, T_}), {ce_b});
   lwg.weight = logits_weight;
   const KernelId lg_w = add(std::move(lwg), -1);
   const KernelId lnf_b = layernorm_bwd(-1, "final_ln", lg_d);

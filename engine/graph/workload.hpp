@@ -246,6 +246,12 @@ struct GptPartition {
   bool separate_bias = false;
   // Element-wise operators run unfused, as eager PyTorch does (the software profile's choice).
   EagerOps eager;
+  // Bytes per element of the main gradient the weight-gradient GEMMs accumulate into
+  // (GemmShape::accumulate): Megatron-LM/Core's gradient_accumulation_fusion
+  // (fused_weight_gradient_mlp_cuda wgrad_gemm_accum_fp32/_fp16 into main_grad; Transformer
+  // Engine's fuse_wgrad_accumulation), main_grad in the gradient-reduction type. 0: each writes
+  // its output once in the GEMM's output type.
+  std::int32_t wgrad_accumulation = 0;
   // What `recompute=selective` recomputes: off, the attention core (Megatron-LM's, Korthikanti
   // et al. 2022; nothing with flash attention); on, PyTorch's op-level selective checkpointing
   // as torchtitan applies it (activation_checkpoint.py, selective_ac_option "op": the outputs

@@ -41,18 +41,27 @@ std::int64_t round_up(std::int64_t a, std::int64_t g) { return ceil_div(a, g) * 
 namespace gemm_detail {
 
 // Element sizes: inputs and the final output in the kernel's type; partial sums and resident
-// accumulators in fp32 below fp32 (tensor cores and MXUs accumulate in fp32).
+// accumulators in fp32 below fp32 (tensor cores and MXUs accumulate in fp32). `c_in`: the
+// output's bytes read before it is written, for C += A·B (GemmShape::accumulate), else 0.
 struct Problem {
   std::int64_t batch, m, n, k;
   double e, c, acc;
   bool fp8 = false;  // FP8 operands: the arrays' FP8 rate
+  double c_in = 0.0;
 };
 
 // FP8 GEMMs (Transformer Engine, Micikevicius et al. 2022, "FP8 Formats for Deep Learning")
 // read 1-byte operands and write their output in 16 bits (BF16), accumulating in FP32.
+// Accumulating into a buffer (cuBLASLt with beta = 1, Megatron's wgrad_gemm_accum_fp32/_fp16,
+// Transformer Engine's accumulate=True into main_grad): C read once and written once per output
+// tile in the buffer's type.
 Problem make_problem(const GemmShape& s, DataType dt) {
   const double e = bytes_per_element(dt).si();
   const bool fp8 = dt == DataType::kFp8;
+  if (s.accumulate > 0) {
+    const double a = static_cast<double>(s.accumulate);
+    return {s.batch, s.m, s.n, s.k, e, a, std::max(e, 4.0), fp8, a};
+  }
   return {s.batch, s.m, s.n, s.k, e, fp8 ? 2.0 : e, std::max(e, 4.0), fp8};
 }
 
@@ -113,7 +122,7 @@ double boundary_bytes(const Problem& p, const GemmTile& t, const GemmTile& paren
       tiles_along(n, o == LoopOrder::kActivationStationary ? parent.n : t.n);
   const double b_reads = tiles_along(m, o == LoopOrder::kWeightStationary ? parent.m : t.m);
   const double passes = tiles_along(k, kspan);
-  const double bytes = p.e * m * k * a_reads + p.e * k * n * b_reads + p.c * m * n +
+  const double bytes = p.e * m * k * a_reads + p.e * k * n * b_reads + (p.c + p.c_in) * m * n +
                        2.0 * p.acc * m * n * (passes - 1.0);
   return bytes * static_cast<double>(p.batch);
 }

@@ -13,6 +13,7 @@ namespace {
 struct Key {
   std::int64_t batch = 0, m = 0, n = 0, k = 0;
   DataType dtype = DataType::kFp16;
+  std::int32_t accumulate = 0;
   int levels = 0, bundles = 0, mcus_per_bundle = 0, array_rows = 0, array_cols = 0;
   Dataflow dataflow = Dataflow::kBest;
   std::array<double, kMaxPerfLevels> capacity{};
@@ -26,7 +27,7 @@ struct KeyHash {
     std::uint64_t h = 1469598103934665603ULL;
     const auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ULL; };
     for (const std::int64_t v : {k.batch, k.m, k.n, k.k}) mix(static_cast<std::uint64_t>(v));
-    for (const int v : {static_cast<int>(k.dtype), k.levels, k.bundles, k.mcus_per_bundle,
+    for (const int v : {static_cast<int>(k.dtype), k.accumulate, k.levels, k.bundles, k.mcus_per_bundle,
                         k.array_rows, k.array_cols, static_cast<int>(k.dataflow)}) {
       mix(static_cast<std::uint64_t>(v));
     }
@@ -57,6 +58,7 @@ Key key_of(const PerfMachine& m, const GemmShape& shape, DataType dtype) {
   k.n = shape.n;
   k.k = shape.k;
   k.dtype = dtype;
+  k.accumulate = shape.accumulate;
   k.levels = static_cast<int>(m.levels.size());
   k.bundles = m.bundles;
   k.mcus_per_bundle = m.mcus_per_bundle;

@@ -12,7 +12,8 @@ std::size_t KernelTimer::KeyHash::operator()(const Key& k) const noexcept {
   std::uint64_t h = 1469598103934665603ULL;
   for (const std::uint64_t v : {static_cast<std::uint64_t>(k.batch), static_cast<std::uint64_t>(k.m),
                                 static_cast<std::uint64_t>(k.n), static_cast<std::uint64_t>(k.k),
-                                static_cast<std::uint64_t>(k.dtype)}) {
+                                static_cast<std::uint64_t>(k.dtype),
+                                static_cast<std::uint64_t>(k.accumulate)}) {
     h = (h ^ v) * 1099511628211ULL;
   }
   return static_cast<std::size_t>(h);
@@ -27,7 +28,7 @@ const std::string& KernelTimer::binding_name(int binding) const {
 }
 
 const GemmPlan& KernelTimer::gemm_plan(const GemmShape& shape, DataType dtype) {
-  const Key key{shape.batch, shape.m, shape.n, shape.k, dtype};
+  const Key key{shape.batch, shape.m, shape.n, shape.k, dtype, shape.accumulate};
   auto it = cache_.find(key);
   if (it == cache_.end()) {
     it = cache_.emplace(key, shared_gemm_search(m_, shape, dtype)->time(m_)).first;

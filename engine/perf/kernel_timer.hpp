@@ -53,6 +53,7 @@ class KernelTimer {
   struct Key {
     std::int64_t batch, m, n, k;
     DataType dtype;
+    std::int32_t accumulate;
     friend bool operator==(const Key&, const Key&) = default;
   };
   struct KeyHash {

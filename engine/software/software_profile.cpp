@@ -97,6 +97,12 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
       throw k->error_at("repeat_kv", "expected none or copy, got " + k->quoted("repeat_kv"));
     }
     s.eager.repeat_kv = repeat == "copy";
+    const std::string wgrad = k->get_or<std::string>("wgrad_accumulation", "separate");
+    if (wgrad != "separate" && wgrad != "fused") {
+      throw k->error_at("wgrad_accumulation",
+                        "expected fused or separate, got " + k->quoted("wgrad_accumulation"));
+    }
+    s.wgrad_accumulation_fused = wgrad == "fused";
     k->finish();
   }
   if (auto m = root.optional_child("memory_model")) {

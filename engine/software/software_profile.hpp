@@ -91,6 +91,10 @@ struct SoftwareProfile {
   // element-wise operators as eager PyTorch runs a model's Python composites (EagerOps);
   // `fused` / `none` (defaults): one kernel each, no key/value copy.
   EagerOps eager;
+  // `kernels: {wgrad_accumulation: fused}`: the weight-gradient GEMMs accumulate into the fp32
+  // main gradient (Megatron's gradient_accumulation_fusion, GptPartition::
+  // wgrad_accumulation_fused); `separate` (default): each writes its output once.
+  bool wgrad_accumulation_fused = false;
   // What the stack keeps in device memory beyond the ZeRO/Korthikanti counts (memory_model:
   // block; GPT workloads).
   MemoryModel memory;

@@ -124,6 +124,8 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
       p.flash2 = options_.flash2;
       p.fp32_cross_entropy = options_.fp32_cross_entropy;
       p.eager = options_.eager;
+      p.wgrad_accumulation = options_.wgrad_accumulation_bytes(
+          bytes_per_element(spec_.precision).si(), spec_.precision == DataType::kBf16);
       p.separate_bias = options_.separate_bias;
       p.selective_op = options_.selective_op;
       p.context = s.cp;

@@ -74,6 +74,13 @@ TEST_CASE("GEMM shape: 2·m·n·k FLOPs and compulsory traffic", "[graph][golden
   CHECK(r.flops().in(units::flops) == 805306368.0);
   CHECK(r.bytes_read(DataType::kFp16).in(units::bytes) == 12648448.0);
   CHECK(r.bytes_written(DataType::kFp16).in(units::bytes) == 1572864.0);
+  // Accumulated into an fp32 buffer (a weight gradient into main_grad): C read and written in
+  // fp32, 64·12288·4 = 3145728 B each way.
+  GemmShape acc = r;
+  acc.accumulate = 4;
+  CHECK(acc.bytes_read(DataType::kFp16).in(units::bytes) == 12648448.0 + 3145728.0);
+  CHECK(acc.bytes_written(DataType::kFp16).in(units::bytes) == 3145728.0);
+  CHECK_FALSE(acc == r);
 
   // Batched: 3 products of (m, n, k) = (4, 5, 6): 2·3·4·5·6 = 720 FLOP;
   // read 3·(4·6 + 6·5)·2 B = 3·54·2 = 324 B; write 3·4·5·2 B = 120 B.

@@ -514,3 +514,25 @@ TEST_CASE("eager element-wise operators: each aten pass's traffic, fp32 where th
   mha.kv_heads = mha.heads;
   CHECK(build_gpt_graph(mha, eager).size() == build_gpt_graph(mha).size());
 }
+
+TEST_CASE("fused weight-gradient accumulation: every weight gradient adds into the main gradient",
+          "[graph]") {
+  // GptPartition::wgrad_accumulation 4: the layers' linear weight gradients (and the output
+  // layer's) as C += A·B into fp32; data gradients and forward GEMMs unchanged.
+  const GptSpec s = tiny_llama();
+  GptPartition fused;
+  fused.wgrad_accumulation = 4;
+  const ComputeGraph g = build_gpt_graph(s, fused);
+  int wgrads = 0;
+  for (const Kernel& k : g.kernels()) {
+    if (!k.gemm) continue;
+    const bool wgrad = k.phase == Phase::kBackwardWeight;
+    CHECK(k.gemm->accumulate == (wgrad ? 4 : 0));
+    wgrads += wgrad ? 1 : 0;
+  }
+  CHECK(wgrads == 2 * 5 + 1);  // qkv, proj, gate, up, down per layer, and the output layer
+  // fc2 (down) weight gradient: (f, h, T) = (768, 256, 256): C 768·256 read and written in fp32.
+  const Kernel& down = find(g, "l0.fc2.wgrad");
+  CHECK(down.bytes_written.in(units::bytes) == 768.0 * 256 * 4);
+  CHECK(down.bytes_read.in(units::bytes) == (768.0 * 256 + 256.0 * 256) * 2 + 768.0 * 256 * 4);
+}

@@ -309,3 +309,35 @@ TEST_CASE("A training run sustains the FP8 rate's own measured share", "[perf]")
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("a GEMM accumulating into its output reads C and writes it in the buffer's type",
+          "[perf]") {
+  // The same tiles with C += A·B into fp32 (GemmShape::accumulate 4, Megatron's
+  // gradient_accumulation_fusion): every boundary's C term goes from 2 B written to 4 B read
+  // and 4 B written per element, +6·m·n bytes; A, B and the partial sums are unchanged.
+  const PerfMachine m = test::shipped_machine("a100");
+  const GemmShape plain{1, 4096, 4096, 1024};
+  GemmShape acc = plain;
+  acc.accumulate = 4;
+  std::array<GemmTile, kMaxPerfLevels> tiles{};
+  tiles[0] = {64, 32, 16};
+  tiles[1] = {128, 64, 16};
+  tiles[2] = {2048, 2048, 16};
+  std::array<LoopOrder, kMaxPerfLevels> orders{};
+  const GemmPlan a = evaluate_gemm(m, plain, DataType::kFp16, tiles, orders, Dataflow::kBest);
+  const GemmPlan b = evaluate_gemm(m, acc, DataType::kFp16, tiles, orders, Dataflow::kBest);
+  const double mn = 4096.0 * 4096.0;
+  for (int l = 1; l <= a.levels; ++l) {
+    INFO("level " << l);
+    const auto u = static_cast<std::size_t>(l);
+    CHECK(b.bytes[u].si() - a.bytes[u].si() == Approx(6.0 * mn));
+  }
+  CHECK(b.flops == a.flops);
+  // The search's plan is never faster with the extra traffic.
+  CHECK(plan_gemm(m, acc, DataType::kFp16).device_time >=
+        plan_gemm(m, plain, DataType::kFp16).device_time);
+}
+
+}  // namespace pathfinder

@@ -196,3 +196,30 @@ TEST_CASE("kernels: which element-wise operators run as eager PyTorch decomposes
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("kernels: weight gradients accumulated by their GEMMs into the main gradient",
+          "[software]") {
+  // Megatron-LM and Megatron-Core fuse it (gradient_accumulation_fusion); PyTorch FSDP and
+  // nanotron write each weight gradient once. The buffer is the gradient-reduction type:
+  // Megatron's fp32 for bf16, the workload's for fp16.
+  const std::string dir = test::source_path("templates/software");
+  const auto options = [&](const char* name) {
+    return TrainingOptions::from(load_software_profile(resolve_software_profile(name, {dir})));
+  };
+  for (const char* name : {"megatron-lm", "megatron-core", "megatron-core-fp8", "nemo-fp8"}) {
+    INFO(name);
+    CHECK(options(name).wgrad_accumulation_fused);
+    CHECK(options(name).wgrad_accumulation_bytes(2.0, true) == 4);   // bf16
+    CHECK(options(name).wgrad_accumulation_bytes(2.0, false) == 2);  // fp16
+  }
+  for (const char* name : {"fsdp", "nanotron", "deepflow-reference"}) {
+    INFO(name);
+    CHECK(options(name).wgrad_accumulation_bytes(2.0, true) == 0);
+  }
+  CHECK(profile_error(std::string(kMinimal) + "kernels:\n  wgrad_accumulation: fp32\n") ==
+        "p.yaml:5:23: error: kernels.wgrad_accumulation: expected fused or separate, got \"fp32\"");
+}
+
+}  // namespace pathfinder

@@ -184,17 +184,20 @@ TEST_CASE("[calibration] NeMo 24.07 FP8 pre-training on DGX H100: tokens/s/GPU",
               n, 100 * mape, 100 * signed_sum / n);
   CHECK(n == 12);
   // Measured today (bounds just above, so a regression fails; the goal is the 8%):
-  //   MAPE 9.2%, bias +9.2% (9.4% before context parallelism's per-step merges; 15.5% before
+  //   MAPE 9.0%, bias +9.0% (9.2% before the weight gradients accumulated into the fp32
+  //   main_grad by their GEMMs, nemo-fp8.yaml kernels.wgrad_accumulation: 175B at micro-batch
+  //   1, whose 2,048-token weight-gradient GEMMs then move as many bytes as they compute,
+  //   +16.6% -> +15.5%; 9.4% before context parallelism's per-step merges; 15.5% before
   //   the backward GEMMs' promoted FP8 accumulation,
   //   Transformer Engine's _2X_ACC_DGRAD/_2X_ACC_WGRAD at h100.yaml's measured 0.87; 19.3%
   //   before the attention backward's pre/postprocess passes and h100.yaml's
   //   attention_backward_fraction, FlashAttention-3 kernel benchmarks; 19.8% before the fp32
-  //   gradient reduction of Megatron's bf16 rule): every row still optimistic (+4% to +17%),
+  //   gradient reduction of Megatron's bf16 rule): every row still optimistic (+4% to +16%),
   //   alike across GPT-3, Llama 2, Llama 3 (context parallel 2) and Nemotron, 8 to 512 GPUs,
   //   tp 1 to 8: a device-level shortfall, not a parallelism one.
   //   (Before FP8's own sustained rate, the A100's training residual and the fp32 loss:
   //   +28.6%, +34%, +22.9%.)
-  CHECK(mape <= 0.10);
+  CHECK(mape <= 0.095);
   CHECK(signed_sum / n <= 0.10);
   CHECK(signed_sum / n >= 0.0);  // a change that makes rows pessimistic must say why here
 }
