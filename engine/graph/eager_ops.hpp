@@ -13,7 +13,11 @@ struct EagerOps {
   bool rotary = false;     // q, k `.float()`, complex multiply by freqs_cis, `.type_as`
   bool swiglu = false;     // `F.silu(w1(x)) * w3(x)`: SiLU, then the product
   bool repeat_kv = false;  // grouped-query K, V copied to every query head before attention
-  [[nodiscard]] bool any() const { return rmsnorm || rotary || swiglu || repeat_kv; }
+  // q, k, v split from the fused QKV output and copied contiguous in the attention kernel's
+  // layout, k and v packed together (nanotron's CausalSelfAttention); backward, the split's
+  // gradients concatenated (autograd's cat)
+  bool qkv_layout = false;
+  [[nodiscard]] bool any() const { return rmsnorm || rotary || swiglu || repeat_kv || qkv_layout; }
   friend bool operator==(const EagerOps&, const EagerOps&) = default;
 };
 

@@ -714,6 +714,15 @@ GptBuilder::LayerFwd GptBuilder::layer_fwd(int i, const Deps& x, Pass pass) {
   } else {
     r.qkv = linear_fwd(i, "qkv", w.qkv, /*bias_epilogue=*/true,
                        gather_in(i, "ln1.gather" + suffix_, phase_, {r.ln1}));
+    if (part_.eager.qkv_layout) {
+      // nanotron (models/llama.py): q, k, v split and each made contiguous in the kernel's
+      // layout (transpose(0, 1).contiguous(), or one permute of the whole without GQA), then
+      // k and v concatenated and permuted contiguous for the rotary: (a_t + 2g_t) + 2·2g_t
+      // heads of d read and written.
+      const double e = t_ * static_cast<double>((s_.heads / tp_ + 6 * kv_local_) * s_.head_dim());
+      r.qkv = stream(i, "qkv.layout" + suffix_, KernelKind::kElementwise, phase_, 0.0, e * p_,
+                     e * p_, {r.qkv});
+    }
     if (rotary_) r.qkv = rotary(i, "rotary" + suffix_, phase_, {r.qkv});
     attention_fwd(i, r, {r.qkv});
   }
@@ -823,9 +832,10 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
     dqkv = {dq, dk, dv};
   }
   if (rotary_) dqkv = {rotary(i, "rotary.bwd", Phase::kBackwardData, dqkv)};
-  if (!flash_ && !s_.mla()) {
+  if ((!flash_ || part_.eager.qkv_layout) && !s_.mla()) {
     // The query, key and value gradients into the fused QKV output's gradient: the backward of
-    // the unfused attention's split of that output into q, k and v (autograd's torch.cat).
+    // the split of that output into q, k and v (autograd's torch.cat) by the unfused attention,
+    // or by a flash path that splits it (EagerOps::qkv_layout).
     const double e = t_ * static_cast<double>(w.qkv.out);
     dqkv = {stream(i, "qkv.grad.concat", KernelKind::kElementwise, Phase::kBackwardData, 0.0,
                    e * p_, e * p_, dqkv)};

@@ -97,6 +97,11 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
       throw k->error_at("repeat_kv", "expected none or copy, got " + k->quoted("repeat_kv"));
     }
     s.eager.repeat_kv = repeat == "copy";
+    const std::string layout = k->get_or<std::string>("qkv_layout", "none");
+    if (layout != "none" && layout != "copy") {
+      throw k->error_at("qkv_layout", "expected none or copy, got " + k->quoted("qkv_layout"));
+    }
+    s.eager.qkv_layout = layout == "copy";
     const std::string wgrad = k->get_or<std::string>("wgrad_accumulation", "separate");
     if (wgrad != "separate" && wgrad != "fused") {
       throw k->error_at("wgrad_accumulation",

@@ -87,9 +87,9 @@ struct SoftwareProfile {
   // Megatron-LM's linear layers do (GptPartition::separate_bias); `epilogue` (default): fused
   // into the GEMMs.
   bool separate_bias = false;
-  // `kernels: {rmsnorm: eager, rotary: eager, swiglu: eager, repeat_kv: copy}`: those
-  // element-wise operators as eager PyTorch runs a model's Python composites (EagerOps);
-  // `fused` / `none` (defaults): one kernel each, no key/value copy.
+  // `kernels: {rmsnorm: eager, rotary: eager, swiglu: eager, repeat_kv: copy, qkv_layout:
+  // copy}`: those element-wise operators and layout copies as eager PyTorch runs a model's
+  // Python (EagerOps); `fused` / `none` (defaults): one kernel each, no copies.
   EagerOps eager;
   // `kernels: {wgrad_accumulation: fused}`: the weight-gradient GEMMs accumulate into the fp32
   // main gradient (Megatron's gradient_accumulation_fusion, GptPartition::

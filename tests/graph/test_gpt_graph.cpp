@@ -536,3 +536,19 @@ TEST_CASE("fused weight-gradient accumulation: every weight gradient adds into t
   CHECK(down.bytes_written.in(units::bytes) == 768.0 * 256 * 4);
   CHECK(down.bytes_read.in(units::bytes) == (768.0 * 256 + 256.0 * 256) * 2 + 768.0 * 256 * 4);
 }
+
+TEST_CASE("q, k, v layout copies: split, made contiguous, k and v packed", "[graph]") {
+  // EagerOps::qkv_layout (nanotron): tiny_llama's T = 256 tokens, a 8 query and g 2 key/value
+  // heads of d 32: (a + 6g)·d·T = 20·32·256 = 163,840 elements read and written (bf16) after the
+  // QKV GEMM; backward the split's gradients concatenated, (a + 2g)·d·T = 98,304.
+  const GptSpec s = tiny_llama();
+  GptPartition layout;
+  layout.eager.qkv_layout = true;
+  const ComputeGraph g = build_gpt_graph(s, layout);
+  const Kernel& fwd = find(g, "l0.qkv.layout.fwd");
+  CHECK(fwd.bytes_read.in(units::bytes) == 163840.0 * 2);
+  CHECK(fwd.bytes_written.in(units::bytes) == 163840.0 * 2);
+  const Kernel& bwd = find(g, "l0.qkv.grad.concat");
+  CHECK(bwd.bytes_read.in(units::bytes) == 98304.0 * 2);
+  CHECK(g.size() == build_gpt_graph(s).size() + 2 * 2);  // two kernels a layer
+}

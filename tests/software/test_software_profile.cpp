@@ -192,7 +192,9 @@ TEST_CASE("kernels: which element-wise operators run as eager PyTorch decomposes
     CHECK_FALSE(load_software_profile(resolve_software_profile(name, {dir})).eager.any());
   }
   CHECK(load_software_profile(resolve_software_profile("nanotron", {dir})).eager ==
-        EagerOps{false, false, true, false});
+        EagerOps{false, false, true, false, true});  // and its q, k, v layout copies
+  CHECK(profile_error(std::string(kMinimal) + "kernels:\n  qkv_layout: eager\n") ==
+        "p.yaml:5:15: error: kernels.qkv_layout: expected none or copy, got \"eager\"");
 }
 
 }  // namespace pathfinder
