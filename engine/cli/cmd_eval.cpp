@@ -149,7 +149,9 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
       ->check(CLI::IsMember({"table", "csv", "json"}));
   if (!rank) {
     cmd->add_flag("--all-kernels", opt->all_kernels,
-                  "Table: one row per kernel instead of one per kernel name across layers");
+                  "One device: one row per kernel instead of one per kernel name across layers. "
+                  "With a strategy: also the first stage's layer kernel by kernel as timed "
+                  "(pass, kind, stream, start, time; table and JSON)");
   }
   cmd->add_option("--set", opt->sets,
                   "Set a workload, template or technology key, e.g. --set micro_batch=4, --set "
@@ -350,11 +352,15 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
       }
     } else {
       TrainingResult r;
-      if (opt->trace.empty()) {
+      // Kept for what reads the model again: the trace and --all-kernels' layer.
+      std::optional<TrainingModel> model;
+      if (opt->trace.empty() && !(distribute && opt->all_kernels)) {
         r = evaluate_training(spec, arch, w.spec, strategy, training);
       } else {
-        TrainingModel model(spec, arch, w.spec, strategy.devices(), training);
-        r = model.evaluate(strategy);
+        model.emplace(spec, arch, w.spec, strategy.devices(), training);
+        r = model->evaluate(strategy);
+      }
+      if (!opt->trace.empty()) {
         // Two passes per micro-batch, chunk and stage, one event each: beyond what trace
         // viewers open (and hundreds of MB of JSON).
         constexpr double kMaxTracePasses = 500'000;
@@ -370,7 +376,7 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
                             "(--global-batch)",
                             passes, static_cast<long long>(r.micro_batches), kMaxTracePasses)});
         }
-        const std::optional<Timeline> t = model.timeline(strategy, r);
+        const std::optional<Timeline> t = model->timeline(strategy, r);
         if (!t) {
           throw ConfigError(Diagnostic{command_line("--trace"),
                                        std::string(std::holds_alternative<GemmSpec>(w.spec)
@@ -394,27 +400,25 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
       }
       if (distribute) {
         out = training_report(r, w, arch, opt->format);
+        // --all-kernels: one layer's kernels as timed, after the report (table and JSON).
+        if (opt->all_kernels && r.feasible && opt->format != "csv") {
+          if (const auto layer = model->layer_kernels(strategy)) {
+            if (opt->format == "json") {
+              nlohmann::ordered_json j = nlohmann::ordered_json::parse(out);
+              j["layer_kernels"] = layer_kernels_json(*layer);
+              out = j.dump(2) + "\n";
+            } else {
+              out += layer_kernels_table(*layer);
+            }
+          }
+        }
       } else {
         KernelTimer timer(make_perf_machine(spec, arch));
         // The kernel table shows the graph the iteration was timed on: the software profile's
         // FP8 linear layers, attention kernel and loss included.
         Workload shown = w;
-        const bool profiled =
-            training.fp8_linear || training.flash2 || training.fp32_cross_entropy ||
-            training.separate_bias || training.selective_op || training.eager.any() ||
-            training.wgrad_accumulation_fused;
-        if (const auto* gpt = std::get_if<GptSpec>(&w.spec); gpt && profiled) {
-          GptPartition p;
-          p.fp8_linear = training.fp8_linear;
-          p.fp8_fast_backward_accumulation = training.fp8_fast_backward_accumulation;
-          p.flash2 = training.flash2;
-          p.fp32_cross_entropy = training.fp32_cross_entropy;
-          p.separate_bias = training.separate_bias;
-          p.selective_op = training.selective_op;
-          p.eager = training.eager;
-          p.wgrad_accumulation = training.wgrad_accumulation_bytes(
-              bytes_per_element(gpt->precision).si(), gpt->precision == DataType::kBf16);
-          shown.graph = build_gpt_graph(*gpt, p);
+        if (const auto* gpt = std::get_if<GptSpec>(&w.spec)) {
+          shown.graph = build_gpt_graph(*gpt, software_partition(training, gpt->precision));
         }
         out = single_device_report(r, shown, arch, timer, opt->format, opt->all_kernels);
       }

@@ -92,66 +92,92 @@ const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id
   return placements_.emplace(key, std::move(pl)).first->second;
 }
 
+GptPartition software_partition(const TrainingOptions& o, DataType precision) {
+  GptPartition p;
+  p.overlap_sp_regather = o.overlap_sp_regather;
+  p.fp8_linear = o.fp8_linear;
+  p.fp8_fast_backward_accumulation = o.fp8_fast_backward_accumulation;
+  p.flash2 = o.flash2;
+  p.fp32_cross_entropy = o.fp32_cross_entropy;
+  p.separate_bias = o.separate_bias;
+  p.selective_op = o.selective_op;
+  p.eager = o.eager;
+  p.wgrad_accumulation = o.wgrad_accumulation_bytes(bytes_per_element(precision).si(),
+                                                    precision == DataType::kBf16);
+  return p;
+}
+
+std::shared_ptr<const ComputeGraph> GptTraining::part_graph(const Strategy& s, PartKind kind,
+                                                           int layers, int first_layer,
+                                                           bool embedding, bool head) {
+  const GraphKey graph_key{s.tp, s.sequence_parallel ? 1 : 0, static_cast<int>(s.recompute),
+                           s.micro_batch, s.cp, s.ep, static_cast<int>(kind),
+                           s.ulysses ? 1 : 0};
+  return options_.graphs->get(graph_key, [&] {
+    GptSpec w = spec_;
+    w.micro_batch = s.micro_batch;
+    GptPartition p = software_partition(options_, spec_.precision);
+    p.first_layer = first_layer;
+    p.tensor = s.tp;
+    p.sequence_parallel = s.sequence_parallel;
+    p.recompute = s.recompute;
+    p.context = s.cp;
+    p.context_all_to_all = s.ulysses;
+    p.expert = s.ep;
+    p.layers = layers;
+    p.embedding = embedding;
+    p.head = head;
+    return build_gpt_graph(w, p);
+  });
+}
+
+PlacedComm GptTraining::placed_comm(const Placements& pl) {
+  const Mapping& m = pl.mapping;
+  return PlacedComm({&m.groups[0], nullptr, &m.groups[2], &m.groups[1], &pl.context, &pl.expert});
+}
+
+double GptTraining::tensor_overlap(const Strategy& s) const {
+  return options_.tensor_comm_chunked ? 1.0 - 1.0 / s.tp : options_.tensor_comm_overlap;
+}
+
 const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
   const auto key = std::make_tuple(s.tp, s.sequence_parallel ? 1 : 0,
                                    static_cast<int>(s.recompute), s.micro_batch, s.dp, s.cp,
                                    s.ulysses ? 1 : 0, s.ep, s.pp, id);
   auto it = parts_.find(key);
   if (it != parts_.end()) return it->second;
-  const Placements& pl = placements(s, id);
-  const Mapping& m = pl.mapping;
-  GptSpec w = spec_;
-  w.micro_batch = s.micro_batch;
-  const PlacedComm comm(
-      {&m.groups[0], nullptr, &m.groups[2], &m.groups[1], &pl.context, &pl.expert});
-  const double tp_overlap =
-      options_.tensor_comm_chunked ? 1.0 - 1.0 / s.tp : options_.tensor_comm_overlap;
-  enum Part { kLayer, kDenseLayer, kEmbedding, kHead };  // the graph cache's part numbers
-  const auto part = [&](Part kind, int layers, int first_layer, bool embedding, bool head,
+  const PlacedComm comm = placed_comm(placements(s, id));
+  const double tp_overlap = tensor_overlap(s);
+  const auto part = [&](PartKind kind, int layers, int first_layer, bool embedding, bool head,
                         double& params) {
-    const GraphKey graph_key{s.tp, s.sequence_parallel ? 1 : 0, static_cast<int>(s.recompute),
-                             s.micro_batch, s.cp, s.ep, static_cast<int>(kind),
-                             s.ulysses ? 1 : 0};
-    const std::shared_ptr<const ComputeGraph> g = options_.graphs->get(graph_key, [&] {
-      GptPartition p;
-      p.first_layer = first_layer;
-      p.tensor = s.tp;
-      p.sequence_parallel = s.sequence_parallel;
-      p.recompute = s.recompute;
-      p.overlap_sp_regather = options_.overlap_sp_regather;
-      p.fp8_linear = options_.fp8_linear;
-      p.fp8_fast_backward_accumulation = options_.fp8_fast_backward_accumulation;
-      p.flash2 = options_.flash2;
-      p.fp32_cross_entropy = options_.fp32_cross_entropy;
-      p.eager = options_.eager;
-      p.wgrad_accumulation = options_.wgrad_accumulation_bytes(
-          bytes_per_element(spec_.precision).si(), spec_.precision == DataType::kBf16);
-      p.separate_bias = options_.separate_bias;
-      p.selective_op = options_.selective_op;
-      p.context = s.cp;
-      p.context_all_to_all = s.ulysses;
-      p.expert = s.ep;
-      p.layers = layers;
-      p.embedding = embedding;
-      p.head = head;
-      return build_gpt_graph(w, p);
-    });
+    const std::shared_ptr<const ComputeGraph> g =
+        part_graph(s, kind, layers, first_layer, embedding, head);
     params = static_cast<double>(g->parameter_count());
     return stage_times(*g, timer_, comm, tp_overlap);
   };
   Parts parts;
   // A mixture of experts' layer is one after its leading dense layers.
   const auto dense = static_cast<int>(spec_.dense_layers_in(0, spec_.layers));
-  parts.layer = part(kLayer, 1, spec_.moe() ? dense : 0, false, false, parts.layer_parameters);
+  parts.layer = part(PartKind::kLayer, 1, spec_.moe() ? dense : 0, false, false,
+                     parts.layer_parameters);
   if (spec_.moe() && dense > 0) {
-    parts.dense_layer = part(kDenseLayer, 1, 0, false, false, parts.dense_layer_parameters);
+    parts.dense_layer =
+        part(PartKind::kDenseLayer, 1, 0, false, false, parts.dense_layer_parameters);
   } else {
     parts.dense_layer = parts.layer;
     parts.dense_layer_parameters = parts.layer_parameters;
   }
-  parts.embedding = part(kEmbedding, 0, 0, true, false, parts.embedding_parameters);
-  parts.head = part(kHead, 0, 0, false, true, parts.head_parameters);
+  parts.embedding = part(PartKind::kEmbedding, 0, 0, true, false, parts.embedding_parameters);
+  parts.head = part(PartKind::kHead, 0, 0, false, true, parts.head_parameters);
   return parts_.emplace(key, std::move(parts)).first->second;
+}
+
+GptTraining::LayerKernels GptTraining::layer_kernels(const Strategy& s) {
+  const auto dense = static_cast<int>(spec_.dense_layers_in(0, spec_.layers));
+  LayerKernels out;
+  out.graph = part_graph(s, PartKind::kLayer, 1, spec_.moe() ? dense : 0, false, false);
+  out.spans = kernel_spans(*out.graph, timer_, placed_comm(placements(s, 0)), tensor_overlap(s));
+  return out;
 }
 
 GptTraining::ShardedUnits GptTraining::sharded_units(const Parts& pt,

@@ -26,6 +26,7 @@
 #include "engine/perf/kernel_timer.hpp"
 #include "engine/software/software_profile.hpp"
 #include "engine/system/mapping.hpp"
+#include "engine/train/comm_collective.hpp"
 #include "engine/train/iteration.hpp"
 #include "engine/train/stage_times.hpp"
 #include "engine/train/timeline.hpp"
@@ -103,6 +104,10 @@ struct TrainingOptions {
   }
 };
 
+// The graph choices the software profile makes (kernels, precision, recomputation style) as a
+// whole-model partition; strategies add their tensor, sequence, context and expert splits.
+[[nodiscard]] GptPartition software_partition(const TrainingOptions& o, DataType precision);
+
 class GptTraining {
  public:
   // `peak_flops`: one device's dense peak (MFU's denominator).
@@ -123,6 +128,13 @@ class GptTraining {
   [[nodiscard]] const StageTimes& layer_times(const Strategy& s) {
     return parts(s, 0).layer;
   }
+  // That layer's kernels as timed (the first stage's placement), with the graph they index:
+  // what `eval --all-kernels` shows for a distributed evaluation.
+  struct LayerKernels {
+    std::shared_ptr<const ComputeGraph> graph;
+    std::vector<KernelSpan> spans;
+  };
+  [[nodiscard]] LayerKernels layer_kernels(const Strategy& s);
   [[nodiscard]] const GptSpec& spec() const { return spec_; }
   [[nodiscard]] const TrainingOptions& options() const { return options_; }
   [[nodiscard]] Bytes memory_capacity() const {
@@ -153,6 +165,15 @@ class GptTraining {
     GroupPlacement expert_data;
   };
   const Parts& parts(const Strategy& s, int id);
+  // The graph cache's part numbers.
+  enum class PartKind { kLayer, kDenseLayer, kEmbedding, kHead };
+  // One part's graph for the strategy's shape (built once, shared through options_.graphs).
+  std::shared_ptr<const ComputeGraph> part_graph(const Strategy& s, PartKind kind, int layers,
+                                                 int first_layer, bool embedding, bool head);
+  // The collectives' times on a placement's groups.
+  static PlacedComm placed_comm(const Placements& pl);
+  // The share of each tensor-parallel collective hidden (chunked, or the profile's fraction).
+  [[nodiscard]] double tensor_overlap(const Strategy& s) const;
   const Placements& placements(const Strategy& s, int id);
   // Fills r's timing (iteration, breakdown, ...) with placements `id`.
   void time_iteration(const Strategy& s, int id, TrainingResult& r);

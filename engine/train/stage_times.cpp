@@ -23,8 +23,10 @@ struct Scratch {
 // One pass's kernels in graph order on the two streams, from the graph's step program
 // (ComputeGraph::pass_steps). Its state lives in locals, so the chain from one kernel's end to
 // the next one's start stays in registers.
+// kRecord: each kernel's span appended to `spans` (reports); the evaluation path records none.
+template <bool kRecord>
 PassTimes time_pass(const ComputeGraph& g, int p, Scratch& scratch, Time dispatch, Time launch,
-                    double comm_overlap) {
+                    double comm_overlap, std::vector<KernelSpan>* spans) {
   using Kind = ComputeGraph::StepKind;
   PassTimes pt;
   Activity a;
@@ -44,6 +46,7 @@ PassTimes time_pass(const ComputeGraph& g, int p, Scratch& scratch, Time dispatc
       // Pipelined with its consumer: timed there (below); its own inputs pass through.
       ring[i] = scratch.comm[c];
       end[i] = ready;
+      if constexpr (kRecord) spans->push_back({i, p, true, ready, ready});
       continue;
     }
     if (st.kind == Kind::kOverlappedComm) {
@@ -52,6 +55,7 @@ PassTimes time_pass(const ComputeGraph& g, int p, Scratch& scratch, Time dispatc
       end[i] = comm_free = start + t;
       pt.hidden_comm += t;
       pt.span = later(pt.span, end[i]);
+      if constexpr (kRecord) spans->push_back({i, p, true, start, end[i]});
       continue;
     }
     Time t;
@@ -93,6 +97,7 @@ PassTimes time_pass(const ComputeGraph& g, int p, Scratch& scratch, Time dispatc
     const Time start = later(free, host_ready);
     if (host_ready > free) pt.host_stall += host_ready - free;
     end[i] = compute_free = start + t + exposed_ring;
+    if constexpr (kRecord) spans->push_back({i, p, false, start, end[i]});
     if (comm) {
       pt.exposed_comm += t;
     } else {
@@ -106,9 +111,11 @@ PassTimes time_pass(const ComputeGraph& g, int p, Scratch& scratch, Time dispatc
 
 }  // namespace
 
-StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTimes& comm,
-                       double comm_overlap) {
-  const HostSpec& host = timer.machine().host;
+namespace {
+
+// Times each timing class once, on its first kernel (the timers are pure functions of it), into
+// the per-thread scratch; the passes then read them by class.
+Scratch& prepared_scratch(const ComputeGraph& g, KernelTimer& timer, const CommTimes& comm) {
   thread_local Scratch scratch;
   // end[] is written before it is read (a dependency precedes its kernel in the same pass);
   // ring[] is read for every dependency, so it starts clear.
@@ -118,7 +125,6 @@ StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTime
   scratch.kernel.resize(classes);
   scratch.comm.resize(classes);
   scratch.link.resize(classes);
-  // Each class timed once, on its first kernel: the timers are pure functions of it.
   for (std::uint32_t c = 0; c < classes; ++c) {
     const Kernel& k = g.kernel(g.class_first(c));
     if (k.comm) {
@@ -128,12 +134,34 @@ StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTime
       scratch.kernel[c] = timer.time(k);
     }
   }
+  return scratch;
+}
+
+}  // namespace
+
+StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTimes& comm,
+                       double comm_overlap) {
+  const HostSpec& host = timer.machine().host;
+  Scratch& scratch = prepared_scratch(g, timer, comm);
   StageTimes out;
   const Time dispatch = host.training_dispatch, launch = host.launch_latency;
-  out.forward = time_pass(g, 0, scratch, dispatch, launch, comm_overlap);
-  out.backward = time_pass(g, 1, scratch, dispatch, launch, comm_overlap);
-  out.update = time_pass(g, 2, scratch, dispatch, launch, comm_overlap);
+  out.forward = time_pass<false>(g, 0, scratch, dispatch, launch, comm_overlap, nullptr);
+  out.backward = time_pass<false>(g, 1, scratch, dispatch, launch, comm_overlap, nullptr);
+  out.update = time_pass<false>(g, 2, scratch, dispatch, launch, comm_overlap, nullptr);
   return out;
+}
+
+std::vector<KernelSpan> kernel_spans(const ComputeGraph& g, KernelTimer& timer,
+                                     const CommTimes& comm, double comm_overlap) {
+  const HostSpec& host = timer.machine().host;
+  Scratch& scratch = prepared_scratch(g, timer, comm);
+  std::vector<KernelSpan> spans;
+  spans.reserve(g.size());
+  for (int p = 0; p < 3; ++p) {
+    (void)time_pass<true>(g, p, scratch, host.training_dispatch, host.launch_latency,
+                          comm_overlap, &spans);
+  }
+  return spans;
 }
 
 }  // namespace pathfinder

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <vector>
 
 #include "engine/graph/compute_graph.hpp"
 #include "engine/perf/kernel_timer.hpp"
@@ -42,6 +43,21 @@ struct StageTimes {
   PassTimes backward;  // data and weight gradients, recomputation included
   PassTimes update;    // the optimizer step
 };
+
+// One kernel as stage_times places it, for reports (eval --all-kernels): its pass, whether it
+// ran on the communication stream (an overlapped collective, or a ring timed with its consumer,
+// start = end), and its start and end from the pass's first issue.
+struct KernelSpan {
+  KernelId id = 0;
+  int pass = 0;
+  bool comm_stream = false;
+  Time start, end;
+};
+// Every kernel of the graph as stage_times times it (the same arithmetic), in graph order per
+// pass: forward, backward, update.
+[[nodiscard]] std::vector<KernelSpan> kernel_spans(const ComputeGraph& g, KernelTimer& timer,
+                                                   const CommTimes& comm,
+                                                   double comm_overlap = 0.0);
 
 // `comm_overlap`: the fraction of each blocking collective hidden behind compute by
 // decomposition (asynchronous tensor parallelism, collective matmul); 0 = fully exposed.

@@ -99,6 +99,12 @@ std::optional<Timeline> TrainingModel::timeline(const Strategy& s, TrainingResul
   return gpt->timeline(s, timed);
 }
 
+std::optional<GptTraining::LayerKernels> TrainingModel::layer_kernels(const Strategy& s) {
+  auto* gpt = std::get_if<GptTraining>(&model_);
+  if (gpt == nullptr) return std::nullopt;
+  return gpt->layer_kernels(s);
+}
+
 TrainingResult evaluate_training(const ArchSpec& spec, const MicroArch& arch,
                                  const WorkloadSpec& w, const std::optional<Strategy>& s,
                                  const TrainingOptions& options) {

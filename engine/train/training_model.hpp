@@ -45,6 +45,9 @@ class TrainingModel {
   // `s` into r and, for a GPT workload's feasible result, its iteration as a timeline
   // (timeline.hpp); nullopt for the workloads timed without one (the paper's LSTM, one GEMM).
   [[nodiscard]] std::optional<Timeline> timeline(const Strategy& s, TrainingResult& r);
+  // A GPT workload's one layer as timed for `s` (GptTraining::layer_kernels); nullopt for the
+  // others.
+  [[nodiscard]] std::optional<GptTraining::LayerKernels> layer_kernels(const Strategy& s);
 
  private:
   std::variant<GptTraining, LstmTraining, GemmTraining> model_;

@@ -228,4 +228,41 @@ std::string format_table(const TrainingResult& r, int devices, const std::string
   return out;
 }
 
+namespace {
+
+const char* pass_name(int pass) {
+  return pass == 0 ? "forward" : pass == 1 ? "backward" : "update";
+}
+
+}  // namespace
+
+std::string layer_kernels_table(const GptTraining::LayerKernels& k) {
+  std::string out = "\none layer's kernels on the first stage, one micro-batch (ms from the pass's "
+                    "first issue; a ring is timed with its consumer)\n";
+  out += printf_string("%-9s %-40s %-11s %-14s %10s %10s\n", "pass", "kernel", "kind", "stream",
+                       "start", "time");
+  for (const KernelSpan& s : k.spans) {
+    const Kernel& kernel = k.graph->kernel(s.id);
+    out += printf_string("%-9s %-40s %-11s %-14s %10.4f %10.4f\n", pass_name(s.pass),
+                         kernel.name.c_str(), kernel.comm ? "collective" : "kernel",
+                         s.comm_stream ? "communication" : "compute",
+                         s.start.in(units::milliseconds), (s.end - s.start).in(units::milliseconds));
+  }
+  return out;
+}
+
+nlohmann::json layer_kernels_json(const GptTraining::LayerKernels& k) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const KernelSpan& s : k.spans) {
+    const Kernel& kernel = k.graph->kernel(s.id);
+    a.push_back({{"pass", pass_name(s.pass)},
+                 {"kernel", kernel.name},
+                 {"kind", kernel.comm ? "collective" : "kernel"},
+                 {"stream", s.comm_stream ? "communication" : "compute"},
+                 {"start_s", s.start.si()},
+                 {"time_s", (s.end - s.start).si()}});
+  }
+  return a;
+}
+
 }  // namespace pathfinder

@@ -429,6 +429,43 @@ TEST_CASE("eval --all-kernels lists each layer's kernels", "[cli][eval]") {
   CHECK(all.out.find("\nl*.") == std::string::npos);
 }
 
+TEST_CASE("eval --all-kernels with a strategy: one layer's kernels as timed", "[cli][eval]") {
+  // GPT-3 13B as tp8-pp2-dp8 on 128 A100s: after the report, the first stage's layer (one
+  // micro-batch) kernel by kernel; JSON carries them as layer_kernels. Forward, backward and
+  // update in graph order: the QKV GEMM before its tensor-parallel reduction's consumers, the
+  // row-parallel all-reduces as collectives on the compute stream.
+  const std::string args = "eval templates/a100.yaml --workload studies/workloads/gpt3_13b.yaml "
+                           "--strategy tp8-pp2-dp8-mb1 --devices 128 --all-kernels";
+  const Run t = run(args);
+  REQUIRE(t.code == 0);
+  CHECK(t.out.find("one layer's kernels on the first stage") != std::string::npos);
+  CHECK(t.out.find("\nforward   l0.qkv.fwd ") != std::string::npos);
+  CHECK(t.out.find("\nbackward  l0.qkv.wgrad ") != std::string::npos);
+  const Run j = run(args + " --format json");
+  REQUIRE(j.code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  const nlohmann::json& k = doc.at("layer_kernels");
+  REQUIRE(k.size() > 20);
+  double last_end = 0.0;
+  for (const nlohmann::json& e : k) {
+    if (e.at("pass") != "forward") break;
+    if (e.at("stream") == "communication") continue;
+    CHECK(e.at("start_s").get<double>() >= last_end - 1e-15);  // one stream, in order
+    last_end = e.at("start_s").get<double>() + e.at("time_s").get<double>();
+  }
+  CHECK(last_end > 0.0);
+  bool reduce = false;
+  for (const nlohmann::json& e : k) {
+    if (e.at("kernel") == "l0.proj.reduce.fwd") reduce = e.at("kind") == "collective";
+  }
+  CHECK(reduce);
+  // Without --all-kernels the report carries no layer.
+  const Run plain = run("eval templates/a100.yaml --workload studies/workloads/gpt3_13b.yaml "
+                        "--strategy tp8-pp2-dp8-mb1 --devices 128 --format json");
+  REQUIRE(plain.code == 0);
+  CHECK_FALSE(nlohmann::json::parse(plain.out).contains("layer_kernels"));
+}
+
 TEST_CASE("eval takes the technology overrides of arch", "[cli][eval]") {
   const Run r = run("eval --template templates/a100.yaml --workload studies/workloads/gemm.yaml "
                     "--tech N5 --memory HBM3 --format json");

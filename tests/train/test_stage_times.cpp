@@ -55,3 +55,33 @@ TEST_CASE("a ring shows only what its consumer's other blocks cannot cover", "[t
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("kernel spans: every kernel placed as the pass times it", "[train]") {
+  // The ring graph with cp = 4: the stream x, the ring (timed with its consumer: a
+  // communication-stream span of zero length) and the GEMM. The compute stream's spans add up
+  // to the pass's compute plus the ring's exposed part, the last ends at the pass's span, and
+  // each starts no earlier than the previous one ended.
+  KernelTimer timer(test::shipped_machine("a100"));
+  const ComputeGraph g = ring_graph(3);
+  const FixedComm comm(0.05);
+  const StageTimes st = stage_times(g, timer, comm);
+  const std::vector<KernelSpan> spans = kernel_spans(g, timer, comm);
+  REQUIRE(spans.size() == 3);
+  CHECK(spans[1].comm_stream);
+  CHECK(spans[1].start == spans[1].end);
+  double busy = 0.0;
+  Time last;
+  for (const KernelSpan& s : spans) {
+    CHECK(s.pass == 0);
+    if (s.comm_stream) continue;
+    CHECK(s.start >= last);
+    busy += (s.end - s.start).si();
+    last = s.end;
+  }
+  CHECK(busy == Approx(st.forward.compute.si() + st.forward.exposed_comm.si()));
+  CHECK(last == st.forward.span);
+}
+
+}  // namespace pathfinder
