@@ -7,6 +7,20 @@
 #include "engine/core/error.hpp"
 
 namespace pathfinder {
+namespace {
+
+// A key with two values: true when it holds `on`, false when it holds `off` or is absent; any
+// other value is a located error naming both as `expected` says.
+bool two_way(const ConfigNode& n, const char* key, const char* off, const char* on,
+             const char* expected) {
+  const std::string v = n.get_or<std::string>(key, off);
+  if (v != off && v != on) {
+    throw n.error_at(key, std::string("expected ") + expected + ", got " + n.quoted(key));
+  }
+  return v == on;
+}
+
+}  // namespace
 
 SoftwareProfile read_software_profile(const ConfigNode& root) {
   SoftwareProfile s;
@@ -37,18 +51,10 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
     o->finish();
   }
   if (auto p = root.optional_child("precision")) {
-    const std::string linear = p->get_or<std::string>("linear_layers", "workload");
-    if (linear != "fp8" && linear != "workload") {
-      throw p->error_at("linear_layers", "expected fp8 or workload (the workload's precision), got " +
-                                             p->quoted("linear_layers"));
-    }
-    s.fp8_linear = linear == "fp8";
-    const std::string accumulation = p->get_or<std::string>("fp8_backward_accumulation", "promoted");
-    if (accumulation != "promoted" && accumulation != "fast") {
-      throw p->error_at("fp8_backward_accumulation",
-                        "expected promoted or fast, got " + p->quoted("fp8_backward_accumulation"));
-    }
-    s.fp8_fast_backward_accumulation = accumulation == "fast";
+    s.fp8_linear = two_way(*p, "linear_layers", "workload", "fp8",
+                           "fp8 or workload (the workload's precision)");
+    s.fp8_fast_backward_accumulation =
+        two_way(*p, "fp8_backward_accumulation", "promoted", "fast", "promoted or fast");
     const std::string reduction = p->get_or<std::string>("gradient_reduction", "workload");
     if (reduction == "fp32") {
       s.gradient_reduction = GradientReduction::kFp32;
@@ -62,52 +68,17 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
     p->finish();
   }
   if (auto k = root.optional_child("kernels")) {
-    const std::string attention = k->get_or<std::string>("attention", "fused");
-    if (attention != "flash2" && attention != "fused") {
-      throw k->error_at("attention", "expected flash2 or fused, got " + k->quoted("attention"));
-    }
-    s.flash2 = attention == "flash2";
-    const std::string ce = k->get_or<std::string>("cross_entropy", "fused");
-    if (ce != "fp32" && ce != "fused") {
-      throw k->error_at("cross_entropy", "expected fp32 or fused, got " + k->quoted("cross_entropy"));
-    }
-    s.fp32_cross_entropy = ce == "fp32";
-    const std::string sel = k->get_or<std::string>("selective_recompute", "attention");
-    if (sel != "attention" && sel != "ops") {
-      throw k->error_at("selective_recompute",
-                        "expected attention or ops, got " + k->quoted("selective_recompute"));
-    }
-    s.selective_op = sel == "ops";
-    const std::string bias = k->get_or<std::string>("bias", "epilogue");
-    if (bias != "epilogue" && bias != "separate") {
-      throw k->error_at("bias", "expected epilogue or separate, got " + k->quoted("bias"));
-    }
-    s.separate_bias = bias == "separate";
-    for (const auto& [key, flag] : {std::pair<const char*, bool*>{"rmsnorm", &s.eager.rmsnorm},
-                                    {"rotary", &s.eager.rotary},
-                                    {"swiglu", &s.eager.swiglu}}) {
-      const std::string v = k->get_or<std::string>(key, "fused");
-      if (v != "fused" && v != "eager") {
-        throw k->error_at(key, "expected fused or eager, got " + k->quoted(key));
-      }
-      *flag = v == "eager";
-    }
-    const std::string repeat = k->get_or<std::string>("repeat_kv", "none");
-    if (repeat != "none" && repeat != "copy") {
-      throw k->error_at("repeat_kv", "expected none or copy, got " + k->quoted("repeat_kv"));
-    }
-    s.eager.repeat_kv = repeat == "copy";
-    const std::string layout = k->get_or<std::string>("qkv_layout", "none");
-    if (layout != "none" && layout != "copy") {
-      throw k->error_at("qkv_layout", "expected none or copy, got " + k->quoted("qkv_layout"));
-    }
-    s.eager.qkv_layout = layout == "copy";
-    const std::string wgrad = k->get_or<std::string>("wgrad_accumulation", "separate");
-    if (wgrad != "separate" && wgrad != "fused") {
-      throw k->error_at("wgrad_accumulation",
-                        "expected fused or separate, got " + k->quoted("wgrad_accumulation"));
-    }
-    s.wgrad_accumulation_fused = wgrad == "fused";
+    s.flash2 = two_way(*k, "attention", "fused", "flash2", "flash2 or fused");
+    s.fp32_cross_entropy = two_way(*k, "cross_entropy", "fused", "fp32", "fp32 or fused");
+    s.selective_op = two_way(*k, "selective_recompute", "attention", "ops", "attention or ops");
+    s.separate_bias = two_way(*k, "bias", "epilogue", "separate", "epilogue or separate");
+    s.eager.rmsnorm = two_way(*k, "rmsnorm", "fused", "eager", "fused or eager");
+    s.eager.rotary = two_way(*k, "rotary", "fused", "eager", "fused or eager");
+    s.eager.swiglu = two_way(*k, "swiglu", "fused", "eager", "fused or eager");
+    s.eager.repeat_kv = two_way(*k, "repeat_kv", "none", "copy", "none or copy");
+    s.eager.qkv_layout = two_way(*k, "qkv_layout", "none", "copy", "none or copy");
+    s.wgrad_accumulation_fused =
+        two_way(*k, "wgrad_accumulation", "separate", "fused", "fused or separate");
     k->finish();
   }
   if (auto m = root.optional_child("memory_model")) {
