@@ -147,6 +147,11 @@ struct HostSpec {
   Bandwidth host_to_device;  // link for the input batch (PCIe); zero: inputs already resident
 };
 
+// The collective library the software stack calls (a software profile's `collectives:` key,
+// set by with_software; engine/system/collectives.hpp): kAny lets every modelled algorithm
+// compete; kNccl keeps to the algorithms NCCL implements.
+enum class CollectiveLibrary { kAny, kNccl };
+
 struct Budget {
   Area node_area;   // package area available to the die and its memory devices
   Area chip_area;   // compute die
@@ -203,6 +208,7 @@ struct ArchTemplate {
   SourceLoc system_loc;
   std::optional<CostSpec> cost;  // absent: no cost model
   HostSpec host;  // all zero when the template has no host section
+  CollectiveLibrary collectives = CollectiveLibrary::kAny;  // from the software profile
   Budget budget;
   SourceLoc budget_loc;
   // Split in component order: core, each level, main_memory, intra_package, inter_package.

@@ -32,6 +32,9 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
   s.training_dispatch = host.get_non_negative_or<Time>("training_dispatch", s.dispatch);
   s.iteration = host.get_non_negative_or<Time>("iteration", Time{});
   host.finish();
+  s.collectives = two_way(root, "collectives", "any", "nccl", "nccl or any")
+                      ? CollectiveLibrary::kNccl
+                      : CollectiveLibrary::kAny;
   if (auto o = root.optional_child("overlap")) {
     s.overlap_data_parallel = o->get_or<bool>("data_parallel", false);
     // A fraction in [0, 1] or the word chunked: read as text, so one message names both forms.
@@ -138,6 +141,7 @@ ArchTemplate with_software(ArchTemplate t, const SoftwareProfile& s) {
   t.host.dispatch = s.dispatch;
   t.host.training_dispatch = s.training_dispatch;
   t.host.iteration = s.iteration;
+  t.collectives = s.collectives;
   return t;
 }
 

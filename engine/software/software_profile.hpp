@@ -95,6 +95,9 @@ struct SoftwareProfile {
   // main gradient (Megatron's gradient_accumulation_fusion, GptPartition::
   // wgrad_accumulation_fused); `separate` (default): each writes its output once.
   bool wgrad_accumulation_fused = false;
+  // `collectives: nccl`: the collectives run as NCCL runs them (engine/system/collectives.hpp);
+  // `any` (default): the fastest modelled algorithm, as the paper's reference assumes.
+  CollectiveLibrary collectives = CollectiveLibrary::kAny;
   // What the stack keeps in device memory beyond the ZeRO/Korthikanti counts (memory_model:
   // block; GPT workloads).
   MemoryModel memory;

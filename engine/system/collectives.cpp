@@ -16,13 +16,14 @@ constexpr enum_table::Table<Collective, 6> kCollectives{{
     {Collective::kBroadcast, "broadcast"},
     {Collective::kSendRecv, "send-recv"},
 }};
-constexpr enum_table::Table<CollectiveAlgorithm, 6> kAlgorithms{{
+constexpr enum_table::Table<CollectiveAlgorithm, 7> kAlgorithms{{
     {CollectiveAlgorithm::kAuto, "auto"},
     {CollectiveAlgorithm::kRing, "ring"},
     {CollectiveAlgorithm::kTree, "tree"},
     {CollectiveAlgorithm::kRecursiveDoubling, "recursive-doubling"},
     {CollectiveAlgorithm::kTorus2D, "torus-2d"},
     {CollectiveAlgorithm::kHierarchical, "hierarchical"},
+    {CollectiveAlgorithm::kNcclTree, "nccl-tree"},
 }};
 
 constexpr Time kInf = Time::from_si(std::numeric_limits<double>::infinity());
@@ -192,6 +193,25 @@ Time hierarchical(const GroupPlacement& g, Collective c, Bytes n) {
   }
 }
 
+// NCCL's tree all-reduce: reduce-scatter and all-gather rings inside the inner spans, a
+// pipelined double binary tree across the outermost on what is left.
+Time nccl_tree(const GroupPlacement& g, Collective c, Bytes n) {
+  if (c != Collective::kAllReduce) return kInf;
+  const Bandwidth r = g.reduction_bandwidth;
+  const int outer = g.levels - 1;
+  Time t;
+  Bytes x = n;
+  for (int l = 0; l < outer; ++l) {
+    const TierSpan& s = g.span[static_cast<std::size_t>(l)];
+    t += span_ring(s, x, true, r) + span_ring(s, x, false, r);
+    x /= s.members;
+  }
+  const TierSpan& s = g.span[static_cast<std::size_t>(outer)];
+  const Time tree = 2.0 * log2_ceil(s.members) * s.latency +
+                    2.0 * (x + s.half_bandwidth_message) / s.bandwidth;
+  return t + reducing(tree, x, r);
+}
+
 // Pairwise exchange: p-1 messages of n/p, each through the port of the innermost tier that
 // separates the two members.
 Time all_to_all(const GroupPlacement& g, Bytes n) {
@@ -219,24 +239,32 @@ Time by_algorithm(const GroupPlacement& g, Collective c, Bytes n, CollectiveAlgo
     case CollectiveAlgorithm::kRecursiveDoubling: return recursive_doubling(g, c, n);
     case CollectiveAlgorithm::kTorus2D: return torus_2d(g, c, n);
     case CollectiveAlgorithm::kHierarchical: return hierarchical(g, c, n);
+    case CollectiveAlgorithm::kNcclTree: return nccl_tree(g, c, n);
     case CollectiveAlgorithm::kAuto: break;
   }
   return kInf;
 }
 
 constexpr CollectiveAlgorithm kCandidates[] = {
-    CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree,
+    CollectiveAlgorithm::kRing,         CollectiveAlgorithm::kTree,
     CollectiveAlgorithm::kRecursiveDoubling, CollectiveAlgorithm::kTorus2D,
-    CollectiveAlgorithm::kHierarchical};
+    CollectiveAlgorithm::kHierarchical, CollectiveAlgorithm::kNcclTree};
 
-// Candidates kAuto can skip without changing its answer: the binomial-tree all-reduce never
-// beats recursive doubling (twice its latency and bandwidth terms), the hierarchy on one tier
-// is the ring, and torus-2d needs exactly one span.
+// Candidates kAuto takes (library nccl: ring, and NCCL's tree for an all-reduce across the
+// scale-out network; any: the rest) or can skip without changing its answer (any: the
+// binomial-tree all-reduce never beats recursive doubling, twice its latency and bandwidth
+// terms; the hierarchy on one tier is the ring; torus-2d needs exactly one span).
 bool worth_trying(const GroupPlacement& g, Collective c, CollectiveAlgorithm a) {
+  if (g.library == CollectiveLibrary::kNccl) {
+    return a == CollectiveAlgorithm::kRing ||
+           (a == CollectiveAlgorithm::kNcclTree && c == Collective::kAllReduce &&
+            g.outermost_tier == Tier::kScaleOut);
+  }
   switch (a) {
     case CollectiveAlgorithm::kTree: return c != Collective::kAllReduce;
     case CollectiveAlgorithm::kHierarchical: return g.levels > 1;
     case CollectiveAlgorithm::kTorus2D: return g.levels == 1;
+    case CollectiveAlgorithm::kNcclTree: return false;
     default: return true;
   }
 }

@@ -25,8 +25,15 @@
 //                          broadcast: binomial, Σ log2(m_l)(a_l + nβ_l).
 //   torus-2d               one 2-D mesh/torus span of a x b: reduce-scatter along x, all-reduce
 //                          along y on n/a, all-gather along x (rings along each dimension).
-//   hierarchical           NCCL-style: reduce-scatter (ring) inside each inner tier, all-reduce
-//                          (ring) across the outermost on n/(m_0·…), all-gather back inside.
+//   hierarchical           reduce-scatter (ring) inside each inner tier, all-reduce (ring)
+//                          across the outermost on x = n/(m_0·…), all-gather back inside.
+//   nccl-tree              NCCL's tree all-reduce: as hierarchical inside ("a reduce intra-node,
+//                          allreduce internode and broadcast intra-node … with multiple NICs …
+//                          a reduce-scatter+allreduce+allgather", S. Jeaugey, NVIDIA/nccl issue
+//                          530), across the outermost span a pipelined double binary tree
+//                          (Sanders, Speck, Träff 2009; NCCL 2.4): 2·ceil(log2 m)·a of depth up
+//                          and down, and each member sending 2x ("for tree it would be 2*S",
+//                          NVIDIA/nccl issue 457): 2·ceil(log2 m)·a + 2(x + h)/B.
 //   all-to-all (pairwise)  p-1 messages of n/p; tier l's port carries those to members outside
 //                          the member's tier-l position but inside its tier-(l+1) position:
 //                          Σ c_l a_l + max_l c_l (n/p + h_l)/B_l, c_l that count.
@@ -37,7 +44,14 @@
 // transfer; it only binds when the device memory cannot keep up (two reads and one write per
 // byte reduced). Steps that reduce take max(transfer, c / reduction_bandwidth).
 //
-// kAuto takes the fastest algorithm that applies. An algorithm that does not apply to the
+// kAuto takes the fastest algorithm that applies, among those of the placement's library:
+//   any   every algorithm above but nccl-tree (the paper's idealized system).
+//   nccl  what NCCL implements: all-reduce by ring, or by its tree when the group spans the
+//         scale-out network ("NCCL only enables the tree algorithm in multi-node cases",
+//         NVIDIA/nccl issue 211); reduce-scatter, all-gather and broadcast by ring only ("The
+//         Tree algorithm implements multiple reduce/broadcast operations, so it doesn't apply
+//         to allgather/reducescatter", issue 1473; no tree broadcast, issue 317; PAT, NCCL
+//         2.23, only with one GPU per node); no recursive doubling, no torus rings. An algorithm that does not apply to the
 // collective or the placement costs +infinity (kTorus2D needs one 2-D span; kHierarchical
 // applies to all-reduce, reduce-scatter and all-gather). Send/recv ignores the algorithm; so
 // does all-to-all except that only kAuto and kRing (pairwise) apply. p = 1 or n <= 0 costs 0.
@@ -55,7 +69,15 @@
 namespace pathfinder {
 
 enum class Collective { kAllReduce, kReduceScatter, kAllGather, kAllToAll, kBroadcast, kSendRecv };
-enum class CollectiveAlgorithm { kAuto, kRing, kTree, kRecursiveDoubling, kTorus2D, kHierarchical };
+enum class CollectiveAlgorithm {
+  kAuto,
+  kRing,
+  kTree,
+  kRecursiveDoubling,
+  kTorus2D,
+  kHierarchical,
+  kNcclTree
+};
 
 [[nodiscard]] std::string_view to_string(Collective c);
 [[nodiscard]] std::string_view to_string(CollectiveAlgorithm a);

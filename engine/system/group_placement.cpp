@@ -144,6 +144,7 @@ GroupPlacement place_group(const SystemGraph& g, int size, int stride, const Por
   p.size = size;
   p.stride = stride;
   p.reduction_bandwidth = g.memory_bandwidth / 3.0;
+  p.library = g.collectives;
   if (size == 1) return p;
   const long long block = static_cast<long long>(size) * stride;
   int below = 1;

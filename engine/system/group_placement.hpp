@@ -51,6 +51,7 @@ struct GroupPlacement {
   // Bytes a member can reduce per second (memory bandwidth / 3: two reads and a write per byte
   // reduced); 0: unbounded. collective_time caps reduction steps at it.
   Bandwidth reduction_bandwidth;
+  CollectiveLibrary library = CollectiveLibrary::kAny;  // the system graph's
 
   [[nodiscard]] const TierSpan& outermost() const { return span[levels - 1]; }
 };

@@ -104,6 +104,7 @@ SystemGraph make_system_graph(const ArchSpec& spec, const MicroArch& arch, int d
   g.nodes_per_package = t.nodes_per_package;
   g.packages_per_domain = t.packages;
   g.memory_bandwidth = arch.main_memory.effective_bandwidth;
+  g.collectives = spec.tmpl.collectives;
   const int npp = t.nodes_per_package;
   const int domain = g.domain_size();
   if (devices < 1) throw system_error(t, "expected at least one device, got " + std::to_string(devices));

@@ -61,6 +61,7 @@ struct SystemGraph {
   std::vector<TierLink> tiers;  // innermost first; only tiers that join more than one position
   // Effective main-memory bandwidth of one device: bounds how fast collectives reduce.
   Bandwidth memory_bandwidth;
+  CollectiveLibrary collectives = CollectiveLibrary::kAny;  // the software stack's
 
   [[nodiscard]] const TierLink* find(Tier t) const;
   [[nodiscard]] int domain_size() const { return nodes_per_package * packages_per_domain; }

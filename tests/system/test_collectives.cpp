@@ -24,7 +24,7 @@ constexpr Collective kAllCollectives[] = {Collective::kAllReduce, Collective::kR
 constexpr CollectiveAlgorithm kAllAlgorithms[] = {
     CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree,
     CollectiveAlgorithm::kRecursiveDoubling, CollectiveAlgorithm::kTorus2D,
-    CollectiveAlgorithm::kHierarchical};
+    CollectiveAlgorithm::kHierarchical, CollectiveAlgorithm::kNcclTree};
 
 TierSpan span(Tier tier, int members, int below, double gb_per_s, double latency_us,
               double half_bytes = 0.0) {
@@ -276,8 +276,15 @@ TEST_CASE("more bandwidth never slows, more latency never speeds", "[system][pro
           CHECK(collective_s(scaled(g, 2.0, 1.0), c, n, a) <= t * (1 + 1e-12));
           CHECK(collective_s(scaled(g, 1.0, 2.0), c, n, a) >= t * (1 - 1e-12));
           CHECK(collective_s(g, c, 2 * n, a) >= t);  // more bytes never faster
-          if (a == CollectiveAlgorithm::kAuto) {
+          if (a == CollectiveAlgorithm::kAuto) {  // the best of the library's algorithms
             for (const CollectiveAlgorithm b : kAllAlgorithms) {
+              const bool nccl_has = b == CollectiveAlgorithm::kRing ||
+                                    (b == CollectiveAlgorithm::kNcclTree &&
+                                     g.outermost_tier == Tier::kScaleOut);
+              if (g.library == CollectiveLibrary::kNccl && !nccl_has) continue;
+              if (g.library == CollectiveLibrary::kAny && b == CollectiveAlgorithm::kNcclTree) {
+                continue;
+              }
               CHECK(t <= collective_s(g, c, n, b) * (1 + 1e-12));
             }
           }
@@ -286,14 +293,15 @@ TEST_CASE("more bandwidth never slows, more latency never speeds", "[system][pro
       }
     }
   }
-  CHECK(checked == 12 * 6 * 6 * 3);
+  CHECK(checked == 12 * 6 * 7 * 3);
 }
 
 TEST_CASE("hierarchical beats a flat ring across a slow scale-out tier at scale", "[system]") {
   // 1024 A100s (128 DGX nodes), one all-reduce of 64 MB over all of them. The flat ring's
   // 2 x 1023 steps each cost the mean hop latency (~2.4 us) plus a NIC transfer; the
   // hierarchical one crosses the NICs in 2 x 127 steps on 1/8 of the data.
-  const GroupPlacement all = place_group(shipped_system("a100", 1024), 1024, 1);
+  GroupPlacement all = place_group(shipped_system("a100", 1024), 1024, 1);
+  all.library = CollectiveLibrary::kAny;  // every algorithm, the paper's idealized system
   const double n = 64e6;
   const double flat = collective_s(all, Collective::kAllReduce, n, CollectiveAlgorithm::kRing);
   const double hier =
@@ -388,3 +396,45 @@ TEST_CASE("bytes each member sends per tier: the bandwidth-optimal volume", "[sy
   CHECK(link_bytes_si(one_tier(1, 200, 1), Collective::kAllReduce, n)[kIn] == 0.0);
   CHECK(link_bytes_si(g8, Collective::kAllReduce, 0.0)[kIn] == 0.0);
 }
+
+namespace {
+
+TEST_CASE("NCCL's collectives: rings, and the tree for all-reduces across nodes", "[system]") {
+  // two_tiers(): 4 nodes of 8, 200 GB/s and 1 us inside, 25 GB/s and 5 us across; n = 8 MB.
+  GroupPlacement g = two_tiers();
+  g.library = CollectiveLibrary::kNccl;
+  const double n = 8e6;
+  // NCCL's tree: ring reduce-scatter and all-gather inside the node, 7 steps of n/8 = 1 MB each
+  // way: 2 x 7 x (1 us + 1e6 / 200e9 s) = 84 us; across the 4 nodes a double binary tree on
+  // 1 MB: 2 ceil(log2 4) x 5 us + 2 x 1e6 / 25e9 s = 20 + 80 us. 184 us.
+  const double tree = collective_s(g, Collective::kAllReduce, n, CollectiveAlgorithm::kNcclTree);
+  CHECK(tree == Approx(184e-6));
+  const double ring = collective_s(g, Collective::kAllReduce, n, CollectiveAlgorithm::kRing);
+  CHECK(collective_s(g, Collective::kAllReduce, n) == Approx(std::min(tree, ring)));
+  // Reduce-scatter, all-gather and broadcast: the ring alone, though recursive halving and
+  // doubling or the hierarchy would be faster here.
+  for (const Collective c :
+       {Collective::kReduceScatter, Collective::kAllGather, Collective::kBroadcast}) {
+    INFO(to_string(c));
+    CHECK(auto_algorithm_of(g, c, 4096) == CollectiveAlgorithm::kRing);
+    CHECK(collective_s(g, c, 4096) == collective_s(g, c, 4096, CollectiveAlgorithm::kRing));
+    g.library = CollectiveLibrary::kAny;
+    CHECK(collective_s(g, c, 4096) < collective_s(g, c, 4096, CollectiveAlgorithm::kRing));
+    g.library = CollectiveLibrary::kNccl;
+  }
+  // One node: no tree ("NCCL only enables the tree algorithm in multi-node cases"), the ring
+  // even where recursive doubling's 3 steps would beat its 14 on a small message.
+  GroupPlacement node = one_tier(8, 200, 1);
+  node.library = CollectiveLibrary::kNccl;
+  CHECK(auto_algorithm_of(node, Collective::kAllReduce, 4096) == CollectiveAlgorithm::kRing);
+  node.library = CollectiveLibrary::kAny;
+  CHECK(auto_algorithm_of(node, Collective::kAllReduce, 4096) ==
+        CollectiveAlgorithm::kRecursiveDoubling);
+  // At 1,024 A100s (128 nodes) a 4 KB all-reduce takes NCCL's tree: 2 x 7 hops of the node's
+  // rings and 2 x ceil(log2 128) = 14 tree steps, not the flat ring's 2 x 1,023.
+  const GroupPlacement all = place_group(shipped_system("a100", 1024), 1024, 1);
+  REQUIRE(all.library == CollectiveLibrary::kNccl);  // megatron-lm.yaml
+  CHECK(auto_algorithm_of(all, Collective::kAllReduce, 4096) == CollectiveAlgorithm::kNcclTree);
+}
+
+}  // namespace

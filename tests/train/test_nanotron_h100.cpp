@@ -304,7 +304,8 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
   //     16 Success runs predicted OOM
   //   allocated memory MAPE 4.6%, bias -2.2%, 88% of runs within 10% (goal: within 10%);
   //     tp runs 7-8% under (a constant 0.1-0.4 GiB not modelled)
-  //   tokens/s/GPU MAPE 815%, median |error| 163% (goal <= 10%), with the fp32 gradient
+  //   tokens/s/GPU MAPE 768%, median |error| 160% (goal <= 10%; 815% and 163% before NCCL's
+  //     algorithms, nanotron.yaml collectives: nccl), with the fp32 gradient
   //     reduction of accumulate_grad_in_fp32, GLUActivation's eager SiLU and product and the
   //     q, k, v layout copies (nanotron.yaml; 858% and 173% without the last two): single-node
   //     dp-only runs +14..+24% (printed), the error growing with the nodes to +50..+265% at
@@ -315,6 +316,6 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
   //     per step; 10-180x below any modelled mechanism
   CHECK(accuracy >= 0.97);
   CHECK(alloc.mape() <= 0.05);
-  CHECK(tokens.mape() <= 8.7);
-  CHECK(tokens.median_abs() <= 1.76);
+  CHECK(tokens.mape() <= 8.2);
+  CHECK(tokens.median_abs() <= 1.72);
 }
