@@ -379,6 +379,18 @@ class GptBuilder {
     s.accumulate = part_.wgrad_accumulation;
     return s;
   }
+  // `elements` of one micro-batch's gradients added into the main gradient by their own kernel
+  // (GptPartition::gradient_add): the gradient and the main gradient read, the main gradient
+  // written.
+  KernelId gradient_add(int layer, const std::string& n, double elements, Deps deps) {
+    const Bytes main = bytes(part_.gradient_add);
+    return stream(layer, n, KernelKind::kElementwise, Phase::kBackwardWeight,
+                  elements, elements * (p_ + main), elements * main, std::move(deps));
+  }
+  // Whether every parameter's gradient is added (the GEMMs do not accumulate it themselves).
+  [[nodiscard]] bool adds_every_gradient() const {
+    return part_.gradient_add > 0 && part_.wgrad_accumulation == 0;
+  }
   // Whether .float() and .type_as(x) copy: the activations are not already fp32.
   [[nodiscard]] bool casts() const { return p_ != bytes(4); }
   // One fused attention kernel over the b·a/t (sequence, head) problems; with context
@@ -853,7 +865,15 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
   const KernelId ln1_b = layernorm_bwd(i, "ln1", qkv_r);
   grads.insert(grads.end(), mlp_w.begin(), mlp_w.end());
   grads.insert(grads.end(), {ln2_b, proj_w, ln1_b});
-  return {merge(i, "residual0.grad", {g1, ln1_b})};
+  const KernelId out = merge(i, "residual0.grad", {g1, ln1_b});
+  if (adds_every_gradient()) {
+    double elements = 0.0;
+    for (const auto& p : b_.parameters()) {
+      if (p.layer == i + part_.first_layer) elements += static_cast<double>(p.elements);
+    }
+    grads.push_back(gradient_add(i, "grad.accumulate", elements, grads));
+  }
+  return {out};
 }
 
 Deps GptBuilder::moe_fwd(int i, LayerFwd& r, const Deps& local, const Deps& gathered) {
@@ -1145,7 +1165,15 @@ ComputeGraph GptBuilder::build() {
   }
   Deps g;
   std::vector<KernelId> head_grads;
-  if (part_.head) g = head_bwd(head_fwd(x, *head_w), *head_w, head_grads);
+  if (part_.head) {
+    g = head_bwd(head_fwd(x, *head_w), *head_w, head_grads);
+    // The head's own weight and the final norm (a tied weight on this stage: the embedding's).
+    if (adds_every_gradient()) {
+      const double own = head_w == tok ? 0.0 : static_cast<double>(Vt * h);
+      head_grads.push_back(
+          gradient_add(-1, "head.grad.accumulate", own + (rms_ ? 1.0 : 2.0) * hd, head_grads));
+    }
+  }
   // Backward; full recomputation re-runs each layer's forward from its stored input first.
   for (int i = L - 1; i >= 0; --i) {
     const auto iu = static_cast<std::size_t>(i);
@@ -1157,17 +1185,26 @@ ComputeGraph GptBuilder::build() {
     g = layer_bwd(i, fwd[iu], g);
   }
   if (part_.embedding) {
-    // Scatter-add T gradient rows into this slice of the token table gradient (read-modify-
-    // write of T rows) and sum them over the batch into the s position rows: 2·T·h adds.
+    // The token table's gradient zeroed (PyTorch's dense embedding backward starts from
+    // zeros of the table's shape), T gradient rows scatter-added into it (read-modify-write of
+    // T rows) and summed over the batch into the s position rows: 2·T·h adds.
     Deps deps = gather_in(-1, "embedding.gather.bwd", Phase::kBackwardWeight, g);
     deps.insert(deps.end(), head_grads.begin(), head_grads.end());
     const double pos_rows = rotary_ ? 0.0 : sd / part_.context;  // this rank's positions
     Kernel eb = stream_kernel("embedding.bwd", KernelKind::kEmbedding, Phase::kBackwardWeight,
                               dt_, flops((rotary_ ? 1.0 : 2.0) * t_ * hd),
                               t_ * bytes(4) + 2.0 * t_ * hd * p_ + pos_rows * hd * p_,
-                              t_ * hd * p_ + pos_rows * hd * p_, std::move(deps));
+                              static_cast<double>(Vt) * hd * p_ + t_ * hd * p_ + pos_rows * hd * p_,
+                              std::move(deps));
     eb.weight = *tok;
     emb_id = add(std::move(eb), -1);
+    // Its gradient into the main gradient: no GEMM makes it, so by an add whether or not the
+    // GEMMs accumulate theirs (Megatron's hook, main_grad.add_(grad)).
+    if (part_.gradient_add > 0) {
+      const double elements = static_cast<double>(b_.parameter(*tok).elements +
+                                                  (pos ? b_.parameter(*pos).elements : 0));
+      emb_id = gradient_add(-1, "embedding.grad.accumulate", elements, {*emb_id});
+    }
   }
 
   // Optimizer step, one kernel per parameter group.

@@ -252,6 +252,10 @@ struct GptPartition {
   // Engine's fuse_wgrad_accumulation), main_grad in the gradient-reduction type. 0: each writes
   // its output once in the GEMM's output type.
   std::int32_t wgrad_accumulation = 0;
+  // Bytes per element of the main gradient that each micro-batch's gradients are added into by
+  // their own kernels (WgradAccumulation): every parameter's when the GEMMs do not accumulate
+  // (wgrad_accumulation 0), else only the embedding's. 0: no accumulation modelled.
+  std::int32_t gradient_add = 0;
   // What `recompute=selective` recomputes: off, the attention core (Megatron-LM's, Korthikanti
   // et al. 2022; nothing with flash attention); on, PyTorch's op-level selective checkpointing
   // as torchtitan applies it (activation_checkpoint.py, selective_ac_option "op": the outputs

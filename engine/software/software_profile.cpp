@@ -80,8 +80,15 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
     s.eager.swiglu = two_way(*k, "swiglu", "fused", "eager", "fused or eager");
     s.eager.repeat_kv = two_way(*k, "repeat_kv", "none", "copy", "none or copy");
     s.eager.qkv_layout = two_way(*k, "qkv_layout", "none", "copy", "none or copy");
-    s.wgrad_accumulation_fused =
-        two_way(*k, "wgrad_accumulation", "separate", "fused", "fused or separate");
+    const std::string acc = k->get_or<std::string>("wgrad_accumulation", "none");
+    if (acc == "fused") {
+      s.wgrad_accumulation = WgradAccumulation::kFused;
+    } else if (acc == "separate") {
+      s.wgrad_accumulation = WgradAccumulation::kSeparate;
+    } else if (acc != "none") {
+      throw k->error_at("wgrad_accumulation", "expected fused, separate or none, got " +
+                                                  k->quoted("wgrad_accumulation"));
+    }
     k->finish();
   }
   if (auto m = root.optional_child("memory_model")) {

@@ -40,6 +40,19 @@ enum class GradientReduction { kWorkload, kFp32, kFp32IfBf16 };
   return precision_bytes;
 }
 
+// How each micro-batch's weight gradients reach the main gradient the optimizer reads
+// (`kernels: {wgrad_accumulation: ...}`):
+//   none      not modelled: each gradient written once (the paper's reference; FSDP, which
+//             reduce-scatters every micro-batch's gradients)
+//   separate  an add of every parameter's gradient into the main gradient per micro-batch, in
+//             the gradient-reduction type: nanotron's FP32GradientAccumulator
+//             (fp32_grad.add_(half_param.grad), src/nanotron/optim/gradient_accumulator.py),
+//             Megatron's DDP hook without gradient_accumulation_fusion (main_grad.add_(grad))
+//   fused     the weight-gradient GEMMs accumulate into it (Megatron's
+//             gradient_accumulation_fusion, Transformer Engine's fuse_wgrad_accumulation); the
+//             embedding, whose gradient no GEMM makes, still by the hook's add
+enum class WgradAccumulation { kNone, kSeparate, kFused };
+
 struct SoftwareProfile {
   std::string name;
   std::string file;
@@ -91,10 +104,8 @@ struct SoftwareProfile {
   // copy}`: those element-wise operators and layout copies as eager PyTorch runs a model's
   // Python (EagerOps); `fused` / `none` (defaults): one kernel each, no copies.
   EagerOps eager;
-  // `kernels: {wgrad_accumulation: fused}`: the weight-gradient GEMMs accumulate into the fp32
-  // main gradient (Megatron's gradient_accumulation_fusion, GptPartition::
-  // wgrad_accumulation_fused); `separate` (default): each writes its output once.
-  bool wgrad_accumulation_fused = false;
+  // `kernels: {wgrad_accumulation: fused|separate|none}` (WgradAccumulation; default none).
+  WgradAccumulation wgrad_accumulation = WgradAccumulation::kNone;
   // `collectives: nccl`: the collectives run as NCCL runs them (engine/system/collectives.hpp);
   // `any` (default): the fastest modelled algorithm, as the paper's reference assumes.
   CollectiveLibrary collectives = CollectiveLibrary::kAny;

@@ -102,8 +102,10 @@ GptPartition software_partition(const TrainingOptions& o, DataType precision) {
   p.separate_bias = o.separate_bias;
   p.selective_op = o.selective_op;
   p.eager = o.eager;
-  p.wgrad_accumulation = o.wgrad_accumulation_bytes(bytes_per_element(precision).si(),
-                                                    precision == DataType::kBf16);
+  const std::int32_t main = o.main_gradient_bytes(bytes_per_element(precision).si(),
+                                                 precision == DataType::kBf16);
+  p.wgrad_accumulation = o.wgrad_accumulation == WgradAccumulation::kFused ? main : 0;
+  p.gradient_add = main;
   return p;
 }
 

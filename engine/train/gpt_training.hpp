@@ -58,13 +58,12 @@ struct TrainingOptions {
   bool fp32_cross_entropy = false;
   // Element-wise operators as eager PyTorch runs them (GptPartition::eager; the profile's choice).
   EagerOps eager;
-  // Weight gradients accumulated by their GEMMs into the main gradient (the profile's choice).
-  bool wgrad_accumulation_fused = false;
+  // How weight gradients reach the main gradient (the profile's choice).
+  WgradAccumulation wgrad_accumulation = WgradAccumulation::kNone;
   // That main gradient's bytes per element for a workload of `precision_bytes` wide elements
-  // (bf16: `bf16`), the gradient-reduction type (GptPartition::wgrad_accumulation); 0 when not
-  // fused.
-  [[nodiscard]] std::int32_t wgrad_accumulation_bytes(double precision_bytes, bool bf16) const {
-    if (!wgrad_accumulation_fused) return 0;
+  // (bf16: `bf16`), the gradient-reduction type, when accumulated (0: not modelled).
+  [[nodiscard]] std::int32_t main_gradient_bytes(double precision_bytes, bool bf16) const {
+    if (wgrad_accumulation == WgradAccumulation::kNone) return 0;
     return static_cast<std::int32_t>(
         gradient_reduction_bytes(gradient_reduction, precision_bytes, bf16));
   }
@@ -96,7 +95,7 @@ struct TrainingOptions {
     o.flash2 = s.flash2;
     o.fp32_cross_entropy = s.fp32_cross_entropy;
     o.eager = s.eager;
-    o.wgrad_accumulation_fused = s.wgrad_accumulation_fused;
+    o.wgrad_accumulation = s.wgrad_accumulation;
     o.separate_bias = s.separate_bias;
     o.gradient_reduction = s.gradient_reduction;
     o.selective_op = s.selective_op;

@@ -537,6 +537,43 @@ TEST_CASE("fused weight-gradient accumulation: every weight gradient adds into t
   CHECK(down.bytes_read.in(units::bytes) == (768.0 * 256 + 256.0 * 256) * 2 + 768.0 * 256 * 4);
 }
 
+TEST_CASE("separate gradient accumulation: every gradient added into the main gradient",
+          "[graph]") {
+  // GptPartition::gradient_add 4 (nanotron's fp32_grad.add_(half_param.grad)): per layer one
+  // add over its parameters, h(a + 2g)d + h² + 3hf + 2h = 256·(8 + 4)·32 + 256² + 3·256·768 +
+  // 2·256 = 98,304 + 65,536 + 589,824 + 512 = 754,176 elements, reading the bf16 gradient and
+  // the fp32 buffer (2 + 4 bytes) and writing the buffer (4).
+  const GptSpec s = tiny_llama();
+  GptPartition part;
+  part.gradient_add = 4;
+  const ComputeGraph g = build_gpt_graph(s, part);
+  const double layer = 754176.0;
+  for (const char* name : {"l0.grad.accumulate", "l1.grad.accumulate"}) {
+    const Kernel& k = find(g, name);
+    CHECK(k.phase == Phase::kBackwardWeight);
+    CHECK(k.bytes_read.in(units::bytes) == layer * 6);
+    CHECK(k.bytes_written.in(units::bytes) == layer * 4);
+  }
+  // The untied head (V·h = 262,144) and the final RMSNorm (h) after the output layer's
+  // gradient; the token table (V·h) after the embedding's backward.
+  CHECK(find(g, "head.grad.accumulate").bytes_written.in(units::bytes) == (262144.0 + 256) * 4);
+  CHECK(find(g, "embedding.grad.accumulate").bytes_written.in(units::bytes) == 262144.0 * 4);
+  // The embedding's backward zeroes the table's gradient (V·h bf16) before the T = 256 rows'
+  // scatter-add: written V·h·2 + T·h·2.
+  CHECK(find(g, "embedding.bwd").bytes_written.in(units::bytes) == (1024.0 + 256.0) * 256 * 2);
+  // With the GEMMs accumulating (fused), only the embedding's gradient is added.
+  part.wgrad_accumulation = 4;
+  const ComputeGraph fused = build_gpt_graph(s, part);
+  int adds = 0;
+  for (const Kernel& k : fused.kernels()) {
+    if (k.name.find("grad.accumulate") != std::string::npos) {
+      ++adds;
+      CHECK(k.bytes_written.in(units::bytes) == 1024.0 * 256 * 4);
+    }
+  }
+  CHECK(adds == 1);
+}
+
 TEST_CASE("q, k, v layout copies: split, made contiguous, k and v packed", "[graph]") {
   // EagerOps::qkv_layout (nanotron): tiny_llama's T = 256 tokens, a 8 query and g 2 key/value
   // heads of d 32: (a + 6g)·d·T = 20·32·256 = 163,840 elements read and written (bf16) after the

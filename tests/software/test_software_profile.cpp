@@ -201,27 +201,31 @@ TEST_CASE("kernels: which element-wise operators run as eager PyTorch decomposes
 
 namespace pathfinder {
 
-TEST_CASE("kernels: weight gradients accumulated by their GEMMs into the main gradient",
-          "[software]") {
-  // Megatron-LM and Megatron-Core fuse it (gradient_accumulation_fusion); PyTorch FSDP and
-  // nanotron write each weight gradient once. The buffer is the gradient-reduction type:
-  // Megatron's fp32 for bf16, the workload's for fp16.
+TEST_CASE("kernels: weight gradients accumulated into the main gradient", "[software]") {
+  // Megatron-LM and Megatron-Core fuse it into the GEMMs (gradient_accumulation_fusion);
+  // nanotron adds every gradient into its fp32 buffer (FP32GradientAccumulator); FSDP and the
+  // paper's reference model none. The buffer is the gradient-reduction type: Megatron's fp32
+  // for bf16, the workload's for fp16, nanotron's fp32.
   const std::string dir = test::source_path("templates/software");
   const auto options = [&](const char* name) {
     return TrainingOptions::from(load_software_profile(resolve_software_profile(name, {dir})));
   };
   for (const char* name : {"megatron-lm", "megatron-core", "megatron-core-fp8", "nemo-fp8"}) {
     INFO(name);
-    CHECK(options(name).wgrad_accumulation_fused);
-    CHECK(options(name).wgrad_accumulation_bytes(2.0, true) == 4);   // bf16
-    CHECK(options(name).wgrad_accumulation_bytes(2.0, false) == 2);  // fp16
+    CHECK(options(name).wgrad_accumulation == WgradAccumulation::kFused);
+    CHECK(options(name).main_gradient_bytes(2.0, true) == 4);   // bf16
+    CHECK(options(name).main_gradient_bytes(2.0, false) == 2);  // fp16
   }
-  for (const char* name : {"fsdp", "nanotron", "deepflow-reference"}) {
+  CHECK(options("nanotron").wgrad_accumulation == WgradAccumulation::kSeparate);
+  CHECK(options("nanotron").main_gradient_bytes(2.0, true) == 4);
+  for (const char* name : {"fsdp", "deepflow-reference"}) {
     INFO(name);
-    CHECK(options(name).wgrad_accumulation_bytes(2.0, true) == 0);
+    CHECK(options(name).wgrad_accumulation == WgradAccumulation::kNone);
+    CHECK(options(name).main_gradient_bytes(2.0, true) == 0);
   }
   CHECK(profile_error(std::string(kMinimal) + "kernels:\n  wgrad_accumulation: fp32\n") ==
-        "p.yaml:5:23: error: kernels.wgrad_accumulation: expected fused or separate, got \"fp32\"");
+        "p.yaml:5:23: error: kernels.wgrad_accumulation: expected fused, separate or none, got "
+        "\"fp32\"");
 }
 
 }  // namespace pathfinder

@@ -304,18 +304,19 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
   //     16 Success runs predicted OOM
   //   allocated memory MAPE 4.6%, bias -2.2%, 88% of runs within 10% (goal: within 10%);
   //     tp runs 7-8% under (a constant 0.1-0.4 GiB not modelled)
-  //   tokens/s/GPU MAPE 768%, median |error| 160% (goal <= 10%; 815% and 163% before NCCL's
-  //     algorithms, nanotron.yaml collectives: nccl), with the fp32 gradient
+  //   tokens/s/GPU MAPE 744%, median |error| 154% (goal <= 10%; 768% and 160% before the fp32
+  //     gradient buffer's adds, nanotron.yaml wgrad_accumulation: separate; 815% and 163%
+  //     before NCCL's algorithms, collectives: nccl), with the fp32 gradient
   //     reduction of accumulate_grad_in_fp32, GLUActivation's eager SiLU and product and the
   //     q, k, v layout copies (nanotron.yaml; 858% and 173% without the last two): single-node
-  //     dp-only runs +14..+24% (printed), the error growing with the nodes to +50..+265% at
-  //     dp 128-256 (the measured
+  //     dp-only runs +7..+10% (printed; +14..+24% before the adds), the error growing with
+  //     the nodes to +45..+240% at dp 128-256 (the measured
   //     step keeps ~0.2 s that does not shrink with dp, the modelled reduction ~0.03 s), and
   //     runs through the pipeline engine with many micro-batches crawl: e.g. 1.34G tp8-pp4-dp1
   //     from 18,287 tokens/s/GPU at acc 8 x mbs 32 to 1,032 at acc 256 x mbs 1, the same tokens
   //     per step; 10-180x below any modelled mechanism
   CHECK(accuracy >= 0.97);
   CHECK(alloc.mape() <= 0.05);
-  CHECK(tokens.mape() <= 8.2);
-  CHECK(tokens.median_abs() <= 1.72);
+  CHECK(tokens.mape() <= 7.9);
+  CHECK(tokens.median_abs() <= 1.66);
 }
