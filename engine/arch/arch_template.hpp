@@ -15,7 +15,18 @@ namespace pathfinder {
 
 enum class Dataflow { kWeightStationary, kActivationStationary, kOutputStationary, kBest };
 enum class Scope { kMcu, kBundle, kGlobal };
-enum class Topology { kRing, kMesh2D, kTorus2D, kSwitch, kFatTree };
+enum class Topology { kRing, kMesh2D, kTorus2D, kSwitch, kFatTree, kMesh3D, kTorus3D };
+// Grids lay positions out x-fastest with rings along each axis; a torus wraps every axis.
+[[nodiscard]] constexpr bool is_grid(Topology t) {
+  return t == Topology::kMesh2D || t == Topology::kTorus2D || t == Topology::kMesh3D ||
+         t == Topology::kTorus3D;
+}
+[[nodiscard]] constexpr bool is_3d(Topology t) {
+  return t == Topology::kMesh3D || t == Topology::kTorus3D;
+}
+[[nodiscard]] constexpr bool wraps(Topology t) {
+  return t == Topology::kTorus2D || t == Topology::kTorus3D;
+}
 enum class NetworkTier { kIntraPackage, kInterPackage };
 
 [[nodiscard]] std::string_view to_string(Dataflow d);

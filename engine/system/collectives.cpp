@@ -21,7 +21,7 @@ constexpr enum_table::Table<CollectiveAlgorithm, 7> kAlgorithms{{
     {CollectiveAlgorithm::kRing, "ring"},
     {CollectiveAlgorithm::kTree, "tree"},
     {CollectiveAlgorithm::kRecursiveDoubling, "recursive-doubling"},
-    {CollectiveAlgorithm::kTorus2D, "torus-2d"},
+    {CollectiveAlgorithm::kTorus, "torus"},
     {CollectiveAlgorithm::kHierarchical, "hierarchical"},
     {CollectiveAlgorithm::kNcclTree, "nccl-tree"},
 }};
@@ -140,30 +140,31 @@ Time tree(const GroupPlacement& g, Collective c, Bytes n) {
   return c == Collective::kAllReduce ? up + down : down;
 }
 
-// Rings along x then y of one 2-D span (a x b).
-Time torus_2d(const GroupPlacement& g, Collective c, Bytes n) {
+// Rings along each axis of one grid span (a x b, or a x b x c): reduce-scatter along x, then
+// y on n/a (then z on n/(a·b)), and all-gather back in reverse; an all-reduce does both.
+Time torus(const GroupPlacement& g, Collective c, Bytes n) {
   if (g.levels != 1) return kInf;
   const TierSpan& s = g.span[0];
-  if ((s.topology != Topology::kMesh2D && s.topology != Topology::kTorus2D) || s.grid_x <= 1 ||
-      s.grid_y <= 1) {
-    return kInf;
-  }
+  const std::array<int, 3> count{s.grid_x, s.grid_y, s.grid_z};
+  const std::array<Bandwidth, 3> bw{s.bandwidth_x, s.bandwidth_y, s.bandwidth_z};
+  const std::array<Time, 3> lat{s.latency_x, s.latency_y, s.latency_z};
+  int axes = 0;
+  for (const int m : count) axes += m > 1 ? 1 : 0;
+  if (!is_grid(s.topology) || axes < 2) return kInf;
+  const bool scatter = c == Collective::kAllReduce || c == Collective::kReduceScatter;
+  const bool gather = c == Collective::kAllReduce || c == Collective::kAllGather;
+  if (!scatter && !gather) return kInf;
   const Bandwidth r = g.reduction_bandwidth;
   const Bytes h = s.half_bandwidth_message;
-  const int a = s.grid_x, b = s.grid_y;
-  auto x_ring = [&](Bytes bytes, bool reduce) {
-    return line_ring(a, s.latency_x, s.bandwidth_x, h, bytes, reduce, r);
-  };
-  auto y_ring = [&](Bytes bytes, bool reduce) {
-    return line_ring(b, s.latency_y, s.bandwidth_y, h, bytes, reduce, r);
-  };
-  switch (c) {
-    case Collective::kAllReduce:
-      return x_ring(n, true) + y_ring(n / a, true) + y_ring(n / a, false) + x_ring(n, false);
-    case Collective::kReduceScatter: return x_ring(n, true) + y_ring(n / a, true);
-    case Collective::kAllGather: return y_ring(n / a, false) + x_ring(n, false);
-    default: return kInf;
+  Time t;
+  Bytes x = n;
+  for (std::size_t a = 0; a < 3; ++a) {
+    if (count[a] <= 1) continue;
+    if (scatter) t += line_ring(count[a], lat[a], bw[a], h, x, true, r);
+    if (gather) t += line_ring(count[a], lat[a], bw[a], h, x, false, r);
+    x /= count[a];
   }
+  return t;
 }
 
 // Reduce-scatter inside the inner tiers, all-reduce across the outermost, all-gather back.
@@ -237,7 +238,7 @@ Time by_algorithm(const GroupPlacement& g, Collective c, Bytes n, CollectiveAlgo
     case CollectiveAlgorithm::kRing: return ring(g, c, n);
     case CollectiveAlgorithm::kTree: return tree(g, c, n);
     case CollectiveAlgorithm::kRecursiveDoubling: return recursive_doubling(g, c, n);
-    case CollectiveAlgorithm::kTorus2D: return torus_2d(g, c, n);
+    case CollectiveAlgorithm::kTorus: return torus(g, c, n);
     case CollectiveAlgorithm::kHierarchical: return hierarchical(g, c, n);
     case CollectiveAlgorithm::kNcclTree: return nccl_tree(g, c, n);
     case CollectiveAlgorithm::kAuto: break;
@@ -247,13 +248,13 @@ Time by_algorithm(const GroupPlacement& g, Collective c, Bytes n, CollectiveAlgo
 
 constexpr CollectiveAlgorithm kCandidates[] = {
     CollectiveAlgorithm::kRing,         CollectiveAlgorithm::kTree,
-    CollectiveAlgorithm::kRecursiveDoubling, CollectiveAlgorithm::kTorus2D,
+    CollectiveAlgorithm::kRecursiveDoubling, CollectiveAlgorithm::kTorus,
     CollectiveAlgorithm::kHierarchical, CollectiveAlgorithm::kNcclTree};
 
 // Candidates kAuto takes (library nccl: ring, and NCCL's tree for an all-reduce across the
 // scale-out network; any: the rest) or can skip without changing its answer (any: the
 // binomial-tree all-reduce never beats recursive doubling, twice its latency and bandwidth
-// terms; the hierarchy on one tier is the ring; torus-2d needs exactly one span).
+// terms; the hierarchy on one tier is the ring; torus needs exactly one span).
 bool worth_trying(const GroupPlacement& g, Collective c, CollectiveAlgorithm a) {
   if (g.library == CollectiveLibrary::kNccl) {
     return a == CollectiveAlgorithm::kRing ||
@@ -263,7 +264,7 @@ bool worth_trying(const GroupPlacement& g, Collective c, CollectiveAlgorithm a) 
   switch (a) {
     case CollectiveAlgorithm::kTree: return c != Collective::kAllReduce;
     case CollectiveAlgorithm::kHierarchical: return g.levels > 1;
-    case CollectiveAlgorithm::kTorus2D: return g.levels == 1;
+    case CollectiveAlgorithm::kTorus: return g.levels == 1;
     case CollectiveAlgorithm::kNcclTree: return false;
     default: return true;
   }

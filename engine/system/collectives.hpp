@@ -23,8 +23,9 @@
 //                          n_l the data left after the inner tiers (n / m_0 / … ).
 //   tree                   all-reduce: binomial reduce + broadcast, 2·Σ log2(m_l)(a_l + nβ_l);
 //                          broadcast: binomial, Σ log2(m_l)(a_l + nβ_l).
-//   torus-2d               one 2-D mesh/torus span of a x b: reduce-scatter along x, all-reduce
-//                          along y on n/a, all-gather along x (rings along each dimension).
+//   torus                  one grid span (mesh/torus, 2-D a x b or 3-D a x b x c): reduce-
+//                          scatter along x, then along y on n/a (and z on n/(a·b)), all-gather
+//                          back in reverse (rings along each dimension; an all-reduce both).
 //   hierarchical           reduce-scatter (ring) inside each inner tier, all-reduce (ring)
 //                          across the outermost on x = n/(m_0·…), all-gather back inside.
 //   nccl-tree              NCCL's tree all-reduce: as hierarchical inside ("a reduce intra-node,
@@ -52,7 +53,7 @@
 //         Tree algorithm implements multiple reduce/broadcast operations, so it doesn't apply
 //         to allgather/reducescatter", issue 1473; no tree broadcast, issue 317; PAT, NCCL
 //         2.23, only with one GPU per node); no recursive doubling, no torus rings. An algorithm that does not apply to the
-// collective or the placement costs +infinity (kTorus2D needs one 2-D span; kHierarchical
+// collective or the placement costs +infinity (kTorus needs one grid span; kHierarchical
 // applies to all-reduce, reduce-scatter and all-gather). Send/recv ignores the algorithm; so
 // does all-to-all except that only kAuto and kRing (pairwise) apply. p = 1 or n <= 0 costs 0.
 // No allocation: this runs in the inner loop of strategy search.
@@ -74,7 +75,7 @@ enum class CollectiveAlgorithm {
   kRing,
   kTree,
   kRecursiveDoubling,
-  kTorus2D,
+  kTorus,
   kHierarchical,
   kNcclTree
 };
@@ -101,7 +102,7 @@ enum class CollectiveAlgorithm {
 [[nodiscard]] std::array<Bytes, kMaxTiers> link_bytes(const GroupPlacement& g, Collective c,
                                                       Bytes bytes);
 
-// The algorithm kAuto picks (the first of ring, tree, recursive doubling, torus-2d,
+// The algorithm kAuto picks (the first of ring, tree, recursive doubling, torus,
 // hierarchical among equals); kRing for p = 1.
 [[nodiscard]] CollectiveAlgorithm auto_algorithm(const GroupPlacement& g, Collective c,
                                                  Bytes bytes);

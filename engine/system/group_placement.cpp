@@ -58,6 +58,29 @@ LineRing line_ring(Bandwidth port_bw, Time latency, int length, int count, int s
   return r;
 }
 
+// The block a group's m positions `d` apart occupy on an X x Y (x Z) grid laid out x-fastest:
+// positions per axis and their spacing. One row when they fit in one; a column (or a plane of
+// the y-z grid) when d is a multiple of X; whole rows of X/d positions when d divides X; an
+// irregular set is costed as one row (approximation).
+struct Block {
+  std::array<int, 3> n{1, 1, 1}, d{1, 1, 1};
+};
+Block grid_block(int m, int d, int X, int Y, int Z) {
+  Block k;
+  k.n[0] = m;
+  k.d[0] = d;
+  if (static_cast<long long>(d) * (m - 1) < X) return k;
+  if (d % X == 0) {  // along y (and z): the same problem on the Y x Z grid
+    const Block yz = grid_block(m, d / X, Y, Z, 1);
+    return Block{{1, yz.n[0], yz.n[1]}, {1, yz.d[0], yz.d[1]}};
+  }
+  if (X % d == 0 && (static_cast<long long>(m) * d) % X == 0) {  // whole rows, consecutive
+    const Block yz = grid_block(static_cast<int>(static_cast<long long>(m) * d / X), 1, Y, Z, 1);
+    return Block{{X / d, yz.n[0], yz.n[1]}, {d, yz.d[0], yz.d[1]}};
+  }
+  return k;
+}
+
 void set_bandwidths(TierSpan& s, const TierLink& link, long long block, int sharers) {
   const Bandwidth base = link.usable_bandwidth();
   const Time lat = link.usable_latency();
@@ -81,43 +104,33 @@ void set_bandwidths(TierSpan& s, const TierLink& link, long long block, int shar
       break;
     }
     case Topology::kMesh2D:
-    case Topology::kTorus2D: {
-      const bool torus = link.topology == Topology::kTorus2D;
-      const int x = link.grid_x, d = s.spacing, m = s.members;
-      int a = m, dx = d, b = 1, dy = 1;  // a x b block, dx and dy apart
-      if (static_cast<long long>(d) * (m - 1) < x) {
-        // one row
-      } else if (d % x == 0) {
-        a = 1;
-        b = m;
-        dy = d / x;
-      } else if (x % d == 0 && (static_cast<long long>(m) * d) % x == 0) {
-        a = x / d;
-        b = static_cast<int>(static_cast<long long>(m) * d / x);
-      }  // else: an irregular set, costed as one row (approximation)
-      s.grid_x = a;
-      s.grid_y = b;
-      if (a > 1) {
-        const LineRing r = line_ring(port_bw, lat, link.grid_x, a, dx, torus);
-        s.bandwidth_x = r.bandwidth;
-        s.latency_x = r.latency;
+    case Topology::kTorus2D:
+    case Topology::kMesh3D:
+    case Topology::kTorus3D: {
+      const bool torus = wraps(link.topology);
+      const Block k = grid_block(s.members, s.spacing, link.grid_x, link.grid_y, link.grid_z);
+      s.grid_x = k.n[0];
+      s.grid_y = k.n[1];
+      s.grid_z = k.n[2];
+      const std::array<int, 3> length{link.grid_x, link.grid_y, link.grid_z};
+      std::array<Bandwidth*, 3> bw{&s.bandwidth_x, &s.bandwidth_y, &s.bandwidth_z};
+      std::array<Time*, 3> latency{&s.latency_x, &s.latency_y, &s.latency_z};
+      int axes = 0, far = 1;
+      bool whole = torus;
+      for (std::size_t a = 0; a < 3; ++a) {
+        if (k.n[a] <= 1) continue;
+        const LineRing r = line_ring(port_bw, lat, length[a], k.n[a], k.d[a], torus);
+        *bw[a] = r.bandwidth;
+        *latency[a] = r.latency;
+        s.bandwidth = r.bandwidth;  // the one axis's ring, when only one is used
+        s.latency = r.latency;
+        ++axes;
+        far = std::max(far, k.d[a]);
+        whole = whole && k.n[a] * k.d[a] == length[a];
       }
-      if (b > 1) {
-        const LineRing r = line_ring(port_bw, lat, link.grid_y, b, dy, torus);
-        s.bandwidth_y = r.bandwidth;
-        s.latency_y = r.latency;
-      }
-      if (b == 1) {
-        s.bandwidth = s.bandwidth_x;
-        s.latency = s.latency_x;
-      } else if (a == 1) {
-        s.bandwidth = s.bandwidth_y;
-        s.latency = s.latency_y;
-      } else {
+      if (axes > 1) {
         // A Hamiltonian cycle through the block: one port per direction, two when the torus
-        // wraps both axes.
-        const bool whole = torus && a * dx == link.grid_x && b * dy == link.grid_y;
-        const int far = std::max(dx, dy);
+        // wraps every axis it uses whole.
         s.bandwidth = (whole ? 2.0 : 1.0) * port_bw / far;
         s.latency = lat * far;
       }
@@ -128,6 +141,7 @@ void set_bandwidths(TierSpan& s, const TierLink& link, long long block, int shar
   s.bandwidth /= share;
   s.bandwidth_x /= share;
   s.bandwidth_y /= share;
+  s.bandwidth_z /= share;
 }
 
 }  // namespace

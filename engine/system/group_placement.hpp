@@ -15,6 +15,7 @@
 //                     latency x spacing (dimension-order routing hop count).
 //   mesh-2d, torus-2d four ports; the group's positions form an a x b block; rings along x
 //                     and along y as for a ring (a torus axis covered whole wraps around).
+//   mesh-3d, torus-3d six ports; an a x b x c block, rings along x, y and z likewise.
 // Everything is a fixed-size value: collective_time reads it without allocating.
 #pragma once
 
@@ -36,10 +37,10 @@ struct TierSpan {
   Bandwidth bandwidth;
   Time latency;  // per step: congestion and hop count applied
   Bytes half_bandwidth_message;
-  // mesh-2d/torus-2d: the positions as a grid_x x grid_y block, and a ring along each axis.
-  int grid_x = 1, grid_y = 1;
-  Bandwidth bandwidth_x, bandwidth_y;
-  Time latency_x, latency_y;
+  // Grids: the positions as a grid_x x grid_y x grid_z block, and a ring along each axis.
+  int grid_x = 1, grid_y = 1, grid_z = 1;
+  Bandwidth bandwidth_x, bandwidth_y, bandwidth_z;
+  Time latency_x, latency_y, latency_z;
 };
 
 struct GroupPlacement {

@@ -24,15 +24,35 @@ std::string count(int n, const char* what) {
   return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
 }
 
-// The most square factorization x * y = n with x <= y.
+// The most square factorization x * y = n with x <= y; 3-D: x <= y <= z with the least z,
+// then the least y (64: 4 x 4 x 4; 16: 2 x 2 x 4).
 void set_grid(TierLink& l) {
+  const int n = l.group_size;
   l.grid_x = 1;
-  l.grid_y = l.group_size;
-  if (l.topology != Topology::kMesh2D && l.topology != Topology::kTorus2D) return;
-  for (int x = static_cast<int>(std::sqrt(static_cast<double>(l.group_size))); x >= 1; --x) {
-    if (l.group_size % x == 0) {
+  l.grid_y = n;
+  l.grid_z = 1;
+  if (!is_grid(l.topology)) return;
+  if (is_3d(l.topology)) {
+    l.grid_y = 1;
+    l.grid_z = n;
+    for (int x = 1; x * x * x <= n; ++x) {
+      if (n % x != 0) continue;
+      for (int y = x; y * y <= n / x; ++y) {
+        if ((n / x) % y != 0) continue;
+        const int z = n / x / y;
+        if (z < l.grid_z || (z == l.grid_z && y < l.grid_y)) {
+          l.grid_x = x;
+          l.grid_y = y;
+          l.grid_z = z;
+        }
+      }
+    }
+    return;
+  }
+  for (int x = static_cast<int>(std::sqrt(static_cast<double>(n))); x >= 1; --x) {
+    if (n % x == 0) {
       l.grid_x = x;
-      l.grid_y = l.group_size / x;
+      l.grid_y = n / x;
       return;
     }
   }
@@ -81,8 +101,10 @@ int TierLink::ports() const {
     case Topology::kFatTree: return 1;
     case Topology::kRing: return 2;
     case Topology::kMesh2D:
-    case Topology::kTorus2D: {
-      const int p = (grid_x > 1 ? 2 : 0) + (grid_y > 1 ? 2 : 0);
+    case Topology::kTorus2D:
+    case Topology::kMesh3D:
+    case Topology::kTorus3D: {
+      const int p = (grid_x > 1 ? 2 : 0) + (grid_y > 1 ? 2 : 0) + (grid_z > 1 ? 2 : 0);
       return p > 0 ? p : 1;
     }
   }

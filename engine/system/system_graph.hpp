@@ -40,11 +40,12 @@ struct TierLink {
   Bytes half_bandwidth_message;        // chunk size reaching half the bandwidth
   int leaf_size = 32;                  // fat-tree: devices under one leaf switch
   int devices_below = 1;  // devices in one position of this tier (product of inner group sizes)
-  // mesh-2d/torus-2d: positions laid out x-fastest on grid_x x grid_y (the most square
-  // factorization of group_size); 1 x group_size otherwise.
-  int grid_x = 1, grid_y = 1;
+  // Grids: positions laid out x-fastest on grid_x x grid_y (x grid_z), the most square (cubic)
+  // factorization of group_size; 1 x group_size (x 1) otherwise.
+  int grid_x = 1, grid_y = 1, grid_z = 1;
 
-  // Links a device's bandwidth is spread over: switch and fat-tree 1, ring 2, 2-D grid 4.
+  // Links a device's bandwidth is spread over: switch and fat-tree 1, ring 2, a grid 2 per
+  // axis longer than one position (2-D 4, 3-D 6).
   [[nodiscard]] int ports() const;
   // What a device's ports carry together: bandwidth x max_utilization / bandwidth_congestion.
   [[nodiscard]] Bandwidth usable_bandwidth() const {

@@ -23,7 +23,7 @@ constexpr Collective kAllCollectives[] = {Collective::kAllReduce, Collective::kR
                                           Collective::kBroadcast, Collective::kSendRecv};
 constexpr CollectiveAlgorithm kAllAlgorithms[] = {
     CollectiveAlgorithm::kAuto, CollectiveAlgorithm::kRing, CollectiveAlgorithm::kTree,
-    CollectiveAlgorithm::kRecursiveDoubling, CollectiveAlgorithm::kTorus2D,
+    CollectiveAlgorithm::kRecursiveDoubling, CollectiveAlgorithm::kTorus,
     CollectiveAlgorithm::kHierarchical, CollectiveAlgorithm::kNcclTree};
 
 TierSpan span(Tier tier, int members, int below, double gb_per_s, double latency_us,
@@ -140,9 +140,9 @@ TEST_CASE("alpha-beta formulas on one tier", "[system][golden]") {
   CHECK(t(C::kAllToAll, A::kRing) == Approx(0.007007));
   CHECK(t(C::kSendRecv, A::kAuto) == Approx(0.008001));
   CHECK(t(C::kSendRecv, A::kTree) == Approx(0.008001));  // send/recv has one algorithm
-  // Hierarchical on one tier is the ring; torus-2d needs a 2-D span; all-to-all is pairwise only.
+  // Hierarchical on one tier is the ring; torus needs a grid span; all-to-all is pairwise only.
   CHECK(t(C::kAllReduce, A::kHierarchical) == Approx(0.014014));
-  CHECK(t(C::kAllReduce, A::kTorus2D) == kInf);
+  CHECK(t(C::kAllReduce, A::kTorus) == kInf);
   CHECK(t(C::kAllToAll, A::kTree) == kInf);
   CHECK(t(C::kReduceScatter, A::kTree) == kInf);
   CHECK(t(C::kBroadcast, A::kHierarchical) == kInf);
@@ -332,7 +332,7 @@ TEST_CASE("2-D torus all-reduce runs rings along each dimension", "[system][gold
     CHECK(g.span[0].grid_x == 4);
     CHECK(g.span[0].grid_y == 4);
     const double n = 1.6e9;
-    const double t = collective_s(g, Collective::kAllReduce, n, CollectiveAlgorithm::kTorus2D);
+    const double t = collective_s(g, Collective::kAllReduce, n, CollectiveAlgorithm::kTorus);
     if (topo == Topology::kMesh2D) {
       // A mesh line of 4 embeds its ring with dilation 2: 100 GB/s, 2 us per step.
       // x: reduce-scatter 3 x (2 us + 1.6 GB/4 / 100 GB/s = 4 ms) = 12.006 ms, all-gather the
@@ -435,6 +435,40 @@ TEST_CASE("NCCL's collectives: rings, and the tree for all-reduces across nodes"
   const GroupPlacement all = place_group(shipped_system("a100", 1024), 1024, 1);
   REQUIRE(all.library == CollectiveLibrary::kNccl);  // megatron-lm.yaml
   CHECK(auto_algorithm_of(all, Collective::kAllReduce, 4096) == CollectiveAlgorithm::kNcclTree);
+}
+
+}  // namespace
+
+namespace {
+
+TEST_CASE("3-D torus all-reduce: rings along x, y and z", "[system][golden]") {
+  // One 4 x 4 x 4 span, 100 GB/s per axis ring, 1 us per step, n = 64 MB. Reduce-scatter along
+  // x on n (3 steps of n/4), along y on n/4, along z on n/16, then all-gather back:
+  // 2 x 3 x [(1 us + 16 MB/100 GB/s) + (1 us + 4 MB/..) + (1 us + 1 MB/..)]
+  // = 6 x 3 us + 6 x (160 + 40 + 10) us = 18 + 1260 us.
+  GroupPlacement g;
+  g.size = 64;
+  g.levels = 1;
+  TierSpan& s = g.span[0];
+  s.tier = Tier::kInterPackage;
+  s.topology = Topology::kTorus3D;
+  s.members = 64;
+  s.grid_x = s.grid_y = s.grid_z = 4;
+  s.bandwidth_x = s.bandwidth_y = s.bandwidth_z = gigabytes_per_second(100);
+  s.latency_x = s.latency_y = s.latency_z = microseconds(1);
+  s.bandwidth = gigabytes_per_second(100);
+  s.latency = microseconds(1);
+  const double n = 64e6;
+  CHECK(collective_s(g, Collective::kAllReduce, n, CollectiveAlgorithm::kTorus) ==
+        Approx(1278e-6));
+  CHECK(collective_s(g, Collective::kReduceScatter, n, CollectiveAlgorithm::kTorus) ==
+        Approx(639e-6));
+  CHECK(collective_s(g, Collective::kAllGather, n, CollectiveAlgorithm::kTorus) ==
+        Approx(639e-6));
+  // The flat ring over the same 64: 2 x 63 steps of n/64 at 100 GB/s: 126 us + 1260 us.
+  CHECK(collective_s(g, Collective::kAllReduce, n, CollectiveAlgorithm::kRing) ==
+        Approx(126e-6 + 2.0 * 63 / 64 * 640e-6));
+  CHECK(auto_algorithm_of(g, Collective::kAllReduce, n) == CollectiveAlgorithm::kTorus);
 }
 
 }  // namespace

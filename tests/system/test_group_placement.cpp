@@ -145,3 +145,43 @@ TEST_CASE("2-D mesh placements form blocks", "[system]") {
   CHECK(block.span[0].bandwidth_y.si() == Approx(port));
   CHECK(block.span[0].bandwidth.si() == Approx(port / 4));  // a cycle through it: the far axis binds
 }
+
+namespace {
+
+TEST_CASE("3-D torus placements form blocks; a torus covered whole wraps every axis", "[system]") {
+  // 64 positions as 4 x 4 x 4 (set_grid: the least z), six ports of 600 / 6 = 100 GB/s, 1 us.
+  SystemGraph sys;
+  sys.devices = 64;
+  TierLink l = simple_tier(Tier::kInterPackage, Topology::kTorus3D, 64, 600, 1);
+  l.grid_x = 4;
+  l.grid_y = 4;
+  l.grid_z = 4;
+  sys.tiers.push_back(l);
+  REQUIRE(sys.tiers[0].ports() == 6);
+  const double port = 100e9;
+  // A row of 4: the x ring wraps, both directions: 200 GB/s, one hop.
+  const GroupPlacement row = place_group(sys, 4, 1);
+  CHECK((row.span[0].grid_x == 4 && row.span[0].grid_y == 1 && row.span[0].grid_z == 1));
+  CHECK(row.span[0].bandwidth.si() == Approx(2 * port));
+  CHECK(row.span[0].latency.si() == Approx(1e-6));
+  // 4 members 16 apart: a z line.
+  const GroupPlacement z = place_group(sys, 4, 16);
+  CHECK((z.span[0].grid_x == 1 && z.span[0].grid_y == 1 && z.span[0].grid_z == 4));
+  CHECK(z.span[0].bandwidth_z.si() == Approx(2 * port));
+  // 16 consecutive: a 4 x 4 plane, both axes whole; 32 members 2 apart: 2 x 4 x 4 (x 2 apart).
+  const GroupPlacement plane = place_group(sys, 16, 1);
+  CHECK((plane.span[0].grid_x == 4 && plane.span[0].grid_y == 4 && plane.span[0].grid_z == 1));
+  CHECK(plane.span[0].bandwidth.si() == Approx(2 * port));
+  const GroupPlacement half = place_group(sys, 32, 2);
+  CHECK((half.span[0].grid_x == 2 && half.span[0].grid_y == 4 && half.span[0].grid_z == 4));
+  // The x ring: 2 of 4 positions 2 apart, wrapping: 2 x 100 / 2 GB/s, 2 hops per step.
+  CHECK(half.span[0].bandwidth_x.si() == Approx(port));
+  CHECK(half.span[0].latency_x.si() == Approx(2e-6));
+  CHECK(half.span[0].bandwidth_y.si() == Approx(2 * port));
+  // All 64: the whole torus, a cycle through every position using both directions.
+  const GroupPlacement all = place_group(sys, 64, 1);
+  CHECK((all.span[0].grid_x == 4 && all.span[0].grid_y == 4 && all.span[0].grid_z == 4));
+  CHECK(all.span[0].bandwidth.si() == Approx(2 * port));
+}
+
+}  // namespace

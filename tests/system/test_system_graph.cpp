@@ -112,6 +112,16 @@ TEST_CASE("partial packages and domains", "[system]") {
   const SystemGraph half = shipped_system("waferscale", 32);
   CHECK(half.tiers.at(0).grid_x == 4);
   CHECK(half.tiers.at(0).grid_y == 8);
+  // tpu_systolic: 64 chips on a 3-D torus, a 4 x 4 x 4 cube with 6 ports per chip; 16 chips the
+  // most cubic 2 x 2 x 4 (the least z, then the least y), 8 chips 2 x 2 x 2.
+  const SystemGraph tpu = shipped_system("tpu_systolic", 64);
+  CHECK(tpu.tiers.at(0).topology == Topology::kTorus3D);
+  CHECK((tpu.tiers[0].grid_x == 4 && tpu.tiers[0].grid_y == 4 && tpu.tiers[0].grid_z == 4));
+  CHECK(tpu.tiers[0].ports() == 6);
+  const SystemGraph s16 = shipped_system("tpu_systolic", 16);
+  CHECK((s16.tiers.at(0).grid_x == 2 && s16.tiers[0].grid_y == 2 && s16.tiers[0].grid_z == 4));
+  const SystemGraph s8 = shipped_system("tpu_systolic", 8);
+  CHECK((s8.tiers.at(0).grid_x == 2 && s8.tiers[0].grid_y == 2 && s8.tiers[0].grid_z == 2));
 }
 
 TEST_CASE("congestion factors reach the tier", "[system]") {
