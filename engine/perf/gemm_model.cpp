@@ -494,10 +494,12 @@ void GemmSearch::search_parallel(const Ctx& c, const Trial& t, Best& best) const
   }
   for (int a = m_count - 1; a >= 0; --a) {
     const auto ia = static_cast<std::size_t>(a);
+    // Every slot of the row would be skipped by its compute bound (or earlier): skip it whole.
+    if (best.built != nullptr && t.row_blocks[ia] * block_time + latency >= best.time) continue;
     const double tm = static_cast<double>(t.m_side(ia));
     const bool m_whole = t.m_side(ia) >= c.p.m;
     const double n_limit = std::min(t.n_limit[ia], m_whole ? INFINITY : tm * kMaxAspect);
-    for (int b = n_count - 1; b >= 0; --b) {
+    for (int b = t.row_first[ia]; b >= 0; --b) {
       const auto ib = static_cast<std::size_t>(b);
       const double tn = static_cast<double>(t.n_side(ib));
       if (tn > n_limit) continue;
@@ -588,6 +590,19 @@ GemmSearch::GemmSearch(const PerfMachine& m, const GemmShape& shape, DataType dt
       for (std::size_t j = 0; j < t.n_count; ++j) {
         const double waves = std::ceil(batch * t.m_tiles(i) * t.n_tiles(j) * inv_instances);
         t.blocks[i * t.n_count + j] = waves * std::ceil(t.m_blocks(i) * t.n_blocks(j) * inv_mcus);
+      }
+    }
+    t.row_blocks.assign(t.m_count, INFINITY);
+    t.row_first.assign(t.m_count, -1);
+    for (std::size_t i = 0; i < t.m_count; ++i) {
+      const double tm = static_cast<double>(t.m_side(i));
+      const double n_limit =
+          std::min(t.n_limit[i], t.m_side(i) >= c.p.m ? INFINITY : tm * kMaxAspect);
+      int b = static_cast<int>(t.n_count) - 1;
+      while (b >= 0 && static_cast<double>(t.n_side(static_cast<std::size_t>(b))) > n_limit) --b;
+      t.row_first[i] = b;
+      for (std::size_t j = 0; j < t.n_count; ++j) {
+        t.row_blocks[i] = std::min(t.row_blocks[i], t.blocks[i * t.n_count + j]);
       }
     }
     t.built = std::make_unique<std::atomic<const Built*>[]>(slots);

@@ -119,6 +119,10 @@ class GemmSearch {
     std::vector<double> n_limit;
     // Per slot: the compute bound in block times (waves x blocks per MCU), exact integers.
     std::vector<double> blocks;
+    // Per m side: the least of its slots' compute bounds (a row that cannot beat the best), and
+    // the widest n side the search takes with it (the first it tries; -1: none).
+    std::vector<double> row_blocks;
+    std::vector<int> row_first;
     // Per slot: the candidate once built (kNoTile when no k side fits), else null.
     std::unique_ptr<std::atomic<const Built*>[]> built;
     [[nodiscard]] std::int64_t m_side(std::size_t i) const { return sides[i]; }
