@@ -1,6 +1,7 @@
 #include "engine/perf/gemm_search_store.hpp"
 
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cstdint>
 #include <mutex>
@@ -51,6 +52,17 @@ Store& store() {
   return s;
 }
 
+// Each thread's last few searches found, ahead of the store's lock and hash (a cold evaluation
+// asks for the same dozen shapes on a new design). Emptied when the store is cleared.
+std::atomic<std::uint64_t> g_epoch{0};
+struct Recent {
+  static constexpr std::size_t kSize = 32;
+  std::array<Key, kSize> keys{};
+  std::array<std::shared_ptr<const GemmSearch>, kSize> searches{};
+  std::size_t next = 0;
+  std::uint64_t epoch = 0;
+};
+
 Key key_of(const PerfMachine& m, const GemmShape& shape, DataType dtype) {
   Key k;
   k.batch = shape.batch;
@@ -78,24 +90,40 @@ Key key_of(const PerfMachine& m, const GemmShape& shape, DataType dtype) {
 std::shared_ptr<const GemmSearch> shared_gemm_search(const PerfMachine& m, const GemmShape& shape,
                                                      DataType dtype) {
   const Key key = key_of(m, shape, dtype);
+  thread_local Recent recent;
+  const std::uint64_t epoch = g_epoch.load(std::memory_order_acquire);
+  if (recent.epoch != epoch) {
+    recent = Recent{};
+    recent.epoch = epoch;
+  }
+  for (std::size_t i = 0; i < Recent::kSize; ++i) {
+    if (recent.searches[i] && recent.keys[i] == key) return recent.searches[i];
+  }
+  const auto remember = [&](const std::shared_ptr<const GemmSearch>& found) {
+    recent.keys[recent.next] = key;
+    recent.searches[recent.next] = found;
+    recent.next = (recent.next + 1) % Recent::kSize;
+    return found;
+  };
   Store& s = store();
   {
     const std::lock_guard<std::mutex> lock(s.mutex);
     const auto it = s.searches.find(key);
-    if (it != s.searches.end()) return it->second;
+    if (it != s.searches.end()) return remember(it->second);
   }
   auto made = std::make_shared<const GemmSearch>(m, shape, dtype);
   const std::lock_guard<std::mutex> lock(s.mutex);
   ++s.made;
   if (s.searches.size() >= kMaxGemmSearches) s.searches.clear();
   // Another thread may have made the same search meanwhile: both are equal; keep the first.
-  return s.searches.try_emplace(key, std::move(made)).first->second;
+  return remember(s.searches.try_emplace(key, std::move(made)).first->second);
 }
 
 void clear_gemm_searches() {
   Store& s = store();
   const std::lock_guard<std::mutex> lock(s.mutex);
   s.searches.clear();
+  g_epoch.fetch_add(1, std::memory_order_release);
 }
 
 std::size_t gemm_searches_made() {
