@@ -207,9 +207,13 @@ Time nccl_tree(const GroupPlacement& g, Collective c, Bytes n) {
     t += span_ring(s, x, true, r) + span_ring(s, x, false, r);
     x /= s.members;
   }
+  // NCCL's tuning model credits its tree all-reduce 0.92 of the ring's bus bandwidth
+  // (src/graph/tuning.cc: "if (a == NCCL_ALGO_TREE && coll == ncclFuncAllReduce) busBw =
+  // std::min(busBw*.92, ...)").
+  constexpr double kTreeBandwidth = 0.92;
   const TierSpan& s = g.span[static_cast<std::size_t>(outer)];
   const Time tree = 2.0 * log2_ceil(s.members) * s.latency +
-                    2.0 * (x + s.half_bandwidth_message) / s.bandwidth;
+                    2.0 * (x + s.half_bandwidth_message) / (s.bandwidth * kTreeBandwidth);
   return t + reducing(tree, x, r);
 }
 

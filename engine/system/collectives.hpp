@@ -34,7 +34,8 @@
 //                          530), across the outermost span a pipelined double binary tree
 //                          (Sanders, Speck, Träff 2009; NCCL 2.4): 2·ceil(log2 m)·a of depth up
 //                          and down, and each member sending 2x ("for tree it would be 2*S",
-//                          NVIDIA/nccl issue 457): 2·ceil(log2 m)·a + 2(x + h)/B.
+//                          NVIDIA/nccl issue 457), at 0.92 of the bandwidth as NCCL's tuning
+//                          model credits it: 2·ceil(log2 m)·a + 2(x + h)/(0.92 B).
 //   all-to-all (pairwise)  p-1 messages of n/p; tier l's port carries those to members outside
 //                          the member's tier-l position but inside its tier-(l+1) position:
 //                          Σ c_l a_l + max_l c_l (n/p + h_l)/B_l, c_l that count.
