@@ -61,7 +61,7 @@ LineRing line_ring(Bandwidth port_bw, Time latency, int length, int count, int s
 // The block a group's m positions `d` apart occupy on an X x Y (x Z) grid laid out x-fastest:
 // positions per axis and their spacing. One row when they fit in one; a column (or a plane of
 // the y-z grid) when d is a multiple of X; whole rows of X/d positions when d divides X; an
-// irregular set is costed as one row (approximation).
+// irregular set (or one left on a grid of one position) is costed as one row (approximation).
 struct Block {
   std::array<int, 3> n{1, 1, 1}, d{1, 1, 1};
 };
@@ -69,7 +69,7 @@ Block grid_block(int m, int d, int X, int Y, int Z) {
   Block k;
   k.n[0] = m;
   k.d[0] = d;
-  if (static_cast<long long>(d) * (m - 1) < X) return k;
+  if (static_cast<long long>(d) * (m - 1) < X || (X <= 1 && Y <= 1 && Z <= 1)) return k;
   if (d % X == 0) {  // along y (and z): the same problem on the Y x Z grid
     const Block yz = grid_block(m, d / X, Y, Z, 1);
     return Block{{1, yz.n[0], yz.n[1]}, {1, yz.d[0], yz.d[1]}};
