@@ -229,3 +229,26 @@ TEST_CASE("kernels: weight gradients accumulated into the main gradient", "[soft
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("collectives: NCCL's algorithms or any, from the profile to the system graph",
+          "[software]") {
+  // Absent: any (the paper's idealized system); every shipped framework profile says nccl.
+  const SoftwareProfile none = read_software_profile(ConfigNode::load_string(kMinimal, "p.yaml"));
+  CHECK(none.collectives == CollectiveLibrary::kAny);
+  const std::string dir = test::source_path("templates/software");
+  for (const char* name : {"megatron-lm", "megatron-core", "megatron-core-fp8", "nemo-fp8",
+                           "nanotron", "fsdp"}) {
+    INFO(name);
+    const SoftwareProfile p = load_software_profile(resolve_software_profile(name, {dir}));
+    CHECK(p.collectives == CollectiveLibrary::kNccl);
+    CHECK(with_software(ArchTemplate{}, p).collectives == CollectiveLibrary::kNccl);
+  }
+  CHECK(load_software_profile(resolve_software_profile("deepflow-reference", {dir})).collectives ==
+        CollectiveLibrary::kAny);
+  CHECK(profile_error(std::string(kMinimal) + "collectives: mpi\n") ==
+        "p.yaml:4:14: error: collectives: expected nccl or any, got \"mpi\"");
+}
+
+}  // namespace pathfinder
