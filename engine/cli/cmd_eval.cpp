@@ -238,7 +238,10 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
       training.tensor_comm_overlap = opt->training.tensor_comm_overlap;
       training.tensor_comm_chunked = false;
     }
-    if (dp_overlap->count() > 0) training.overlap_data_parallel = opt->training.overlap_data_parallel;
+    if (dp_overlap->count() > 0) {
+      training.overlap_data_parallel = opt->training.overlap_data_parallel;
+      training.overlap_zero_gradients = opt->training.overlap_data_parallel;
+    }
     const Workload w = load_workload(opt->workload_path, overrides);
     const bool distribute = !opt->strategy.empty() || opt->devices > 0;
     if (opt->isolated && !std::holds_alternative<GemmSpec>(w.spec)) {

@@ -53,6 +53,13 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
     s.overlap_sp_regather = o->get_or<bool>("sequence_parallel_regather", false);
     o->finish();
   }
+  s.overlap_zero_gradients = s.overlap_data_parallel;
+  if (auto z = root.optional_child("zero")) {
+    s.overlap_zero_gradients = z->get_or<bool>("overlap", s.overlap_data_parallel);
+    s.zero_all_reduce = two_way(*z, "gradient_collective", "reduce-scatter", "all-reduce",
+                                "reduce-scatter or all-reduce");
+    z->finish();
+  }
   if (auto p = root.optional_child("precision")) {
     s.fp8_linear = two_way(*p, "linear_layers", "workload", "fp8",
                            "fp8 or workload (the workload's precision)");

@@ -67,6 +67,13 @@ struct SoftwareProfile {
   // Gradient reduction overlapped with the backward pass (bucketed, as PyTorch DDP and
   // Megatron-Core --overlap-grad-reduce do); off: after the backward pass (Megatron-LM local DDP).
   bool overlap_data_parallel = false;
+  // `zero: {overlap: ...}`: ZeRO-1/2's gradient reduction overlapped likewise (default: as
+  // overlap_data_parallel); off: after the backward pass.
+  bool overlap_zero_gradients = false;
+  // `zero: {gradient_collective: all-reduce}`: ZeRO-1/2 all-reduce the whole gradient and each
+  // member steps its share (nanotron's sync_gradients_across_dp with reduce_scatter=False);
+  // `reduce-scatter` (default): each member receives only its share's sum.
+  bool zero_all_reduce = false;
   // Fraction of each tensor-parallel collective hidden behind the GEMMs (decomposed or
   // userbuffer-overlapped tensor parallelism); 0 = blocking.
   double tensor_comm_overlap = 0.0;

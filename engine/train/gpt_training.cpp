@@ -69,7 +69,7 @@ const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id
   if (id == 0) {
     pl.mapping = best_mapping(system_, dims);
     pl.data_shared = pl.mapping.groups[1];
-    if (options_.overlap_data_parallel) {
+    if (options_.overlap_data_parallel || options_.overlap_zero_gradients) {
       dims[1].concurrent = true;
       pl.data_shared = map_dims(system_, dims, pl.mapping.order).groups[1];
     }
@@ -439,7 +439,8 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
   in.dp = s.dp * s.cp;  // gradients and optimizer shards over the data-context group
   in.zero = s.zero;
   in.sharded = sharded;
-  in.overlap_data_parallel = options_.overlap_data_parallel;
+  in.overlap_data_parallel = options_.overlaps_gradient_reduction(s.zero);
+  in.zero_all_reduce = options_.zero_all_reduce;
   in.gradient_bytes = bytes(gradient_reduction_bytes(options_.gradient_reduction, p.si(),
                                                      spec_.precision == DataType::kBf16));
   in.parameter_bytes = p;

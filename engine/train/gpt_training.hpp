@@ -41,6 +41,10 @@ struct TrainingOptions {
   // until the backward ends; off: it starts when the backward pass ends. ZeRO-3's per-layer
   // gathers and reduce-scatters are always prefetched and overlapped (FSDP's default).
   bool overlap_data_parallel = true;
+  // ZeRO-1/2's gradient reduction likewise (SoftwareProfile::overlap_zero_gradients).
+  bool overlap_zero_gradients = true;
+  // ZeRO-1/2 all-reduce the gradients instead of reduce-scattering them (SoftwareProfile).
+  bool zero_all_reduce = false;
   // Fraction of tensor-parallel collectives hidden behind the GEMMs they feed (decomposed,
   // asynchronous tensor parallelism); Megatron-LM as measured by Korthikanti et al.: 0.
   double tensor_comm_overlap = 0.0;
@@ -67,6 +71,11 @@ struct TrainingOptions {
     return static_cast<std::int32_t>(
         gradient_reduction_bytes(gradient_reduction, precision_bytes, bf16));
   }
+  // Whether ZeRO stage `zero`'s gradient reduction overlaps the backward pass (stage 3's
+  // per-layer collectives are overlapped regardless).
+  [[nodiscard]] bool overlaps_gradient_reduction(int zero) const {
+    return zero == 1 || zero == 2 ? overlap_zero_gradients : overlap_data_parallel;
+  }
   // Linear biases by their own kernels (GptPartition::separate_bias; the profile's choice).
   bool separate_bias = false;
   // recompute=selective as op-level selective checkpointing (GptPartition::selective_op).
@@ -87,6 +96,8 @@ struct TrainingOptions {
     TrainingOptions o;
     o.memory = s.memory;
     o.overlap_data_parallel = s.overlap_data_parallel;
+    o.overlap_zero_gradients = s.overlap_zero_gradients;
+    o.zero_all_reduce = s.zero_all_reduce;
     o.tensor_comm_overlap = s.tensor_comm_overlap;
     o.tensor_comm_chunked = s.tensor_comm_chunked;
     o.overlap_sp_regather = s.overlap_sp_regather;

@@ -93,7 +93,8 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
   const bool buckets_after = reduce && !in.sharded;
   const GroupPlacement* shared_group =
       in.data_group_shared != nullptr ? in.data_group_shared : in.data_group;
-  const Collective kind = in.zero >= 1 ? Collective::kReduceScatter : Collective::kAllReduce;
+  const Collective kind = in.zero >= 1 && !in.zero_all_reduce ? Collective::kReduceScatter
+                                                               : Collective::kAllReduce;
   const GroupPlacement* experts_group =
       in.expert_data_group != nullptr ? in.expert_data_group : in.data_group;
   Time finish;

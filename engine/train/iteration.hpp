@@ -56,6 +56,8 @@ struct IterationInput {
   // backward, no parameter gather after the optimizer step (the parameters stay sharded).
   bool sharded = false;
   bool overlap_data_parallel = true;
+  // ZeRO-1/2: all-reduce the gradients, not reduce-scatter (each member still steps its share).
+  bool zero_all_reduce = false;
   Bytes gradient_bytes = bytes(2.0);   // per parameter
   Bytes parameter_bytes = bytes(2.0);  // per parameter, as gathered back under ZeRO
   Bytes input_bytes;                   // host to device before the first micro-batch

@@ -127,7 +127,8 @@ TrainingResult LstmTraining::evaluate(const Strategy& s) {
   in.data_group = &m.groups[2];
   in.dp = s.dp;
   in.zero = s.zero;
-  in.overlap_data_parallel = options_.overlap_data_parallel;
+  in.overlap_data_parallel = options_.overlaps_gradient_reduction(s.zero);
+  in.zero_all_reduce = options_.zero_all_reduce;
   in.gradient_bytes = p;
   in.parameter_bytes = p;
   in.input_bytes = bytes(8.0 * B * S);  // token ids and labels

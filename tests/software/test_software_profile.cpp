@@ -252,3 +252,33 @@ TEST_CASE("collectives: NCCL's algorithms or any, from the profile to the system
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("zero: how ZeRO-1/2 reduce the gradients is the profile's choice", "[software]") {
+  const std::string dir = test::source_path("templates/software");
+  // nanotron with accumulate_grad_in_fp32 builds no DDP model under ZeRO-1 and all-reduces the
+  // whole fp32 buffer after the backward pass (trainer.py, sync_gradients_across_dp).
+  const SoftwareProfile n = load_software_profile(resolve_software_profile("nanotron", {dir}));
+  CHECK(n.zero_all_reduce);
+  CHECK_FALSE(n.overlap_zero_gradients);
+  CHECK(n.overlap_data_parallel);  // ZeRO-0's DDP hook still overlaps
+  const TrainingOptions o = TrainingOptions::from(n);
+  CHECK(o.overlaps_gradient_reduction(0));
+  CHECK_FALSE(o.overlaps_gradient_reduction(1));
+  CHECK_FALSE(o.overlaps_gradient_reduction(2));
+  CHECK(o.overlaps_gradient_reduction(3));  // ZeRO-3's per-layer collectives: as data_parallel
+  // No zero block: reduce-scatter, overlapped exactly when the data-parallel reduction is.
+  const SoftwareProfile c = load_software_profile(resolve_software_profile("megatron-core", {dir}));
+  CHECK_FALSE(c.zero_all_reduce);
+  CHECK(c.overlap_zero_gradients);
+  const SoftwareProfile m = load_software_profile(resolve_software_profile("megatron-lm", {dir}));
+  CHECK_FALSE(m.overlap_zero_gradients);
+  CHECK(profile_error(std::string(kMinimal) + "zero:\n  gradient_collective: all-gather\n") ==
+        "p.yaml:5:24: error: zero.gradient_collective: expected reduce-scatter or all-reduce, got "
+        "\"all-gather\"");
+  CHECK(profile_error(std::string(kMinimal) + "zero:\n  overlap: sometimes\n") ==
+        "p.yaml:5:12: error: zero.overlap: expected true or false, got \"sometimes\"");
+}
+
+}  // namespace pathfinder

@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include "engine/core/units.hpp"
+#include "engine/system/collectives.hpp"
 #include "engine/train/iteration.hpp"
+#include "tests/train/train_fixtures.hpp"
 
 namespace pathfinder {
 namespace {
@@ -63,6 +65,45 @@ TEST_CASE("iteration_lower_bound: one stage is exact, the busiest stage with its
     CHECK(iteration_lower_bound(in).si() == Approx(16.7));
     CHECK(r.iteration_time.si() > iteration_lower_bound(in).si());
   }
+}
+
+TEST_CASE("ZeRO-1 gradients: reduce-scattered or all-reduced, during or after the backward",
+          "[train]") {
+  // One stage, 4 micro-batches of 1 + 2 s, 1e9 parameters in 4 gradient buckets (fp32, 4 B)
+  // over dp8 on one DGX A100's NVSwitch; after the step the bf16 (2 B) parameters are gathered.
+  const test::ShippedSystem& sys = test::shipped_system("a100");
+  const SystemGraph g = make_system_graph(sys.spec, sys.arch, 8);
+  const GroupPlacement dp8 = place_group(g, 8, 1);
+  IterationInput in = pipeline(PipelineSchedule::kOneFOneB, {{1.0, 2.0}}, 4, 0.0);
+  in.chunks[0].parameters = 1e9;
+  in.chunks[0].buckets = 4;
+  in.data_group = &dp8;
+  in.dp = 8;
+  in.zero = 1;
+  in.gradient_bytes = bytes(4.0);
+  in.parameter_bytes = bytes(2.0);
+  const double rs = collective_time(dp8, Collective::kReduceScatter, bytes(1e9)).si();
+  const double ar = collective_time(dp8, Collective::kAllReduce, bytes(1e9)).si();
+  const double ag = collective_time(dp8, Collective::kAllGather, bytes(2e9)).si();
+  const auto run = [&](bool all_reduce, bool overlap) {
+    in.zero_all_reduce = all_reduce;
+    in.overlap_data_parallel = overlap;
+    TrainingResult r;
+    assemble_iteration(in, r);
+    return r;
+  };
+  // After the backward (nanotron's ZeRO-1, sync_gradients_across_dp): 4 x 3 s of passes, every
+  // bucket's all-reduce, the gather, the host's 0.5 s.
+  const TrainingResult after = run(true, false);
+  CHECK(after.breakdown.data_comm.si() == Approx(4.0 * ar + ag).epsilon(1e-12));
+  CHECK(after.iteration_time.si() == Approx(12.0 + 4.0 * ar + ag + 0.5).epsilon(1e-12));
+  // Reduce-scattered instead: each member receives only its share's sum, half the ring's steps.
+  const TrainingResult scattered = run(false, false);
+  CHECK(scattered.breakdown.data_comm.si() == Approx(4.0 * rs + ag).epsilon(1e-12));
+  CHECK(ar > 1.9 * rs);
+  // During the last backward (DDP buckets): never slower than after it.
+  CHECK(run(true, true).iteration_time.si() <= after.iteration_time.si());
+  CHECK(run(false, true).iteration_time.si() <= scattered.iteration_time.si());
 }
 
 }  // namespace pathfinder

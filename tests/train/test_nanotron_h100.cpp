@@ -29,6 +29,7 @@ struct Run {
   int nodes = 0, seq = 0, mbs = 0, acc = 0, dp = 0, pp = 0, tp = 0, zero = 0;
   std::int64_t hidden = 0, layers = 0, heads = 0, kv = 0, vocab = 0;
   bool tied = false;
+  bool pp_fixed = true;  // made after the sweep's pipeline-engine fix (after_pp_fix)
   double tokens_per_gpu = 0.0, alloc_gib = 0.0, reserved_gib = 0.0;
 };
 
@@ -36,7 +37,7 @@ double num(const std::string& s) { return s.empty() ? 0.0 : std::stod(s); }
 
 // Columns (README): name, nodes, seq_len, mbs, batch_accum, gbs, tok/s/gpu, Mem Alloc (GB),
 // Mem Res (GB), dp, pp, tp, hidden_size, num_layers, num_heads, num_kv_heads, vocab_size,
-// tie_word_embeddings, zero_stage, accumulate_grad_in_fp32, Total Params, status.
+// tie_word_embeddings, zero_stage, accumulate_grad_in_fp32, Total Params, status, after_pp_fix.
 std::vector<Run> runs() {
   std::ifstream f(PATHFINDER_TEST_DATA "/calibration/h100/nanotron_h100_sweep.csv");
   REQUIRE(f.good());
@@ -46,10 +47,11 @@ std::vector<Run> runs() {
   std::vector<Run> out;
   while (std::getline(f, line)) {
     const auto c = test::csv_cells(line);
-    REQUIRE(c.size() == 22);
+    REQUIRE(c.size() == 23);
     Run r;
     r.name = c[0];
     r.status = c[21];
+    r.pp_fixed = c[22] == "True";
     r.nodes = static_cast<int>(num(c[1]));
     r.seq = static_cast<int>(num(c[2]));
     r.mbs = static_cast<int>(num(c[3]));
@@ -208,7 +210,8 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
 
   int tp_fit = 0, fn_oom = 0, fp_fit = 0, tn_oom = 0, skipped = 0;
   std::map<std::string, std::array<int, 2>> oom_by_family;  // right, total
-  Errors alloc, tokens;
+  // tokens: every Success run; clean: those not through the pipeline engine before its fix.
+  Errors alloc, tokens, clean, unfixed;
   std::vector<double> act_ratio;
   std::map<std::string, Errors> alloc_by_family, tokens_by_family;
   std::map<std::string, std::unique_ptr<GptTraining>> models;
@@ -217,6 +220,7 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
     double measured, predicted;
   };
   std::vector<Shown> dp_only;  // the runs without tensor or pipeline parallelism, printed
+  std::vector<Shown> worst;    // the clean runs, the 25 predicted fastest against measurement printed
   for (const Run& r : runs()) {
     if (r.status != "Success" && r.status != "OOM") continue;
     const auto [first_layers, last_layers] = nanotron_stage_layers(r);
@@ -263,7 +267,9 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
     const double pred = static_cast<double>(w.global_batch * w.sequence) / t.iteration_time.si() /
                         static_cast<double>(s.devices());
     tokens.add(pred, r.tokens_per_gpu);
-    tokens_by_family[family(r)].add(pred, r.tokens_per_gpu);
+    (r.pp == 1 || r.pp_fixed ? clean : unfixed).add(pred, r.tokens_per_gpu);
+    if (r.pp == 1 || r.pp_fixed) worst.push_back({r.name, r.tokens_per_gpu, pred});
+    if (r.pp == 1 || r.pp_fixed) tokens_by_family[family(r)].add(pred, r.tokens_per_gpu);
     if (r.tp == 1 && r.pp == 1) dp_only.push_back({r.name, r.tokens_per_gpu, pred});
   }
   const int total = tp_fit + fn_oom + fp_fit + tn_oom;
@@ -282,7 +288,14 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
               "runs (goal MAPE <= 10%%)\n",
               100 * tokens.mape(), 100 * tokens.median_abs(), 100 * tokens.within(0.10),
               tokens.e.size());
-  std::printf("%-14s %12s %14s %14s\n", "family", "OOM right", "alloc MAPE", "tok/s MAPE");
+  std::printf("  pp = 1 or after the sweep's pipeline-engine fix: MAPE %.1f%%, median |error| %.1f%%, "
+              "within 10%%: %.1f%% of %zu runs\n",
+              100 * clean.mape(), 100 * clean.median_abs(), 100 * clean.within(0.10), clean.e.size());
+  std::printf("  pp > 1 before the fix (after_pp_fix False): MAPE %.1f%%, median |error| %.1f%% of "
+              "%zu runs\n",
+              100 * unfixed.mape(), 100 * unfixed.median_abs(), unfixed.e.size());
+  std::printf("%-14s %12s %14s %14s\n", "family", "OOM right", "alloc MAPE",
+              "tok/s MAPE (clean)");
   for (const auto& [name, f] : oom_by_family) {
     std::printf("%-14s %5.1f%% of %4d %6.1f%% (%4zu) %6.1f%% (%4zu)\n", name.c_str(),
                 100.0 * static_cast<double>(f[0]) / static_cast<double>(f[1]), f[1], 100 * alloc_by_family[name].mape(),
@@ -291,6 +304,16 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
   }
   std::printf("\n%-72s %9s %9s %7s\n", "dp-only runs", "measured", "predicted", "error");
   for (const Shown& d : dp_only) {
+    std::printf("%-72s %9.0f %9.0f %+6.0f%%\n", d.name.c_str(), d.measured, d.predicted,
+                100.0 * (d.predicted - d.measured) / d.measured);
+  }
+  std::sort(worst.begin(), worst.end(), [](const Shown& a, const Shown& b) {
+    return a.predicted / a.measured > b.predicted / b.measured;
+  });
+  std::printf("\n%-72s %9s %9s %7s\n", "clean runs predicted fastest", "measured", "predicted",
+              "error");
+  for (std::size_t i = 0; i < std::min<std::size_t>(25, worst.size()); ++i) {
+    const Shown& d = worst[i];
     std::printf("%-72s %9.0f %9.0f %+6.0f%%\n", d.name.c_str(), d.measured, d.predicted,
                 100.0 * (d.predicted - d.measured) / d.measured);
   }
@@ -304,7 +327,11 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
   //     16 Success runs predicted OOM
   //   allocated memory MAPE 4.6%, bias -2.2%, 88% of runs within 10% (goal: within 10%);
   //     tp runs 7-8% under (a constant 0.1-0.4 GiB not modelled)
-  //   tokens/s/GPU MAPE 744%, median |error| 154% (goal <= 10%; 768% and 160% before the fp32
+  //   tokens/s/GPU MAPE 731%, median |error| 141% (goal <= 10%); on the 1,287 runs not through
+  //     the pipeline engine before the sweep's fix of it (after_pp_fix; the 478 others are
+  //     measured 14x slower, median) MAPE 238%, median 51%: tens of runs at 40-700 tokens/s/GPU
+  //     (printed) weigh most. 744% and 154% before ZeRO-1's blocking all-reduce (nanotron.yaml
+  //     zero), 768% and 160% before the fp32
   //     gradient buffer's adds, nanotron.yaml wgrad_accumulation: separate; 815% and 163%
   //     before NCCL's algorithms, collectives: nccl), with the fp32 gradient
   //     reduction of accumulate_grad_in_fp32, GLUActivation's eager SiLU and product and the
@@ -317,6 +344,8 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
   //     per step; 10-180x below any modelled mechanism
   CHECK(accuracy >= 0.97);
   CHECK(alloc.mape() <= 0.05);
-  CHECK(tokens.mape() <= 7.9);
-  CHECK(tokens.median_abs() <= 1.66);
+  CHECK(tokens.mape() <= 7.4);
+  CHECK(tokens.median_abs() <= 1.45);
+  CHECK(clean.mape() <= 2.45);
+  CHECK(clean.median_abs() <= 0.53);
 }
