@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "engine/core/error.hpp"
+#include "engine/parallel/layer_split.hpp"
 #include "engine/parallel/strategy_check.hpp"
 
 namespace pathfinder {
@@ -138,12 +139,13 @@ Bytes gpt_layer_activations(const GptSpec& w, const Strategy& s, I64 b) {
 // positions s·h (none with rotary); the last stage the final norm (layernorm 2h, rmsnorm h) and
 // the logits weight V·h/t when untied or, tied, when pp > 1 (Megatron keeps a copy of the tied
 // token embedding there and all-reduces its gradient).
-I64 gpt_stage_parameters(const GptSpec& w, const Strategy& s, int stage) {
+I64 gpt_stage_parameters(const GptSpec& w, const Strategy& s, int stage, LayerSplit split) {
   PF_ASSERT(stage >= 0 && stage < s.pp && s.tp >= 1);
   const I64 h = w.hidden;
   const I64 embedding = w.vocabulary * h / s.tp;
-  const I64 layers = stage_layers(w.layers, s.pp, stage);
-  const I64 dense = w.dense_layers_in(stage_first_layer(w.layers, s.pp, stage), layers);
+  const StageSpan span = gpt_stage_span(w, s.pp, stage, split);
+  const I64 layers = span.count;
+  const I64 dense = w.dense_layers_in(span.first, layers);
   I64 n = gpt_layer_parameters(w, s.tp, s.ep) * (layers - dense) +
           gpt_layer_parameters(w.dense_layer_spec(), s.tp, 1) * dense;
   if (stage == 0) n += embedding + (w.position == PositionKind::kLearned ? w.sequence * h : 0);
@@ -223,11 +225,12 @@ MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, 
   // distributed optimizer's), every activation for this rank's s/cp tokens of each sequence.
   // A mixture of experts' routed experts shard over the expert-data-parallel group instead:
   // dp·cp/ep ranks hold the same experts (Megatron-Core's expert data parallelism).
-  const I64 layers_here = stage_layers(w.layers, s.pp, stage);
-  const I64 first_here = stage_first_layer(w.layers, s.pp, stage);
+  const StageSpan span = gpt_stage_span(w, s.pp, stage, mm.layer_split);
+  const I64 layers_here = span.count;
+  const I64 first_here = span.first;
   const double experts = d(gpt_layer_expert_parameters(w, s.tp, s.ep)) *
                          d(layers_here - w.dense_layers_in(first_here, layers_here));
-  MemoryFootprint f = model_state_footprint(d(gpt_stage_parameters(w, s, stage)) - experts,
+  MemoryFootprint f = model_state_footprint(d(gpt_stage_parameters(w, s, stage, mm.layer_split)) - experts,
                                             w.optimizer, w.precision, s.zero, s.dp * s.cp, mm);
   if (experts > 0.0) {
     const MemoryFootprint e = model_state_footprint(experts, w.optimizer, w.precision, s.zero,
@@ -242,10 +245,11 @@ MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, 
   f.in_flight_micro_batches = in_flight_micro_batches(s, m, stage);
   const I64 chunk_layers = is_interleaved(s)
                                ? w.layers / (I64{s.pp} * s.virtual_stages)
-                               : stage_layers(w.layers, s.pp, stage);
+                               : layers_here;
   // Interleaved chunks hold the same layers' counts: their dense layers as the stage's share.
   const I64 dense_chunk =
-      is_interleaved(s) ? w.dense_layers_in(first_here, layers_here) * chunk_layers / layers_here
+      is_interleaved(s) ? w.dense_layers_in(first_here, layers_here) * chunk_layers /
+                              std::max<I64>(layers_here, 1)
                         : w.dense_layers_in(first_here, layers_here);
   f.activations = d(f.in_flight_micro_batches) *
                   (d(chunk_layers - dense_chunk) * gpt_layer_activations(local, s, b) +
@@ -276,8 +280,12 @@ MemoryFootprint gpt_memory_footprint(const GptSpec& w, const Strategy& s, const 
   MemoryFootprint f = larger(gpt_stage_memory_footprint(w, s, 0, mm),
                              gpt_stage_memory_footprint(w, s, s.pp - 1, mm));
   // With uneven stages the second holds one layer more than the first and keeps more
-  // micro-batches in flight than the last: it can be the fullest.
-  if (s.pp > 2 && !is_interleaved(s) && w.layers % s.pp != 0) {
+  // micro-batches in flight than the last: it can be the fullest. Split by cost, any can.
+  if (mm.layer_split == LayerSplit::kByCost) {
+    for (int stage = 1; stage + 1 < s.pp; ++stage) {
+      f = larger(f, gpt_stage_memory_footprint(w, s, stage, mm));
+    }
+  } else if (s.pp > 2 && !is_interleaved(s) && w.layers % s.pp != 0) {
     f = larger(f, gpt_stage_memory_footprint(w, s, 1, mm));
   }
   return f;

@@ -52,8 +52,10 @@ struct MemoryFootprint {
 // GPT. The strategy's micro-batch replaces the workload's (mb0: global_batch/dp).
 // Activation bytes of one transformer layer for one micro-batch of b sequences.
 [[nodiscard]] Bytes gpt_layer_activations(const GptSpec& w, const Strategy& s, std::int64_t b);
-// Parameters a device of pipeline stage `stage` holds (one tensor-parallel shard).
-[[nodiscard]] std::int64_t gpt_stage_parameters(const GptSpec& w, const Strategy& s, int stage);
+// Parameters a device of pipeline stage `stage` holds (one tensor-parallel shard), its layers
+// as `split` places them (layer_split.hpp).
+[[nodiscard]] std::int64_t gpt_stage_parameters(const GptSpec& w, const Strategy& s, int stage,
+                                                LayerSplit split = LayerSplit::kEven);
 [[nodiscard]] MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s,
                                                          int stage, const MemoryModel& mm = {});
 // The most loaded device: the larger of the first stage (embedding, most in-flight

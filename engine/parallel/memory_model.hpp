@@ -6,6 +6,9 @@
 
 namespace pathfinder {
 
+// How a pipeline places a GPT model's layers on its stages (engine/parallel/layer_split.hpp).
+enum class LayerSplit { kEven, kByCost };
+
 struct MemoryModel {
   // Gradients accumulated in an fp32 buffer beside the p-byte ones: 4 more bytes per local
   // parameter, kept whole under ZeRO-1 (nanotron's accumulate_grad_in_fp32:
@@ -23,6 +26,9 @@ struct MemoryModel {
   // sequence parallelism) a pipeline stage keeps allocated for its transfers when pp > 1
   // ([fit] in a profile; 0 = none beyond the counted activations).
   double pipeline_buffers = 0.0;
+  // Which layers each pipeline stage holds (a profile's `pipeline: {layer_split: ...}`): what
+  // it keeps in memory and, in the training model, what it computes.
+  LayerSplit layer_split = LayerSplit::kEven;
 };
 
 }  // namespace pathfinder

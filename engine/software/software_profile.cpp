@@ -98,6 +98,12 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
     }
     k->finish();
   }
+  if (auto pl = root.optional_child("pipeline")) {
+    s.memory.layer_split = two_way(*pl, "layer_split", "even", "by-cost", "even or by-cost")
+                               ? LayerSplit::kByCost
+                               : LayerSplit::kEven;
+    pl->finish();
+  }
   if (auto m = root.optional_child("memory_model")) {
     s.memory.fp32_gradient_buffer = m->get_or<bool>("fp32_gradient_buffer", false);
     s.memory.zero_unsharded_bytes = m->get_or<double>("zero_unsharded_bytes", 0.0);

@@ -117,7 +117,8 @@ struct SoftwareProfile {
   // `any` (default): the fastest modelled algorithm, as the paper's reference assumes.
   CollectiveLibrary collectives = CollectiveLibrary::kAny;
   // What the stack keeps in device memory beyond the ZeRO/Korthikanti counts (memory_model:
-  // block; GPT workloads).
+  // block; GPT workloads), and which layers each pipeline stage holds (`pipeline: {layer_split:
+  // even|by-cost}`, MemoryModel::layer_split).
   MemoryModel memory;
 };
 

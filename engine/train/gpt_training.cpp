@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "engine/core/error.hpp"
+#include "engine/parallel/layer_split.hpp"
 #include "engine/train/comm_collective.hpp"
 #include "engine/train/iteration.hpp"
 #include "engine/train/sharded_pass.hpp"
@@ -340,10 +341,12 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
   const HostSpec& host = timer_.machine().host;
   const Time launch = host.launch_latency;
 
-  // Chunks: pp·v of stage_layers(layers, pp·v, c) layers each (equal with interleaving,
-  // check_strategy); the embedding on the first, the head on the last.
+  // Chunks: pp·v, their layers as the profile's layer split places them (layer_split.hpp; even:
+  // equal with interleaving, check_strategy); the embedding on the first, the head on the last.
   const int v = s.schedule == PipelineSchedule::kInterleaved ? s.virtual_stages : 1;
   const int chunks = s.pp * v;
+  spans_.resize(static_cast<std::size_t>(chunks));
+  gpt_stage_spans(spec_, options_.memory.layer_split, spans_);
   const Bytes p = bytes_per_element(spec_.precision);
   // The evaluator's input and buffers, reused: a warm evaluation allocates nothing in them.
   std::vector<ChunkCosts> kept = std::move(input_.chunks);
@@ -407,9 +410,9 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
   };
   for (int c = 0; c < chunks; ++c) {
     ChunkCosts cc;
-    const auto layers = static_cast<int>(stage_layers(spec_.layers, chunks, c));
-    const auto dense = static_cast<int>(
-        spec_.dense_layers_in(stage_first_layer(spec_.layers, chunks, c), layers));
+    const StageSpan& span = spans_[static_cast<std::size_t>(c)];
+    const auto layers = static_cast<int>(span.count);
+    const auto dense = static_cast<int>(spec_.dense_layers_in(span.first, layers));
     add(cc, pt.layer, layers - dense, pt.layer_parameters);
     cc.expert_parameters = static_cast<double>(layers - dense) * layer_experts;
     if (dense > 0) add(cc, pt.dense_layer, dense, pt.dense_layer_parameters);

@@ -19,6 +19,7 @@
 #include <tuple>
 #include <vector>
 
+#include "engine/parallel/layer_split.hpp"
 #include "engine/parallel/memory_footprint.hpp"
 #include "engine/parallel/strategy.hpp"
 #include "engine/graph/graph_cache.hpp"
@@ -218,6 +219,7 @@ class GptTraining {
   Throughput peak_;
   TrainingOptions options_;
   IterationInput input_;       // time_iteration's, reused across evaluations
+  std::vector<StageSpan> spans_;  // build_input's layers per model chunk, reused
   int timed_ = 0;              // the placements id of the last evaluation's result
   TrainingResult other_;       // ZeRO-3's second placement order, reused
   std::map<std::tuple<int, int, int, int, int, int, int, int, int, int>, Parts> parts_;

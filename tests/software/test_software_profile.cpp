@@ -282,3 +282,18 @@ TEST_CASE("zero: how ZeRO-1/2 reduce the gradients is the profile's choice", "[s
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("pipeline: which layers each stage holds is the profile's choice", "[software]") {
+  const std::string dir = test::source_path("templates/software");
+  // nanotron's build_model balances the blocks by get_block_compute_costs.
+  CHECK(load_software_profile(resolve_software_profile("nanotron", {dir})).memory.layer_split ==
+        LayerSplit::kByCost);
+  CHECK(load_software_profile(resolve_software_profile("megatron-lm", {dir})).memory.layer_split ==
+        LayerSplit::kEven);
+  CHECK(profile_error(std::string(kMinimal) + "pipeline:\n  layer_split: random\n") ==
+        "p.yaml:5:16: error: pipeline.layer_split: expected even or by-cost, got \"random\"");
+}
+
+}  // namespace pathfinder

@@ -96,34 +96,12 @@ std::int64_t ffn_of(std::int64_t hidden) {
   }
 }
 
-// Decoder layers on the first and the last pipeline stage as nanotron places them (trainer's
-// init_model: blocks balanced by get_block_compute_costs of models/llama.py): the blocks in
-// order, token embedding (cost 0), l decoder layers (4·a·d·h + 3·f·h each), final norm (0),
-// lm_head (V·h), loss (0), each on the current rank, which moves on once the cumulative cost
-// exceeds (rank + 1)/pp of the total. A heavy lm_head pushes layers to the first stage: the
-// 8.86G model on pp2 puts 18 of its 32 layers there.
-std::array<std::int64_t, 2> nanotron_stage_layers(const Run& r) {
-  const double layer = 4.0 * static_cast<double>(r.hidden * r.hidden) +
-                       3.0 * static_cast<double>(ffn_of(r.hidden) * r.hidden);
-  const double head = static_cast<double>(r.vocab * r.hidden);
-  const double total = static_cast<double>(r.layers) * layer + head;
-  std::vector<std::int64_t> per(static_cast<std::size_t>(r.pp), 0);
-  int rank = 0;
-  double cumulative = 0.0;
-  for (std::int64_t i = 0; i < r.layers; ++i) {
-    ++per[static_cast<std::size_t>(rank)];
-    cumulative += layer;
-    if (cumulative > total * (rank + 1) / r.pp && rank + 1 < r.pp) ++rank;
-  }
-  return {per.front(), per.back()};
-}
-
 // nanotron's Llama: SwiGLU, RMSNorm, rotary, no biases, no dropout, flash attention (causal),
-// bf16 with fp32 Adam state. The engine splits layers evenly, so a stage holding n layers is
-// modelled with n·pp (at least pp).
-GptSpec spec_of(const Run& r, std::int64_t stage_layers) {
+// bf16 with fp32 Adam state. Its pipeline stages hold the layers nanotron's build_model places
+// there by cost (nanotron.yaml pipeline.layer_split: by-cost; the 8.86G model on pp2: 18 and 14).
+GptSpec spec_of(const Run& r) {
   GptSpec s;
-  s.layers = std::max<std::int64_t>(stage_layers, 1) * r.pp;
+  s.layers = r.layers;
   s.hidden = r.hidden;
   s.heads = r.heads;
   s.kv_heads = r.kv;
@@ -223,20 +201,14 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
   std::vector<Shown> worst;    // the clean runs, the 25 predicted fastest against measurement printed
   for (const Run& r : runs()) {
     if (r.status != "Success" && r.status != "OOM") continue;
-    const auto [first_layers, last_layers] = nanotron_stage_layers(r);
-    const GptSpec w = spec_of(r, first_layers);  // the first stage is the critical one
+    const GptSpec w = spec_of(r);
     const Strategy s = strategy_of(r);
     if (!is_valid_strategy(s, w, s.devices())) {
       ++skipped;
       continue;
     }
-    // The fuller of the first stage and the last (with its own layer count).
-    MemoryFootprint m = gpt_stage_memory_footprint(w, s, 0, nanotron.memory);
-    if (s.pp > 1) {
-      const MemoryFootprint last =
-          gpt_stage_memory_footprint(spec_of(r, last_layers), s, s.pp - 1, nanotron.memory);
-      if (last.total() > m.total()) m = last;
-    }
+    // The fullest stage, each with the layers nanotron places there.
+    const MemoryFootprint m = gpt_memory_footprint(w, s, nanotron.memory);
     const bool fits = m.total().in(units::bytes) <= capacity;
     const bool ok = r.status == "Success";
     (fits ? (ok ? tp_fit : fp_fit) : (ok ? fn_oom : tn_oom))++;
@@ -274,7 +246,7 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
   }
   const int total = tp_fit + fn_oom + fp_fit + tn_oom;
   const double accuracy = static_cast<double>(tp_fit + tn_oom) / static_cast<double>(total);
-  std::printf("\nnanotron H100 sweep: %d Success/OOM runs modelled (%d skipped: invalid strategy)\n",
+  std::printf("\nnanotron H100 sweep: %d Success/OOM runs modelled (%d skipped: fewer layers than stages)\n",
               total, skipped);
   std::printf("                 measured Success  measured OOM\n");
   std::printf("predicted fit    %16d  %12d\n", tp_fit, fp_fit);
@@ -321,17 +293,23 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
   std::printf("(reserved - allocated) / counted activations on Success runs: median %.2f, quartiles %.2f %.2f\n",
               act_ratio[act_ratio.size() / 2], act_ratio[act_ratio.size() / 4], act_ratio[3 * act_ratio.size() / 4]);
   CHECK(total + skipped == 3682);
-  CHECK(skipped == 0);
+  // The 1.34G model's 16 layers on 32 stages (1 Success, 3 OOM runs): nanotron leaves stages
+  // empty, the engine refuses pp > layers.
+  CHECK(skipped == 4);
   // Measured today (bounds just above, so a regression fails; the goals are the issue's):
   //   OOM right 97.3%: 1,749 + 1,834 of 3,682 (goal >= 95%); 83 OOM runs predicted to fit,
   //     16 Success runs predicted OOM
   //   allocated memory MAPE 4.6%, bias -2.2%, 88% of runs within 10% (goal: within 10%);
   //     tp runs 7-8% under (a constant 0.1-0.4 GiB not modelled)
-  //   tokens/s/GPU MAPE 731%, median |error| 141% (goal <= 10%); on the 1,287 runs not through
+  //   tokens/s/GPU MAPE 928%, median |error| 174% (goal <= 10%); on the 1,286 runs not through
   //     the pipeline engine before the sweep's fix of it (after_pp_fix; the 478 others are
-  //     measured 14x slower, median) MAPE 238%, median 51%: tens of runs at 40-700 tokens/s/GPU
-  //     (printed) weigh most. 744% and 154% before ZeRO-1's blocking all-reduce (nanotron.yaml
-  //     zero), 768% and 160% before the fp32
+  //     measured 15x slower, median) MAPE 289%, median 67%: tens of runs at 40-700 tokens/s/GPU
+  //     (printed) weigh most. With nanotron's layer placement by cost (pipeline.layer_split)
+  //     single-node pipeline runs moved from 17-38% pessimistic (the modelled last stage held
+  //     the first's layers and the head) to +6..+11% (median by pp), as the single-node
+  //     dp-only runs are, and every multi-node pipeline run the same way, which is why the
+  //     sums grew (731% and 141%, clean 238% and 51%, before; 744% and 154% before ZeRO-1's
+  //     blocking all-reduce, nanotron.yaml zero), 768% and 160% before the fp32
   //     gradient buffer's adds, nanotron.yaml wgrad_accumulation: separate; 815% and 163%
   //     before NCCL's algorithms, collectives: nccl), with the fp32 gradient
   //     reduction of accumulate_grad_in_fp32, GLUActivation's eager SiLU and product and the
@@ -344,8 +322,8 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
   //     per step; 10-180x below any modelled mechanism
   CHECK(accuracy >= 0.97);
   CHECK(alloc.mape() <= 0.05);
-  CHECK(tokens.mape() <= 7.4);
-  CHECK(tokens.median_abs() <= 1.45);
-  CHECK(clean.mape() <= 2.45);
-  CHECK(clean.median_abs() <= 0.53);
+  CHECK(tokens.mape() <= 9.35);
+  CHECK(tokens.median_abs() <= 1.76);
+  CHECK(clean.mape() <= 2.95);
+  CHECK(clean.median_abs() <= 0.68);
 }
