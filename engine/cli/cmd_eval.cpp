@@ -205,8 +205,8 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
           ->check(CLI::Range(0.0, 1.0));
   CLI::Option* dp_overlap =
       cmd->add_flag("--dp-overlap,!--no-dp-overlap", opt->training.overlap_data_parallel,
-                    "Reduce data-parallel gradients during (or, no-, after) the backward pass "
-                    "(default: the software profile's)");
+                    "Reduce data-parallel gradients (ZeRO-1/2's too) during (or, no-, after) the "
+                    "backward pass (default: the software profile's)");
   cmd->add_flag("!--no-memory-check", opt->training.check_memory,
                 "Time strategies whose footprint exceeds main memory (as the paper's studies)");
   cmd->callback([opt, cmd, &exit_code, tp_overlap, dp_overlap] {
