@@ -164,7 +164,7 @@ ComputeGraph ComputeGraphBuilder::build() && {
     if (k.attention) {
       const AttentionShape& a = *k.attention;
       attention = {a.batch, a.sequence, a.head_dim, a.queries, a.value_dim,
-                   (a.causal ? 1 : 0) | (a.backward ? 2 : 0), a.warp_mma ? 1 : 0};
+                   (a.causal ? 1 : 0) | (a.backward ? 2 : 0), static_cast<std::int64_t>(a.kernel)};
     }
     std::tuple<int, int, double, bool, int> comm{-1, 0, 0.0, false, 0};
     if (k.comm) {

@@ -89,6 +89,16 @@ struct GemmShape {
   friend bool operator==(const GemmShape&, const GemmShape&) = default;
 };
 
+// Which fused attention kernel runs:
+//   kNative  on the device's native matrix instructions (cuDNN fused attention, FlashAttention-3)
+//   kFlash2  FlashAttention-2 (Dao 2023) with warp-level MMA instructions, as the flash-attn 2
+//            package and PyTorch's SDPA flash backend run it (core.warp_mma_fraction)
+//   kFlash1  FlashAttention-1 (Dao et al. 2022) and the Triton kernel of its generation
+//            (flash_attn_triton.py, llm-foundry's attn_impl: triton; "Speed should be around the
+//            same", Dao-AILab/flash-attention issue 119): half FlashAttention-2's rate, which is
+//            "around 2x speedup compared to FlashAttention" (Dao 2023, abstract and Fig. 4-7)
+enum class FlashKernel : std::uint8_t { kNative, kFlash2, kFlash1 };
+
 // One fused attention call: `batch` independent (sequence, head) problems of `sequence` queries
 // and keys of `head_dim` each. Matrix FLOPs (Dao 2023, FlashAttention-2 §3.3 and its benchmark
 // convention): forward 4·s²·d per problem (Q·Kᵀ and P·V), half of it with a causal mask;
@@ -99,10 +109,7 @@ struct AttentionShape {
   std::int64_t head_dim = 0;
   bool causal = true;
   bool backward = false;  // the backward kernel (dQ, dK, dV), else a forward or its recompute
-  // FlashAttention-2 (Dao 2023) with warp-level MMA instructions, as the flash-attn 2 package
-  // and PyTorch's SDPA flash backend run it; else a kernel on the device's native matrix
-  // instructions (cuDNN fused attention, FlashAttention-3).
-  bool warp_mma = false;
+  FlashKernel kernel = FlashKernel::kNative;
   // Queries per problem, when fewer than the keys: context parallelism gives each of cp ranks
   // s/cp queries against all s keys, causal work balanced (Megatron-Core's 2·cp chunks).
   // 0: as many as the keys.

@@ -428,7 +428,7 @@ class GptBuilder {
     k.dtype = dt_;
     k.attention = AttentionShape{
         s_.micro_batch * (s_.heads / tp_) / (a2a ? part_.context : 1), s_.sequence,
-        s_.head_dim(), s_.causal, !fwd, part_.flash2,
+        s_.head_dim(), s_.causal, !fwd, part_.attention_kernel,
         part_.context > 1 && !a2a ? s_.sequence / part_.context : 0,
         s_.mla() ? s_.value_dim() : 0};
     const Flops f = k.attention->forward_flops();
@@ -1054,6 +1054,13 @@ Deps GptBuilder::head_fwd(const Deps& x, ParamId logits_weight) {
                              4.0 * t_ * vd + 2.0 * t_,
                              (fp32 ? t_ * vd * bytes(22) : t_ * vd * p_) + t_ * bytes(4),
                              (fp32 ? t_ * vd * bytes(16) : t_ * vd * p_) + t_ * bytes(4), {lg});
+  // Training metrics (GptPartition::metric_losses): each casts the logits to fp32 (2 B read, 4
+  // written) and takes their log_softmax (4 + 4), forward only; nothing waits for them.
+  for (int k = 0; k < part_.metric_losses; ++k) {
+    (void)stream(-1, "metric_loss" + std::to_string(k) + ".fwd", KernelKind::kCrossEntropy,
+                 Phase::kForward, 4.0 * t_ * vd + 2.0 * t_, t_ * vd * bytes(6) + t_ * bytes(4),
+                 t_ * vd * bytes(8) + t_ * bytes(4), {lg});
+  }
   return tp_comm(-1, "cross_entropy.reduce", CommKind::kAllReduce, Phase::kForward, {ce}, false,
                  t_ * bytes(12));
 }

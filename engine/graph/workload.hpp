@@ -219,8 +219,8 @@ struct GptPartition {
   // default): their FP32 accumulators are promoted periodically (Kernel::promoted_accumulation);
   // the forward GEMMs use fast accumulation in both.
   bool fp8_fast_backward_accumulation = false;
-  // Fused attention as FlashAttention-2 on warp-level MMA (AttentionShape::warp_mma).
-  bool flash2 = false;
+  // Which fused attention kernel runs (AttentionShape::kernel; the software profile's choice).
+  FlashKernel attention_kernel = FlashKernel::kNative;
   // Context parallelism (flash attention only): each sequence's tokens split over `context`
   // ranks, every token-wise kernel on b·s/cp tokens; the attention kernel takes its s/cp
   // queries against all s keys and values, which arrive around the context group's ring in
@@ -240,6 +240,12 @@ struct GptPartition {
   // normalise (4 + 4) = 38 B per logit; backward scale by the loss gradient (4 + 4) and cast
   // back (4 + 2) = 14 B. Off: one fused kernel each way in the activations' precision.
   bool fp32_cross_entropy = false;
+  // Cross-entropy evaluations of the logits beside the loss, forward only, each micro-batch:
+  // Composer's training metrics (LanguageCrossEntropy and LanguagePerplexity, each a
+  // torch.nn.CrossEntropyLoss over the full logits in _eval_train_metrics after every
+  // micro-batch, under autocast): the logits cast to fp32 (2 B read, 4 written) and
+  // log_softmax (4 + 4) = 14 B per logit each.
+  int metric_losses = 0;
   // Linear biases as Megatron-LM adds them: the QKV bias as its own element-wise kernel after
   // the GEMM, every bias gradient as its own column sum (SoftwareProfile::separate_bias);
   // false: in the GEMMs' epilogues (cuBLASLt, Transformer Engine).

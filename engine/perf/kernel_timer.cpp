@@ -112,8 +112,12 @@ KernelTime KernelTimer::flash_attention_time(const Kernel& k) const {
       vector_flops > 0.0
           ? scores * (1.0 / kSpecialFunctionShare + kSoftmaxFlops) / vector_flops
           : 0.0;
-  const double rate = matrix_flops * (a.warp_mma ? m_.warp_mma_fraction : 1.0) *
-                      (a.backward ? m_.attention_backward_fraction : 1.0);
+  // FlashAttention-1 at half FlashAttention-2's rate (FlashKernel, compute_graph.hpp).
+  const double kernel = a.kernel == FlashKernel::kNative   ? 1.0
+                        : a.kernel == FlashKernel::kFlash2 ? m_.warp_mma_fraction
+                                                           : 0.5 * m_.warp_mma_fraction;
+  const double rate =
+      matrix_flops * kernel * (a.backward ? m_.attention_backward_fraction : 1.0);
   const double matrix = rate > 0.0 ? flops / rate : 0.0;
   const double compute = (matrix + softmax) / t.wave_efficiency;
   const double memory = main_bandwidth > 0.0 ? main_memory_bytes / main_bandwidth : 0.0;

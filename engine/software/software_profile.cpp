@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
+#include <utility>
 
 #include "engine/config/node.hpp"
 #include "engine/core/error.hpp"
@@ -18,6 +20,22 @@ bool two_way(const ConfigNode& n, const char* key, const char* off, const char* 
     throw n.error_at(key, std::string("expected ") + expected + ", got " + n.quoted(key));
   }
   return v == on;
+}
+
+// A key holding one of `values` (absent: `fallback`, one of them); any other value is a located
+// error naming them in order. The enumerator at the value's position.
+template <class Enum>
+Enum one_of(const ConfigNode& n, const char* key, const char* fallback,
+            std::initializer_list<std::pair<const char*, Enum>> values) {
+  const std::string v = n.get_or<std::string>(key, fallback);
+  std::string expected;
+  std::size_t i = 0;
+  for (const auto& [name, value] : values) {
+    if (v == name) return value;
+    expected += (i == 0 ? "" : i + 1 == values.size() ? " or " : ", ") + std::string(name);
+    ++i;
+  }
+  throw n.error_at(key, "expected " + expected + ", got " + n.quoted(key));
 }
 
 }  // namespace
@@ -65,20 +83,23 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
                            "fp8 or workload (the workload's precision)");
     s.fp8_fast_backward_accumulation =
         two_way(*p, "fp8_backward_accumulation", "promoted", "fast", "promoted or fast");
-    const std::string reduction = p->get_or<std::string>("gradient_reduction", "workload");
-    if (reduction == "fp32") {
-      s.gradient_reduction = GradientReduction::kFp32;
-    } else if (reduction == "fp32_if_bf16") {
-      s.gradient_reduction = GradientReduction::kFp32IfBf16;
-    } else if (reduction != "workload") {
-      throw p->error_at("gradient_reduction",
-                        "expected workload, fp32 or fp32_if_bf16, got " +
-                            p->quoted("gradient_reduction"));
-    }
+    s.gradient_reduction = one_of<GradientReduction>(
+        *p, "gradient_reduction", "workload",
+        {{"workload", GradientReduction::kWorkload},
+         {"fp32", GradientReduction::kFp32},
+         {"fp32_if_bf16", GradientReduction::kFp32IfBf16}});
     p->finish();
   }
   if (auto k = root.optional_child("kernels")) {
-    s.flash2 = two_way(*k, "attention", "fused", "flash2", "flash2 or fused");
+    s.attention_kernel = one_of<FlashKernel>(*k, "attention", "fused",
+                                             {{"flash2", FlashKernel::kFlash2},
+                                              {"flash1", FlashKernel::kFlash1},
+                                              {"fused", FlashKernel::kNative}});
+    s.metric_losses = k->get_or<int>("metric_losses", 0);
+    if (s.metric_losses < 0 || s.metric_losses > 16) {
+      throw k->error_at("metric_losses",
+                        "expected a count from 0 to 16, got " + k->quoted("metric_losses"));
+    }
     s.fp32_cross_entropy = two_way(*k, "cross_entropy", "fused", "fp32", "fp32 or fused");
     s.selective_op = two_way(*k, "selective_recompute", "attention", "ops", "attention or ops");
     s.separate_bias = two_way(*k, "bias", "epilogue", "separate", "epilogue or separate");
@@ -87,15 +108,11 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
     s.eager.swiglu = two_way(*k, "swiglu", "fused", "eager", "fused or eager");
     s.eager.repeat_kv = two_way(*k, "repeat_kv", "none", "copy", "none or copy");
     s.eager.qkv_layout = two_way(*k, "qkv_layout", "none", "copy", "none or copy");
-    const std::string acc = k->get_or<std::string>("wgrad_accumulation", "none");
-    if (acc == "fused") {
-      s.wgrad_accumulation = WgradAccumulation::kFused;
-    } else if (acc == "separate") {
-      s.wgrad_accumulation = WgradAccumulation::kSeparate;
-    } else if (acc != "none") {
-      throw k->error_at("wgrad_accumulation", "expected fused, separate or none, got " +
-                                                  k->quoted("wgrad_accumulation"));
-    }
+    s.wgrad_accumulation = one_of<WgradAccumulation>(
+        *k, "wgrad_accumulation", "none",
+        {{"fused", WgradAccumulation::kFused},
+         {"separate", WgradAccumulation::kSeparate},
+         {"none", WgradAccumulation::kNone}});
     k->finish();
   }
   if (auto pl = root.optional_child("pipeline")) {

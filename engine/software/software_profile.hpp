@@ -12,6 +12,7 @@
 #include "engine/arch/arch_template.hpp"
 #include "engine/core/error.hpp"
 #include "engine/core/units.hpp"
+#include "engine/graph/compute_graph.hpp"
 #include "engine/graph/eager_ops.hpp"
 #include "engine/parallel/memory_model.hpp"
 
@@ -94,9 +95,13 @@ struct SoftwareProfile {
   // accumulated and reduced in (all-reduce, ZeRO's reduce-scatter, FSDP's per-layer one).
   GradientReduction gradient_reduction = GradientReduction::kWorkload;
   // `kernels: {attention: flash2}`: the workload's flash attention runs as FlashAttention-2
-  // (flash-attn 2, PyTorch SDPA's flash backend); `fused` (default): a kernel on the device's
-  // native matrix instructions (Transformer Engine's cuDNN fused attention, FlashAttention-3).
-  bool flash2 = false;
+  // (flash-attn 2, PyTorch SDPA's flash backend); `flash1`: FlashAttention-1 or the Triton
+  // kernel of its generation (llm-foundry's attn_impl: triton); `fused` (default): a kernel on
+  // the device's native matrix instructions (cuDNN fused attention, FlashAttention-3).
+  FlashKernel attention_kernel = FlashKernel::kNative;
+  // `kernels: {metric_losses: N}`: cross-entropy evaluations of the logits beside the loss each
+  // micro-batch (GptPartition::metric_losses; Composer's training metrics: 2).
+  int metric_losses = 0;
   // `kernels: {cross_entropy: fp32}`: the logits cast to fp32 and the loss in separate fp32
   // passes, as the frameworks do by default; `fused` (default): one kernel each way.
   bool fp32_cross_entropy = false;

@@ -98,7 +98,8 @@ GptPartition software_partition(const TrainingOptions& o, DataType precision) {
   p.overlap_sp_regather = o.overlap_sp_regather;
   p.fp8_linear = o.fp8_linear;
   p.fp8_fast_backward_accumulation = o.fp8_fast_backward_accumulation;
-  p.flash2 = o.flash2;
+  p.attention_kernel = o.attention_kernel;
+  p.metric_losses = o.metric_losses;
   p.fp32_cross_entropy = o.fp32_cross_entropy;
   p.separate_bias = o.separate_bias;
   p.selective_op = o.selective_op;

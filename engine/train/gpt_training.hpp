@@ -57,8 +57,10 @@ struct TrainingOptions {
   bool fp8_linear = false;
   // The FP8 backward GEMMs with fast accumulation (GptPartition; the software profile's choice).
   bool fp8_fast_backward_accumulation = false;
-  // Fused attention as FlashAttention-2 (GptPartition::flash2; the software profile's choice).
-  bool flash2 = false;
+  // Which fused attention kernel runs (GptPartition::attention_kernel; the profile's choice).
+  FlashKernel attention_kernel = FlashKernel::kNative;
+  // Cross-entropy evaluations beside the loss (GptPartition::metric_losses; the profile's).
+  int metric_losses = 0;
   // The loss in unfused fp32 passes (GptPartition::fp32_cross_entropy; the profile's choice).
   bool fp32_cross_entropy = false;
   // Element-wise operators as eager PyTorch runs them (GptPartition::eager; the profile's choice).
@@ -104,7 +106,8 @@ struct TrainingOptions {
     o.overlap_sp_regather = s.overlap_sp_regather;
     o.fp8_linear = s.fp8_linear;
     o.fp8_fast_backward_accumulation = s.fp8_fast_backward_accumulation;
-    o.flash2 = s.flash2;
+    o.attention_kernel = s.attention_kernel;
+    o.metric_losses = s.metric_losses;
     o.fp32_cross_entropy = s.fp32_cross_entropy;
     o.eager = s.eager;
     o.wgrad_accumulation = s.wgrad_accumulation;

@@ -123,11 +123,11 @@ TEST_CASE("Llama-style layer: GQA QKV, SwiGLU, RMSNorm, rotary and one flash ker
   // The software profile's FlashAttention-2 marks both passes' kernels (timed at the device's
   // warp-MMA rate); nothing else in the graph changes.
   GptPartition fa2;
-  fa2.flash2 = true;
+  fa2.attention_kernel = FlashKernel::kFlash2;
   const ComputeGraph g2 = build_gpt_graph(s, fa2);
-  CHECK(find(g2, "l0.attn.flash.fwd").attention->warp_mma);
-  CHECK(find(g2, "l0.attn.flash.bwd").attention->warp_mma);
-  CHECK_FALSE(fa.attention->warp_mma);
+  CHECK(find(g2, "l0.attn.flash.fwd").attention->kernel == FlashKernel::kFlash2);
+  CHECK(find(g2, "l0.attn.flash.bwd").attention->kernel == FlashKernel::kFlash2);
+  CHECK(fa.attention->kernel == FlashKernel::kNative);
   CHECK(g2.size() == g.size());
   CHECK(fa.flops.in(units::flops) == 16777216.0);
   CHECK(find(g, "l0.attn.flash.bwd").flops.in(units::flops) == 41943040.0);

@@ -136,20 +136,20 @@ TEST_CASE("flash attention on H100: FlashAttention-2's warp MMA against the nati
   // 2024-12-04): batch 1, 24 heads, s 4608, d 128, forward: SDPA's default backend
   // (FlashAttention-2) 329.5 TFLOP/s; cuDNN 631.3 and FlashAttention-3 631.8.
   KernelTimer timer(test::shipped_machine("h100"));  // one timed kernel: burst clocks
-  const auto fwd = [&](bool warp_mma) {
+  const auto fwd = [&](FlashKernel kernel) {
     Kernel k;
     k.name = "flash";
     k.kind = KernelKind::kFlashAttention;
     k.phase = Phase::kForward;
     k.dtype = DataType::kBf16;
-    k.attention = AttentionShape{24, 4608, 128, false, false, warp_mma};
+    k.attention = AttentionShape{24, 4608, 128, false, false, kernel};
     k.flops = k.attention->forward_flops();
     k.bytes_read = 3.0 * 4608.0 * 24.0 * 128.0 * 2.0 * units::bytes;
     k.bytes_written = 4608.0 * 24.0 * 128.0 * 2.0 * units::bytes;
     const KernelTime t = timer.time(k);
     return t.flops.si() / t.device.si() / 1e12;
   };
-  const double fa2 = fwd(true), native = fwd(false);
+  const double fa2 = fwd(FlashKernel::kFlash2), native = fwd(FlashKernel::kNative);
   std::printf("H100 attention forward (1 x 24 heads x 4608 x 128): FlashAttention-2 %.1f TFLOP/s "
               "(measured 329.5), native %.1f (cuDNN / FA-3 measured 631.3-631.8)\n", fa2, native);
   // FA-2: templates/h100.yaml's warp_mma_fraction is fitted to this row ([fit], 3%); FA-3's
@@ -160,6 +160,12 @@ TEST_CASE("flash attention on H100: FlashAttention-2's warp MMA against the nati
   // overlap), 9% under the measured 631.
   CHECK(native == Approx(631.5).epsilon(0.10));
   CHECK(native < 631.5);
+  // FlashAttention-1 (and the Triton kernel of its generation) at half FlashAttention-2's
+  // matrix rate ("around 2x speedup compared to FlashAttention", Dao 2023); the softmax and
+  // the memory traffic unchanged, so a little over half the throughput.
+  const double fa1 = fwd(FlashKernel::kFlash1);
+  CHECK(fa1 < 0.6 * fa2);
+  CHECK(fa1 > 0.5 * fa2);
 }
 
 TEST_CASE("a kernel's dynamic energy: its FLOPs and bytes at the operating point's costs",
@@ -240,7 +246,8 @@ TEST_CASE("[calibration] fused attention on H100: forward and backward against k
       k.kind = KernelKind::kFlashAttention;
       k.phase = backward ? Phase::kBackwardData : Phase::kForward;
       k.dtype = DataType::kBf16;
-      k.attention = AttentionShape{r.problems, r.s, 128, r.causal, backward, r.fa2};
+      k.attention = AttentionShape{r.problems, r.s, 128, r.causal, backward,
+                                   r.fa2 ? FlashKernel::kFlash2 : FlashKernel::kNative};
       k.flops = (backward ? 2.5 : 1.0) * k.attention->forward_flops();
       const double qkvo = double(r.problems) * double(r.s) * 128.0 * 2.0;
       k.bytes_read = (backward ? 6.0 : 3.0) * qkvo * units::bytes;

@@ -23,7 +23,7 @@ const char* const kMinimal = "name: x\nhost:\n  dispatch: 12 us\n";
 TEST_CASE("shipped software profiles load with their sourced values", "[software]") {
   const std::string dir = test::source_path("templates/software");
   for (const char* name : {"megatron-lm", "megatron-core", "megatron-core-fp8", "nemo-fp8",
-                           "nanotron", "fsdp", "deepflow-reference"}) {
+                           "nanotron", "fsdp", "llm-foundry", "deepflow-reference"}) {
     const SoftwareProfile p = load_software_profile(resolve_software_profile(name, {dir}));
     CHECK(p.name == name);
   }
@@ -134,12 +134,23 @@ TEST_CASE("kernels: attention names the flash-attention implementation", "[softw
   // flash-attn 2 (nanotron) and PyTorch SDPA's default backend (torchtitan) run FlashAttention-2;
   // Transformer Engine's cuDNN fused attention runs on the native matrix instructions.
   const std::string dir = test::source_path("templates/software");
-  CHECK(load_software_profile(resolve_software_profile("nanotron", {dir})).flash2);
-  CHECK(load_software_profile(resolve_software_profile("fsdp", {dir})).flash2);
-  CHECK_FALSE(load_software_profile(resolve_software_profile("nemo-fp8", {dir})).flash2);
-  CHECK(TrainingOptions::from(load_software_profile(resolve_software_profile("fsdp", {dir}))).flash2);
+  const auto kernel = [&](const char* name) {
+    return load_software_profile(resolve_software_profile(name, {dir})).attention_kernel;
+  };
+  CHECK(kernel("nanotron") == FlashKernel::kFlash2);
+  CHECK(kernel("fsdp") == FlashKernel::kFlash2);
+  CHECK(kernel("nemo-fp8") == FlashKernel::kNative);
+  // llm-foundry's benchmarks ran MPT's attn_impl: triton, FlashAttention-1's generation.
+  CHECK(kernel("llm-foundry") == FlashKernel::kFlash1);
+  CHECK(TrainingOptions::from(load_software_profile(resolve_software_profile("fsdp", {dir})))
+            .attention_kernel == FlashKernel::kFlash2);
   CHECK(profile_error(std::string(kMinimal) + "kernels:\n  attention: flash4\n") ==
-        "p.yaml:5:14: error: kernels.attention: expected flash2 or fused, got \"flash4\"");
+        "p.yaml:5:14: error: kernels.attention: expected flash2, flash1 or fused, got \"flash4\"");
+  // Composer's two training metrics: two more cross-entropy passes each micro-batch.
+  CHECK(load_software_profile(resolve_software_profile("llm-foundry", {dir})).metric_losses == 2);
+  CHECK(load_software_profile(resolve_software_profile("fsdp", {dir})).metric_losses == 0);
+  CHECK(profile_error(std::string(kMinimal) + "kernels:\n  metric_losses: -1\n") ==
+        "p.yaml:5:18: error: kernels.metric_losses: expected a count from 0 to 16, got \"-1\"");
   CHECK(profile_error(std::string(kMinimal) + "kernels:\n  cross_entropy: fp16\n") ==
         "p.yaml:5:18: error: kernels.cross_entropy: expected fp32 or fused, got \"fp16\"");
   CHECK_FALSE(load_software_profile(resolve_software_profile("deepflow-reference", {dir}))
@@ -218,7 +229,7 @@ TEST_CASE("kernels: weight gradients accumulated into the main gradient", "[soft
   }
   CHECK(options("nanotron").wgrad_accumulation == WgradAccumulation::kSeparate);
   CHECK(options("nanotron").main_gradient_bytes(2.0, true) == 4);
-  for (const char* name : {"fsdp", "deepflow-reference"}) {
+  for (const char* name : {"fsdp", "llm-foundry", "deepflow-reference"}) {
     INFO(name);
     CHECK(options(name).wgrad_accumulation == WgradAccumulation::kNone);
     CHECK(options(name).main_gradient_bytes(2.0, true) == 0);
@@ -239,7 +250,7 @@ TEST_CASE("collectives: NCCL's algorithms or any, from the profile to the system
   CHECK(none.collectives == CollectiveLibrary::kAny);
   const std::string dir = test::source_path("templates/software");
   for (const char* name : {"megatron-lm", "megatron-core", "megatron-core-fp8", "nemo-fp8",
-                           "nanotron", "fsdp"}) {
+                           "nanotron", "fsdp", "llm-foundry"}) {
     INFO(name);
     const SoftwareProfile p = load_software_profile(resolve_software_profile(name, {dir}));
     CHECK(p.collectives == CollectiveLibrary::kNccl);
