@@ -139,11 +139,13 @@ Bytes gpt_layer_activations(const GptSpec& w, const Strategy& s, I64 b) {
 // positions s·h (none with rotary); the last stage the final norm (layernorm 2h, rmsnorm h) and
 // the logits weight V·h/t when untied or, tied, when pp > 1 (Megatron keeps a copy of the tied
 // token embedding there and all-reduces its gradient).
-I64 gpt_stage_parameters(const GptSpec& w, const Strategy& s, int stage, LayerSplit split) {
+namespace {
+
+// With the stage's layers already placed (`span`).
+I64 stage_parameters(const GptSpec& w, const Strategy& s, int stage, StageSpan span) {
   PF_ASSERT(stage >= 0 && stage < s.pp && s.tp >= 1);
   const I64 h = w.hidden;
   const I64 embedding = w.vocabulary * h / s.tp;
-  const StageSpan span = gpt_stage_span(w, s.pp, stage, split);
   const I64 layers = span.count;
   const I64 dense = w.dense_layers_in(span.first, layers);
   I64 n = gpt_layer_parameters(w, s.tp, s.ep) * (layers - dense) +
@@ -154,6 +156,13 @@ I64 gpt_stage_parameters(const GptSpec& w, const Strategy& s, int stage, LayerSp
          (s.pp > 1 || !w.tied_embeddings ? embedding : 0);
   }
   return n;
+}
+
+}  // namespace
+
+I64 gpt_stage_parameters(const GptSpec& w, const Strategy& s, int stage, LayerSplit split) {
+  PF_ASSERT(stage >= 0 && stage < s.pp);
+  return stage_parameters(w, s, stage, gpt_stage_span(w, s.pp, stage, split));
 }
 
 // Activations held by stage `stage`:
@@ -230,7 +239,7 @@ MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, 
   const I64 first_here = span.first;
   const double experts = d(gpt_layer_expert_parameters(w, s.tp, s.ep)) *
                          d(layers_here - w.dense_layers_in(first_here, layers_here));
-  MemoryFootprint f = model_state_footprint(d(gpt_stage_parameters(w, s, stage, mm.layer_split)) - experts,
+  MemoryFootprint f = model_state_footprint(d(stage_parameters(w, s, stage, span)) - experts,
                                             w.optimizer, w.precision, s.zero, s.dp * s.cp, mm);
   if (experts > 0.0) {
     const MemoryFootprint e = model_state_footprint(experts, w.optimizer, w.precision, s.zero,
