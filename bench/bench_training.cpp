@@ -166,10 +166,9 @@ BENCHMARK(BM_Gpt3WarmPipelineSimulated)->Unit(benchmark::kMicrosecond);
 
 // Issue 18, cold: a fresh model for a micro-architecture it has not seen (what every objective
 // call of a joint chip-and-strategy search pays): the design generated, the model built, the
-// layers' graphs timed and the strategy evaluated. The designs are eight budget splits a few
+// layers' graphs timed and the strategy evaluated. The designs are 256 budget splits a few
 // 1e-4 of the power budget apart (core against main memory, as a PGD step moves them), taken in
-// turn: each call's rates differ from the last four calls', so no kept pipeline result
-// (PipelineScratch) answers it. With the graphs shared (a design evaluator's GraphCache, warm
+// turn (bench/nearby_splits.hpp): no kept GEMM plan or pipeline result answers a call. With the graphs shared (a design evaluator's GraphCache, warm
 // after the first calls) and without (every graph built as well). Splits that keep every bank
 // count share their GEMM tiling searches (gemm_search_store.hpp) and only time them, as here;
 // BM_Gpt3ColdSearched empties that store before every call, so each GEMM shape is searched

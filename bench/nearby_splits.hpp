@@ -1,6 +1,8 @@
 // Budget splits a PGD step apart, for benchmarks that must time a design no earlier call saw:
 // the template's split with 1e-4 .. count x 1e-4 of the power budget moved from the core to
 // main memory (as a finite-difference step moves it), rates different, bank counts the same.
+// 256 of them taken in turn outrun every cache of timed designs (the GEMM plans each thread
+// keeps, gemm_model.cpp; the pipeline results, PipelineScratch): each call is a new design.
 #pragma once
 
 #include <vector>
@@ -10,7 +12,7 @@
 
 namespace pathfinder::bench {
 
-inline std::vector<ResourceSplit> nearby_splits(const ArchTemplate& t, int count = 8) {
+inline std::vector<ResourceSplit> nearby_splits(const ArchTemplate& t, int count = 256) {
   const ResourceSplit base = ResourceSplit::from_template(t);
   const ComponentIndex index{static_cast<int>(t.levels.size())};
   const int core = ComponentIndex::core(), memory = index.main_memory();

@@ -88,6 +88,10 @@ struct CoreSpec {
   [[nodiscard]] double flop_per_cycle() const { return 2.0 * array_rows * array_cols; }
 };
 
+// On-chip memory levels a template may declare (register file, L1, L2, ... ): what a GEMM plan
+// tiles (perf/gemm_model.hpp) and a device's power breakdown hold.
+inline constexpr int kMaxOnChipLevels = 6;
+
 struct MemoryLevelSpec {
   std::string name;        // also the split component name
   std::string technology;  // an SRAM macro of the logic node

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 
+#include "engine/core/error.hpp"
+
 namespace pathfinder {
 
 double DevicePower::chip_idle() const {
   double w = core_static + core_clock + main_static + link_static[0] + link_static[1];
-  for (const double s : level_static) w += s;
+  for (int i = 0; i < levels; ++i) w += level_static[static_cast<std::size_t>(i)];
   return w;
 }
 
@@ -14,7 +16,7 @@ double DevicePower::always_on() const { return chip_idle() + link_static[2] + ov
 
 double DevicePower::full_activity() const {
   double w = chip_idle() + core_dynamic + main_dynamic + link_dynamic[0] + link_dynamic[1];
-  for (const double l : level_dynamic) w += l;
+  for (int i = 0; i < levels; ++i) w += level_dynamic[static_cast<std::size_t>(i)];
   return w;
 }
 
@@ -35,11 +37,13 @@ DevicePower device_power(const ArchSpec& spec, const MicroArch& arch) {
   const double fp8 = c.fp8_peak.si(), vec = c.vector_peak.si();
   d.joule_per_fp8_flop = fp8 > 0.0 ? d.core_dynamic / fp8 : d.joule_per_flop;
   d.joule_per_vector_flop = vec > 0.0 ? d.core_dynamic / vec : 0.0;
+  PF_ASSERT(arch.levels.size() <= static_cast<std::size_t>(kMaxOnChipLevels));  // the loader's
   for (const LevelStats& l : arch.levels) {
-    d.level_static.push_back(l.static_power.si());
+    const auto i = static_cast<std::size_t>(d.levels++);
+    d.level_static[i] = l.static_power.si();
     const double bw = l.bandwidth.si();
-    d.level_joule_per_byte.push_back(bw > 0.0 ? l.dynamic_power.si() / bw : 0.0);
-    d.level_dynamic.push_back(l.dynamic_power.si());
+    d.level_joule_per_byte[i] = bw > 0.0 ? l.dynamic_power.si() / bw : 0.0;
+    d.level_dynamic[i] = l.dynamic_power.si();
   }
   const MainMemoryStats& m = arch.main_memory;
   d.main_static = m.static_power.si();

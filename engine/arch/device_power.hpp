@@ -20,7 +20,6 @@
 #pragma once
 
 #include <array>
-#include <vector>
 
 #include "engine/arch/arch_spec.hpp"
 #include "engine/arch/micro_arch.hpp"
@@ -35,10 +34,11 @@ struct DevicePower {
   double joule_per_flop = 0.0;   // matrix FLOP (FP16/BF16 operands)
   double joule_per_fp8_flop = 0.0;
   double joule_per_vector_flop = 0.0;
-  // On-chip levels, innermost first (W, J per byte served).
-  std::vector<double> level_static;
-  std::vector<double> level_joule_per_byte;
-  std::vector<double> level_dynamic;  // W at full bandwidth
+  // On-chip levels, innermost first (W, J per byte served): the first `levels` entries.
+  int levels = 0;
+  std::array<double, kMaxOnChipLevels> level_static{};
+  std::array<double, kMaxOnChipLevels> level_joule_per_byte{};
+  std::array<double, kMaxOnChipLevels> level_dynamic{};  // W at full bandwidth
   double main_static = 0.0;
   double main_joule_per_byte = 0.0;
   double main_dynamic = 0.0;          // W at full bandwidth

@@ -176,6 +176,10 @@ ArchTemplate read_template(const ConfigNode& root) {
 
   const ConfigNode memory = root.child("memory");
   for (const auto& ln : memory.items("levels")) {
+    if (t.levels.size() == static_cast<std::size_t>(kMaxOnChipLevels)) {
+      throw ln.error_at("name", "expected at most " + std::to_string(kMaxOnChipLevels) +
+                                    " on-chip levels, got more");
+    }
     MemoryLevelSpec l;
     l.name = ln.require<std::string>("name");
     l.technology = ln.require<std::string>("technology");

@@ -103,8 +103,13 @@ double DesignEvaluator::objective(const Eigen::VectorXd& split,
   if (!a.feasible) return kInf;
   // One model for all: its memo (GEMM plans, layer times) serves every strategy.
   TrainingModel m(spec_, a, workload_, devices_, options_);
+  // One result per thread, its storage reused from call to call.
+  thread_local TrainingResult r;
   double best = kInf;
-  for (const Strategy& s : strategies) best = std::min(best, goal_value(goal_, m.evaluate(s)));
+  for (const Strategy& s : strategies) {
+    m.evaluate(s, r);
+    best = std::min(best, goal_value(goal_, r));
+  }
   return best;
 }
 

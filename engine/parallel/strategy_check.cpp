@@ -102,14 +102,17 @@ bool check_degrees(const Strategy& s, int devices, Sink& k) {
 
 // Transformer-only techniques, for LSTM and GEMM workloads.
 void no_transformer_options(const Strategy& s, const char* workload, Sink& k) {
-  const std::string only = " applies to GPT workloads only, not to " + std::string(workload);
-  k.require(!s.sequence_parallel, [&] { return "sequence parallel (sp)" + only; });
+  // The message's tail is made only for a failed check (a valid strategy allocates nothing).
+  const auto only = [workload] {
+    return " applies to GPT workloads only, not to " + std::string(workload);
+  };
+  k.require(!s.sequence_parallel, [&] { return "sequence parallel (sp)" + only(); });
   k.require(s.recompute == Recompute::kNone,
-            [&] { return "recompute=" + std::string(to_string(s.recompute)) + only; });
-  k.require(!interleaved(s), [&] { return "the interleaved schedule" + only; });
-  k.require(s.cp == 1, [&] { return "context parallel (cp" + str(s.cp) + ")" + only; });
-  k.require(!s.ulysses, [&] { return "context parallel by all-to-all (ulysses)" + only; });
-  k.require(s.ep == 1, [&] { return "expert parallel (ep" + str(s.ep) + ")" + only; });
+            [&] { return "recompute=" + std::string(to_string(s.recompute)) + only(); });
+  k.require(!interleaved(s), [&] { return "the interleaved schedule" + only(); });
+  k.require(s.cp == 1, [&] { return "context parallel (cp" + str(s.cp) + ")" + only(); });
+  k.require(!s.ulysses, [&] { return "context parallel by all-to-all (ulysses)" + only(); });
+  k.require(s.ep == 1, [&] { return "expert parallel (ep" + str(s.ep) + ")" + only(); });
 }
 
 void check_gpt(const Strategy& s, const GptSpec& w, Sink& k) {

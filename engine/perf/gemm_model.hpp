@@ -46,7 +46,7 @@ enum class LoopOrder {
 };
 [[nodiscard]] std::string_view to_string(LoopOrder o);
 
-inline constexpr int kMaxPerfLevels = 6;  // on-chip levels a plan can hold
+inline constexpr int kMaxPerfLevels = kMaxOnChipLevels;  // on-chip levels a plan can hold
 
 struct GemmTile {
   std::int64_t m = 0, n = 0, k = 0;

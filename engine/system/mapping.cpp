@@ -111,42 +111,63 @@ Mapping map_dims(const SystemGraph& g, std::span<const ParallelDim> dims, std::s
 Mapping best_mapping(const SystemGraph& g, std::span<const ParallelDim> dims) {
   validate(g, dims);
   const std::size_t n = dims.size();
-  std::vector<int> order;
-  order.reserve(n);
+  // A strategy has a handful of dimensions (tensor, context, pipeline, data, ...): the
+  // scratch lives on the stack.
+  PF_ASSERT(n <= kMaxMappedDims);
+  std::array<int, kMaxMappedDims> order_buf{}, heavy_buf{}, stride_buf{};
+  std::array<std::uint8_t, kMaxMappedDims> crosses_buf{};
+  std::array<GroupPlacement, kMaxMappedDims> candidate_buf{};
+  const std::span<int> order(order_buf.data(), n), heavy(heavy_buf.data(), n),
+      stride(stride_buf.data(), n);
+  const std::span<std::uint8_t> crosses(crosses_buf.data(), n);
+  const std::span<GroupPlacement> candidate(candidate_buf.data(), n);
+  std::size_t filled = 0;
   for (int i = 0; i < static_cast<int>(n); ++i) {
-    if (dims[static_cast<std::size_t>(i)].degree > 1) order.push_back(i);
+    if (dims[static_cast<std::size_t>(i)].degree > 1) order[filled++] = i;
   }
-  const auto active = static_cast<std::ptrdiff_t>(order.size());
+  const auto active = static_cast<std::ptrdiff_t>(filled);
   for (int i = 0; i < static_cast<int>(n); ++i) {
-    if (dims[static_cast<std::size_t>(i)].degree <= 1) order.push_back(i);
+    if (dims[static_cast<std::size_t>(i)].degree <= 1) order[filled++] = i;
   }
-  // Scratch: strides, crossings, the candidate's and the best groups.
-  std::vector<int> stride(n);
-  std::vector<std::uint8_t> crosses(n);
-  std::vector<GroupPlacement> candidate(n);
   // Heaviest dimensions first, both as the order scored first (heaviest innermost: usually
   // near the best, so its score bounds the search) and as the order costs are added in (an
-  // order that loses is dropped after its first dimensions).
-  std::vector<int> heavy = order;
-  std::stable_sort(heavy.begin(), heavy.begin() + active, [&](int a, int b) {
-    return dims[static_cast<std::size_t>(a)].weight > dims[static_cast<std::size_t>(b)].weight;
-  });
-  const Time guess = place(g, dims, heavy, heavy, stride, crosses, candidate, kNever);
+  // order that loses is dropped after its first dimensions). A stable insertion sort: equal
+  // weights keep their order.
+  std::copy(order.begin(), order.end(), heavy.begin());
+  for (std::ptrdiff_t i = 1; i < active; ++i) {
+    const int d = heavy[static_cast<std::size_t>(i)];
+    std::ptrdiff_t j = i;
+    for (; j > 0 && dims[static_cast<std::size_t>(d)].weight >
+                        dims[static_cast<std::size_t>(heavy[static_cast<std::size_t>(j - 1)])].weight;
+         --j) {
+      heavy[static_cast<std::size_t>(j)] = heavy[static_cast<std::size_t>(j - 1)];
+    }
+    heavy[static_cast<std::size_t>(j)] = d;
+  }
+  std::array<GroupPlacement, kMaxMappedDims> guessed_buf{};
+  const std::span<GroupPlacement> guessed(guessed_buf.data(), n);
+  const Time guess = place(g, dims, heavy, heavy, stride, crosses, guessed, kNever);
   const Time prune = std::isfinite(guess.si()) ? guess * (1.0 + 1e-9) : kNever;
   Mapping best;
-  best.groups.resize(n);
   best.score = kNever;
   bool have = false;
   do {
     // Strictly better by more than rounding: equal scores keep the earlier order.
     const Time bound =
         have && std::isfinite(best.score.si()) ? best.score - 1e-12 * best.score : kNever;
+    // The guessed order is not placed again: its placements and whole score are known, and
+    // within the bound (prune >= guess) place() would return that score or, past the bound,
+    // a score that loses as well.
+    const bool guessed_order = std::equal(order.begin(), order.end(), heavy.begin());
     const Time score =
-        place(g, dims, order, heavy, stride, crosses, candidate, std::min(bound, prune));
+        guessed_order ? guess
+                      : place(g, dims, order, heavy, stride, crosses, candidate,
+                              std::min(bound, prune));
     if (!have || score < bound) {
       best.score = score;
-      best.order = order;
-      std::swap(best.groups, candidate);
+      best.order.assign(order.begin(), order.end());
+      const std::span<const GroupPlacement> placed = guessed_order ? guessed : candidate;
+      best.groups.assign(placed.begin(), placed.end());
       have = true;
     }
   } while (std::next_permutation(order.begin(), order.begin() + active));

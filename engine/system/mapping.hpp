@@ -30,6 +30,10 @@ struct ParallelDim {
   bool concurrent = true;  // communicates while the other concurrent dimensions do
 };
 
+// The most dimensions best_mapping and map_dims place (tensor, second tensor, context, pipeline,
+// data, expert, ... with room to spare).
+inline constexpr std::size_t kMaxMappedDims = 8;
+
 struct Mapping {
   std::vector<int> order;               // dimension indices, fastest-varying first
   std::vector<GroupPlacement> groups;   // one per dimension, in the caller's order

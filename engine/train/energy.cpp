@@ -11,7 +11,9 @@ EnergyReport iteration_energy(const DevicePower& p, const TrainingResult& r, int
   if (r.stages.empty() || devices <= 0 || !(T > Time{})) return e;
   const double per_stage = static_cast<double>(devices) / static_cast<double>(r.stages.size());
   Power levels_static;
-  for (const double s : p.level_static) levels_static += watts(s);
+  for (int i = 0; i < p.levels; ++i) {
+    levels_static += watts(p.level_static[static_cast<std::size_t>(i)]);
+  }
   const Power on = watts(p.always_on());
   Energy chip;  // the devices' chips
   Power peak;

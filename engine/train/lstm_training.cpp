@@ -56,14 +56,20 @@ LstmTraining::LstmTraining(LstmSpec spec, PerfMachine machine, SystemGraph syste
 }
 
 TrainingResult LstmTraining::evaluate(const Strategy& s) {
-  PF_ASSERT(s.devices() == system_.devices && spec_.batch % s.dp == 0);
   TrainingResult r;
+  evaluate(s, r);
+  return r;
+}
+
+void LstmTraining::evaluate(const Strategy& s, TrainingResult& r) {
+  PF_ASSERT(s.devices() == system_.devices && spec_.batch % s.dp == 0);
+  reset_keeping_storage(r);
   r.strategy = s;
   r.model_flops = model_flops_;
   r.micro_batches = 1;
   r.memory = lstm_memory_footprint(spec_, s);
   r.memory_capacity = timer_.machine().main_memory.capacity;
-  if (reject_if_out_of_memory(r, options_.check_memory)) return r;
+  if (reject_if_out_of_memory(r, options_.check_memory)) return;
   const bool cr = s.split == KernelSplit::kColumnRow;
   const int kp1 = s.tp, kp2 = cr ? 1 : s.tp2;
   LstmSpec replica = spec_;
@@ -89,7 +95,12 @@ TrainingResult LstmTraining::evaluate(const Strategy& s) {
   const PlacedComm comm({&m.groups[0], &m.groups[1], &m.groups[3], &m.groups[2], nullptr, nullptr});
   const Time launch = timer_.machine().host.launch_latency;
 
-  IterationInput in;
+  // One input per thread, its chunks' storage kept (a search's next design is a new model).
+  thread_local IterationInput in;
+  std::vector<ChunkCosts> chunks = std::move(in.chunks);
+  chunks.clear();
+  in = IterationInput{};
+  in.chunks = std::move(chunks);
   in.schedule = PipelineSchedule::kGpipe;  // all steps forward, then all steps backward
   in.stages = s.pp;
   in.micro_batches = static_cast<int>(spec_.sequence);
@@ -133,10 +144,12 @@ TrainingResult LstmTraining::evaluate(const Strategy& s) {
   in.parameter_bytes = p;
   in.input_bytes = bytes(8.0 * B * S);  // token ids and labels
   in.host = timer_.machine().host;
-  assemble_iteration(in, r);
+  // One scratch per thread, as GptTraining's: a search's next design is a new model, and the
+  // pipeline results the scratch keeps are pure functions of their inputs.
+  thread_local IterationScratch scratch;
+  assemble_iteration(in, r, &scratch);
   r.mfu = r.model_flops / (r.iteration_time * system_.devices * peak_);
   r.tokens_per_second = static_cast<double>(spec_.batch) * S / r.iteration_time.si();
-  return r;
 }
 
 }  // namespace pathfinder

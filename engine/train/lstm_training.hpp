@@ -28,6 +28,8 @@ class LstmTraining {
                TrainingOptions options = {});
   // The strategy must be valid for the spec and the device count (check_strategy).
   [[nodiscard]] TrainingResult evaluate(const Strategy& s);
+  // The same into `r`, reusing its storage.
+  void evaluate(const Strategy& s, TrainingResult& r);
   [[nodiscard]] const LstmSpec& spec() const { return spec_; }
 
  private:

@@ -16,6 +16,7 @@ struct Scratch {
   std::vector<Time> end, ring;
   // Per timing class (ComputeGraph::timing_class), timed on its first kernel.
   std::vector<KernelTime> kernel;
+  std::vector<Power> power;  // a compute class's energy over its time (0 W when it takes none)
   std::vector<Time> comm;
   std::vector<std::array<Bytes, kMaxTiers>> link;
 };
@@ -28,7 +29,10 @@ template <bool kRecord>
 PassTimes time_pass(const ComputeGraph& g, int p, Scratch& scratch, Time dispatch, Time launch,
                     double comm_overlap, std::vector<KernelSpan>* spans) {
   using Kind = ComputeGraph::StepKind;
-  PassTimes pt;
+  // Accumulated in locals, not in the returned struct: its Time fields could alias end[] and
+  // would go through memory on every kernel.
+  Time span, compute, exposed_comm, hidden_comm, host_stall;
+  int kernels = 0;
   Activity a;
   // The host's next issue time, the two streams' free times.
   Time issue, compute_free, comm_free;
@@ -53,8 +57,8 @@ PassTimes time_pass(const ComputeGraph& g, int p, Scratch& scratch, Time dispatc
       const Time t = scratch.comm[c];
       const Time start = later(comm_free, ready);
       end[i] = comm_free = start + t;
-      pt.hidden_comm += t;
-      pt.span = later(pt.span, end[i]);
+      hidden_comm += t;
+      span = later(span, end[i]);
       if constexpr (kRecord) spans->push_back({i, p, true, start, end[i]});
       continue;
     }
@@ -67,13 +71,10 @@ PassTimes time_pass(const ComputeGraph& g, int p, Scratch& scratch, Time dispatc
       a.core += kt.core_energy;
       a.on_chip += kt.on_chip_energy;
       a.main_memory += kt.main_memory_energy;
-      if (t > Time{}) {
-        const Power power = kt.energy() / t;
-        if (a.peak_power < power) a.peak_power = power;
-      }
+      if (a.peak_power < scratch.power[c]) a.peak_power = scratch.power[c];
     }
     if (comm && comm_overlap > 0.0) {
-      pt.hidden_comm += comm_overlap * t;
+      hidden_comm += comm_overlap * t;
       t *= 1.0 - comm_overlap;
     }
     // A ring of n steps feeding this kernel: its first block works on local data while step 1
@@ -85,26 +86,38 @@ PassTimes time_pass(const ComputeGraph& g, int p, Scratch& scratch, Time dispatc
       if (r <= Time{}) continue;
       const double n = deps[j].ring_steps;
       exposed_ring = later(Time{}, r - t * n / (n + 1.0));
-      pt.hidden_comm += r - exposed_ring;
-      pt.exposed_comm += exposed_ring;
+      hidden_comm += r - exposed_ring;
+      exposed_comm += exposed_ring;
     }
     // Collectives are enqueued by the same host thread but cost it little (a NCCL call) next to
     // a framework operator; only compute kernels pace the host.
     const Time host_ready = issue + launch;
     if (!comm) issue += dispatch;
-    ++pt.kernels;
-    const Time free = later(compute_free, ready);
+    ++kernels;
+    // The stream's chain from one kernel's end to the next one's start bounds this loop's
+    // speed: the max with inputs and the add of a ring's excess are taken only where they
+    // can change it (an empty input list leaves ready 0, no ring leaves exposed_ring 0).
+    const Time free = st.deps_begin == st.deps_end ? compute_free : later(compute_free, ready);
     const Time start = later(free, host_ready);
-    if (host_ready > free) pt.host_stall += host_ready - free;
-    end[i] = compute_free = start + t + exposed_ring;
+    host_stall += later(Time{}, host_ready - free);  // adds 0 when the stream was behind
+    Time finish = start + t;
+    if (exposed_ring > Time{}) finish += exposed_ring;
+    end[i] = compute_free = finish;
     if constexpr (kRecord) spans->push_back({i, p, false, start, end[i]});
     if (comm) {
-      pt.exposed_comm += t;
+      exposed_comm += t;
     } else {
-      pt.compute += t;
+      compute += t;
     }
-    pt.span = later(pt.span, end[i]);
   }
+  PassTimes pt;
+  // The compute stream's kernels end in order: its last end is its latest.
+  pt.span = later(span, compute_free);
+  pt.compute = compute;
+  pt.exposed_comm = exposed_comm;
+  pt.hidden_comm = hidden_comm;
+  pt.host_stall = host_stall;
+  pt.kernels = kernels;
   pt.activity = a;
   return pt;
 }
@@ -123,6 +136,7 @@ Scratch& prepared_scratch(const ComputeGraph& g, KernelTimer& timer, const CommT
   scratch.ring.assign(g.size(), Time{});
   const std::size_t classes = g.timing_classes();
   scratch.kernel.resize(classes);
+  scratch.power.resize(classes);
   scratch.comm.resize(classes);
   scratch.link.resize(classes);
   for (std::uint32_t c = 0; c < classes; ++c) {
@@ -131,7 +145,8 @@ Scratch& prepared_scratch(const ComputeGraph& g, KernelTimer& timer, const CommT
       scratch.comm[c] = comm.time(*k.comm);
       scratch.link[c] = comm.link_bytes(*k.comm);
     } else {
-      scratch.kernel[c] = timer.time(k);
+      const KernelTime& kt = scratch.kernel[c] = timer.time(k);
+      scratch.power[c] = kt.device > Time{} ? kt.energy() / kt.device : Power{};
     }
   }
   return scratch;

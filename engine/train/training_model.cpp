@@ -53,6 +53,8 @@ TrainingResult TrainingModel::evaluate(const Strategy& s) {
 void TrainingModel::evaluate(const Strategy& s, TrainingResult& r) {
   if (auto* gpt = std::get_if<GptTraining>(&model_)) {
     gpt->evaluate(s, r);
+  } else if (auto* lstm = std::get_if<LstmTraining>(&model_)) {
+    lstm->evaluate(s, r);
   } else {
     r = std::visit([&s](auto& m) { return m.evaluate(s); }, model_);
   }

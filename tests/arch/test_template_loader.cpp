@@ -227,6 +227,26 @@ TEST_CASE("host, vector ratio and memory utilization errors are exact", "[arch][
         "[0.01, 1], got \"1.1\"");
 }
 
+TEST_CASE("at most kMaxOnChipLevels on-chip levels, the seventh located", "[arch][config-error]") {
+  // Six levels is what a GEMM plan tiles (engine/perf/gemm_model.hpp); a seventh was an
+  // internal assertion in the timer, now the template's error at that level's entry.
+  const std::string two = "    - {name: L2, technology: L2, scope: global}\n";
+  std::string seven = two;
+  for (int i = 3; i <= 7; ++i) {
+    seven += "    - {name: X" + std::to_string(i) + ", technology: L2, scope: global}\n";
+  }
+  CHECK(patched_error(two, seven) ==
+        "patched.yaml:18:14: error: memory.levels[6].name: expected at most 6 on-chip levels, "
+        "got more");
+  std::string six = two;
+  for (int i = 3; i <= 6; ++i) {
+    six += "    - {name: X" + std::to_string(i) + ", technology: L2, scope: global}\n";
+  }
+  // Six pass the levels (the next complaint is the split's, which names no X3 yet).
+  CHECK(patched_error(two, six) ==
+        "patched.yaml:30:3: error: split.X3: missing required key (expected {area: …, power: …})");
+}
+
 TEST_CASE("template parse errors are exact and located", "[arch][config-error]") {
   CHECK(load_error("unknown_key") == fixture("unknown_key") +
         ":8:3: error: core.max_utilisation: unknown key; did you mean \"max_utilization\"?");

@@ -2,6 +2,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
+#include <utility>
+#include <vector>
+
 #include "tests/test_support.hpp"
 
 using namespace pathfinder;
@@ -88,4 +92,43 @@ TEST_CASE("N7: what a sustained clock below boost costs in power", "[arch][vf][g
   CHECK(p93.rate_ratio == Approx(0.93).epsilon(1e-3));
   // At the budget itself (ratio 1, capped at the boost rate) the core runs at boost.
   CHECK(scale_to_power(m, 1.0, 1.0).rate_ratio == Approx(1.0).epsilon(1e-9));
+}
+
+TEST_CASE("the operating point meets the budget to rounding, whatever the call order",
+          "[arch][vf][property]") {
+  // Power budgets from Vmin to the ceiling on three models called in turn (the kept ceilings
+  // of vf_scaling.cpp serve each model's later calls): each kPower point's power ratio is the
+  // budget to a few ulps, its rate the curve's rate at its voltage, and the same call made
+  // again, after the other models', returns the same bits.
+  VfModel a = v100_core();                  // Vmax 5 V stands for "none": root far below it
+  VfModel b = v100_core();
+  b.alpha = 1.3;
+  b.maximum = volts(1.1);
+  VfModel c = v100_core();
+  c.threshold = volts(0.35);
+  const std::array<std::pair<VfModel, double>, 3> models{
+      {{a, 1e9}, {b, 1.6}, {c, 2.0}}};  // with a rate cap above nominal on b and c
+  std::vector<VfPoint> first;
+  for (int pass = 0; pass < 2; ++pass) {
+    std::size_t k = 0;
+    for (double r = 0.3; r < 4.0; r *= 1.11) {
+      for (const auto& [m, cap] : models) {
+        const VfPoint p = scale_to_power(m, r, cap);
+        if (pass == 0) {
+          first.push_back(p);
+          if (p.binding == VfBinding::kPower) {
+            CHECK(p.power_ratio == Approx(r).epsilon(2e-15));  // the voltage to an ulp or two
+            CHECK(p.rate_ratio == rate_ratio_at(m, p.voltage_v));
+            CHECK(p.voltage_v > m.minimum.si());
+          }
+        } else {
+          const VfPoint& q = first[k];
+          CHECK(p.voltage_v == q.voltage_v);
+          CHECK(p.rate_ratio == q.rate_ratio);
+          CHECK(p.binding == q.binding);
+        }
+        ++k;
+      }
+    }
+  }
 }
