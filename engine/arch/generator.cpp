@@ -296,12 +296,28 @@ const NetworkStats* MicroArch::network(NetworkTier tier) const {
 }
 
 MicroArch generate_micro_arch(const ArchSpec& spec, const ResourceSplit& split) {
+  MicroArch a;
+  generate_micro_arch(spec, split, a);
+  return a;
+}
+
+void generate_micro_arch(const ArchSpec& spec, const ResourceSplit& split, MicroArch& a) {
   const ArchTemplate& t = spec.tmpl;
   const ComponentIndex idx{static_cast<int>(t.levels.size())};
   PF_ASSERT(split.components() == idx.count());
-  MicroArch a;
-  a.name = t.name;
-  a.logic = spec.logic.name;
+  // A fresh design in `a`, keeping its vectors' and strings' storage.
+  std::vector<LevelStats> levels = std::move(a.levels);
+  std::vector<NetworkStats> networks = std::move(a.networks);
+  std::string name = std::move(a.name), logic = std::move(a.logic);
+  levels.clear();
+  networks.clear();
+  name.assign(t.name);
+  logic.assign(spec.logic.name);
+  a = MicroArch{};
+  a.name = std::move(name);
+  a.logic = std::move(logic);
+  a.levels = std::move(levels);
+  a.networks = std::move(networks);
   a.core = make_core(spec, split);
   a.levels.reserve(t.levels.size());
   for (int i = 0; i < static_cast<int>(t.levels.size()); ++i) {
@@ -327,7 +343,6 @@ MicroArch generate_micro_arch(const ArchSpec& spec, const ResourceSplit& split) 
   a.node_area_used = t.budget.chip_area + spec.memory.device_area * static_cast<double>(a.main_memory.devices);
   a.infeasible_reason = infeasibility(a, t);
   a.feasible = a.infeasible_reason.empty();
-  return a;
 }
 
 MicroArch generate_micro_arch(const TechLibrary& lib, const ArchTemplate& t) {

@@ -99,12 +99,17 @@ double DesignEvaluator::objective(const Eigen::VectorXd& split, const Strategy& 
 
 double DesignEvaluator::objective(const Eigen::VectorXd& split,
                                   std::span<const Strategy> strategies) const {
-  const MicroArch a = generate_micro_arch(spec_, split_of(split));
+  // One split, design and result per thread, their storage reused from call to call.
+  thread_local ResourceSplit x;
+  thread_local MicroArch a;
+  thread_local TrainingResult r;
+  const int components = static_cast<int>(split.size() / 3);
+  if (x.components() != components) x = ResourceSplit(components);
+  x.values() = split;
+  generate_micro_arch(spec_, x, a);
   if (!a.feasible) return kInf;
   // One model for all: its memo (GEMM plans, layer times) serves every strategy.
   TrainingModel m(spec_, a, workload_, devices_, options_);
-  // One result per thread, its storage reused from call to call.
-  thread_local TrainingResult r;
   double best = kInf;
   for (const Strategy& s : strategies) {
     m.evaluate(s, r);

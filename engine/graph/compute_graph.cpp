@@ -212,6 +212,7 @@ ComputeGraph ComputeGraphBuilder::build() && {
       }
     }
     step.rings_end = static_cast<std::uint32_t>(g_.step_deps_.size());
+    g_.has_ring_transfers_ = g_.has_ring_transfers_ || step.rings_end > step.deps_end;
     g_.pass_steps_[static_cast<std::size_t>(p)].push_back(step);
   }
   return std::move(g_);

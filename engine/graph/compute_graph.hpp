@@ -210,6 +210,8 @@ class ComputeGraph {
     return pass_steps_[static_cast<std::size_t>(p)];
   }
   [[nodiscard]] const std::vector<StepDep>& step_deps() const { return step_deps_; }
+  // Whether any step lists a ring transfer (context parallelism's key/value rings).
+  [[nodiscard]] bool has_ring_transfers() const { return has_ring_transfers_; }
 
  private:
   friend class ComputeGraphBuilder;
@@ -224,6 +226,7 @@ class ComputeGraph {
   std::vector<std::uint8_t> pass_;
   std::array<std::vector<PassStep>, 3> pass_steps_;
   std::vector<StepDep> step_deps_;
+  bool has_ring_transfers_ = false;
 };
 
 // Appends kernels in a topological order; build() hands over the finished graph.

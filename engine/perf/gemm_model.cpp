@@ -642,39 +642,46 @@ GemmSearch::Rates GemmSearch::rates_of(const Ctx& c) {
 }
 
 GemmPlan GemmSearch::time(const PerfMachine& m) const {
+  GemmPlan plan;
+  time(m, plan);
+  return plan;
+}
+
+void GemmSearch::time(const PerfMachine& m, GemmPlan& out) const {
   const Ctx c(m, make_problem(shape_, dtype_));
   const Rates rates = rates_of(c);
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     for (std::size_t i = 0; i < timed_count_; ++i) {
-      if (timed_[i].rates == rates) return timed_[i].plan;
+      if (timed_[i].rates == rates) {
+        out = timed_[i].plan;
+        return;
+      }
     }
   }
-  GemmPlan plan = search(c);
+  search(c, out);
   const std::lock_guard<std::mutex> lock(mutex_);
   Timed& t = timed_[timed_next_];
   t.rates = rates;
-  t.plan = plan;
+  t.plan = out;
   timed_next_ = (timed_next_ + 1) % kTimed;
   timed_count_ = std::min(timed_count_ + 1, kTimed);
-  return plan;
 }
 
-GemmPlan GemmSearch::search(const Ctx& c) const {
+void GemmSearch::search(const Ctx& c, GemmPlan& out) const {
   Best best;
   for (const Trial& t : trials_) search_parallel(c, t, best);
   if (best.built != nullptr) {
-    GemmPlan plan = best.built->plan;
-    evaluate_times(c, plan);
-    return plan;
+    out = best.built->plan;
+    evaluate_times(c, out);
+    return;
   }
   // No parallel level, or nothing fits it: the smallest tile; fits_gemm_plan reports excess.
-  GemmPlan plan = outer_;
-  if (c.parallel >= 0) plan.tiles[static_cast<std::size_t>(c.parallel)] = {c.gm, c.gn, 1};
-  fill_inner(c, plan);
-  choose_dataflow(c, plan);
-  evaluate(c, plan);
-  return plan;
+  out = outer_;
+  if (c.parallel >= 0) out.tiles[static_cast<std::size_t>(c.parallel)] = {c.gm, c.gn, 1};
+  fill_inner(c, out);
+  choose_dataflow(c, out);
+  evaluate(c, out);
 }
 
 GemmPlan plan_gemm(const PerfMachine& m, const GemmShape& shape, DataType dtype) {

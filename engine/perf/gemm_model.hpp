@@ -95,6 +95,8 @@ class GemmSearch {
   // plan_gemm(m, shape, dtype); `m` must have the capacities, counts and arrays of the machine
   // the search was made on.
   [[nodiscard]] GemmPlan time(const PerfMachine& m) const;
+  // The same into `out` (no plan copied on the way: a timer keeps it where it lands).
+  void time(const PerfMachine& m, GemmPlan& out) const;
 
  private:
   // A candidate's plan (traffic counted, times not) and its compute in rate-free units
@@ -141,7 +143,7 @@ class GemmSearch {
   };
   void search_parallel(const gemm_detail::Ctx& c, const Trial& t, Best& best) const;
   // The candidates searched on c's rates and bandwidths: the best one's plan, timed.
-  [[nodiscard]] GemmPlan search(const gemm_detail::Ctx& c) const;
+  void search(const gemm_detail::Ctx& c, GemmPlan& out) const;
   [[nodiscard]] const Built* candidate(const gemm_detail::Ctx& c, const Trial& t,
                                        std::size_t ia, std::size_t ib) const;
   static const Built kNoTile;

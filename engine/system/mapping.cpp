@@ -109,6 +109,12 @@ Mapping map_dims(const SystemGraph& g, std::span<const ParallelDim> dims, std::s
 }
 
 Mapping best_mapping(const SystemGraph& g, std::span<const ParallelDim> dims) {
+  Mapping best;
+  best_mapping(g, dims, best);
+  return best;
+}
+
+void best_mapping(const SystemGraph& g, std::span<const ParallelDim> dims, Mapping& best) {
   validate(g, dims);
   const std::size_t n = dims.size();
   // A strategy has a handful of dimensions (tensor, context, pipeline, data, ...): the
@@ -148,7 +154,8 @@ Mapping best_mapping(const SystemGraph& g, std::span<const ParallelDim> dims) {
   const std::span<GroupPlacement> guessed(guessed_buf.data(), n);
   const Time guess = place(g, dims, heavy, heavy, stride, crosses, guessed, kNever);
   const Time prune = std::isfinite(guess.si()) ? guess * (1.0 + 1e-9) : kNever;
-  Mapping best;
+  best.order.clear();
+  best.groups.clear();
   best.score = kNever;
   bool have = false;
   do {
@@ -171,7 +178,6 @@ Mapping best_mapping(const SystemGraph& g, std::span<const ParallelDim> dims) {
       have = true;
     }
   } while (std::next_permutation(order.begin(), order.begin() + active));
-  return best;
 }
 
 }  // namespace pathfinder

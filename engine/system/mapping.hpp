@@ -47,5 +47,7 @@ struct Mapping {
 
 // The best order (see above); dimensions of degree 1 come last, in their given order.
 [[nodiscard]] Mapping best_mapping(const SystemGraph& g, std::span<const ParallelDim> dims);
+// The same into `out`, reusing its storage.
+void best_mapping(const SystemGraph& g, std::span<const ParallelDim> dims, Mapping& out);
 
 }  // namespace pathfinder

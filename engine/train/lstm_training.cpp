@@ -90,7 +90,9 @@ void LstmTraining::evaluate(const Strategy& s, TrainingResult& r) {
       ParallelDim{"kp2", kp2, gates / kp1, Collective::kAllGather, true},
       ParallelDim{"dp", s.dp, grads, Collective::kAllReduce, false},
       ParallelDim{"pp", s.pp, 2.0 * S * B * D * p / (kp1 * kp2), Collective::kSendRecv, true}};
-  const Mapping m = best_mapping(system_, dims);
+  // Per thread, as `in` below that points into it: its vectors' storage kept.
+  thread_local Mapping m;
+  best_mapping(system_, dims, m);
   // Mapping dimensions kp1, kp2, dp, pp; CommGroup order tensor, columns, pipeline, data.
   const PlacedComm comm({&m.groups[0], &m.groups[1], &m.groups[3], &m.groups[2], nullptr, nullptr});
   const Time launch = timer_.machine().host.launch_latency;

@@ -131,9 +131,10 @@ namespace {
 Scratch& prepared_scratch(const ComputeGraph& g, KernelTimer& timer, const CommTimes& comm) {
   thread_local Scratch scratch;
   // end[] is written before it is read (a dependency precedes its kernel in the same pass);
-  // ring[] is read for every dependency, so it starts clear.
+  // ring[] is read for every ring dependency, which may name a pass not yet timed, so it
+  // starts clear (a graph without rings never touches it).
   scratch.end.resize(g.size());
-  scratch.ring.assign(g.size(), Time{});
+  if (g.has_ring_transfers()) scratch.ring.assign(g.size(), Time{});
   const std::size_t classes = g.timing_classes();
   scratch.kernel.resize(classes);
   scratch.power.resize(classes);
