@@ -467,6 +467,8 @@ void GemmSearch::search_parallel(const Ctx& c, const Trial& t, Best& best) const
   const PerfLevel& above = c.parallel + 1 < c.levels ? c.level(c.parallel + 1) : c.mach.main_memory;
   const double inv_bw = 1.0 / above.bandwidth.si();
   const double latency = c.mach.main_memory.latency.si();
+  // Every row would be skipped by its compute bound below: the trial is skipped whole.
+  if (best.built != nullptr && t.least_blocks * block_time + latency >= best.time) return;
   const auto consider = [&](std::size_t ia, std::size_t ib) {
     const Built* p = t.built[ia * t.n_count + ib].load(std::memory_order_acquire);
     if (p == nullptr) p = candidate(c, t, ia, ib);
@@ -604,6 +606,7 @@ GemmSearch::GemmSearch(const PerfMachine& m, const GemmShape& shape, DataType dt
       for (std::size_t j = 0; j < t.n_count; ++j) {
         t.row_blocks[i] = std::min(t.row_blocks[i], t.blocks[i * t.n_count + j]);
       }
+      t.least_blocks = std::min(t.least_blocks, t.row_blocks[i]);
     }
     t.built = std::make_unique<std::atomic<const Built*>[]>(slots);
     for (std::size_t i = 0; i < slots; ++i) t.built[i].store(nullptr, std::memory_order_relaxed);

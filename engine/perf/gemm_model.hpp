@@ -28,6 +28,7 @@
 
 #include <array>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -125,6 +126,7 @@ class GemmSearch {
     // the widest n side the search takes with it (the first it tries; -1: none).
     std::vector<double> row_blocks;
     std::vector<int> row_first;
+    double least_blocks = INFINITY;  // the least row_blocks: a trial that cannot beat the best
     // Per slot: the candidate once built (kNoTile when no k side fits), else null.
     std::unique_ptr<std::atomic<const Built*>[]> built;
     [[nodiscard]] std::int64_t m_side(std::size_t i) const { return sides[i]; }
