@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
-#include <optional>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <optional>
 #include <utility>
 
 namespace pathfinder {
@@ -75,9 +75,6 @@ double increasing_root(H h, double target, double lo, double hi, double guess) {
   }
   return v;
 }
-}  // namespace
-
-namespace {
 
 // What scale_to_power finds before it looks at the budget: the model's curves (their
 // normaliser), the ceiling (the rate cap's voltage, or Vmax) and the power there and at Vmin.
