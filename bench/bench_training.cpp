@@ -168,11 +168,12 @@ BENCHMARK(BM_Gpt3WarmPipelineSimulated)->Unit(benchmark::kMicrosecond);
 // call of a joint chip-and-strategy search pays): the design generated, the model built, the
 // layers' graphs timed and the strategy evaluated. The designs are 256 budget splits a few
 // 1e-4 of the power budget apart (core against main memory, as a PGD step moves them), taken in
-// turn (bench/nearby_splits.hpp): no kept GEMM plan or pipeline result answers a call. With the graphs shared (a design evaluator's GraphCache, warm
-// after the first calls) and without (every graph built as well). Splits that keep every bank
-// count share their GEMM tiling searches (gemm_search_store.hpp) and only time them, as here;
-// BM_Gpt3ColdSearched empties that store before every call, so each GEMM shape is searched
-// anew (a design whose capacities no earlier call had).
+// turn (bench/nearby_splits.hpp): no kept GEMM plan or pipeline result answers a call. With
+// the graphs shared (a design evaluator's GraphCache, warm after the first calls) and without
+// (every graph built as well). Splits that keep every bank count share their GEMM tiling
+// searches (gemm_search_store.hpp) and only time them, as here; BM_Gpt3ColdSearched empties
+// that store before every call, so each GEMM shape is searched anew (a design whose
+// capacities no earlier call had).
 void gpt3_cold(benchmark::State& state, bool shared_graphs, bool new_searches) {
   Gpt3EntryPoint g;
   GptSpec w = std::get<GptSpec>(load_workload(kRoot + "/studies/workloads/gpt3_175b.yaml").spec);

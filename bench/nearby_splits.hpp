@@ -1,8 +1,9 @@
 // Budget splits a PGD step apart, for benchmarks that must time a design no earlier call saw:
 // the template's split with 1e-4 .. count x 1e-4 of the power budget moved from the core to
 // main memory (as a finite-difference step moves it), rates different, bank counts the same.
-// 256 of them taken in turn outrun every cache of timed designs (the GEMM plans each thread
-// keeps, gemm_model.cpp; the pipeline results, PipelineScratch): each call is a new design.
+// 256 of them taken in turn outrun every cache of timed designs (each GEMM search's plans for
+// its last four machines, gemm_model.hpp; the pipeline results, PipelineScratch): each call is
+// a new design.
 #pragma once
 
 #include <vector>

@@ -140,15 +140,12 @@ void best_mapping(const SystemGraph& g, std::span<const ParallelDim> dims, Mappi
   // order that loses is dropped after its first dimensions). A stable insertion sort: equal
   // weights keep their order.
   std::copy(order.begin(), order.end(), heavy.begin());
-  for (std::ptrdiff_t i = 1; i < active; ++i) {
-    const int d = heavy[static_cast<std::size_t>(i)];
-    std::ptrdiff_t j = i;
-    for (; j > 0 && dims[static_cast<std::size_t>(d)].weight >
-                        dims[static_cast<std::size_t>(heavy[static_cast<std::size_t>(j - 1)])].weight;
-         --j) {
-      heavy[static_cast<std::size_t>(j)] = heavy[static_cast<std::size_t>(j - 1)];
-    }
-    heavy[static_cast<std::size_t>(j)] = d;
+  const auto weight = [&](int d) { return dims[static_cast<std::size_t>(d)].weight; };
+  for (std::size_t i = 1; i < static_cast<std::size_t>(active); ++i) {
+    const int d = heavy[i];
+    std::size_t j = i;
+    for (; j > 0 && weight(d) > weight(heavy[j - 1]); --j) heavy[j] = heavy[j - 1];
+    heavy[j] = d;
   }
   std::array<GroupPlacement, kMaxMappedDims> guessed_buf{};
   const std::span<GroupPlacement> guessed(guessed_buf.data(), n);

@@ -243,8 +243,8 @@ TEST_CASE("at most kMaxOnChipLevels on-chip levels, the seventh located", "[arch
     six += "    - {name: X" + std::to_string(i) + ", technology: L2, scope: global}\n";
   }
   // Six pass the levels (the next complaint is the split's, which names no X3 yet).
-  CHECK(patched_error(two, six) ==
-        "patched.yaml:30:3: error: split.X3: missing required key (expected {area: …, power: …})");
+  CHECK(patched_error(two, six) == "patched.yaml:30:3: error: split.X3: missing required key "
+                                    "(expected {area: …, power: …})");
 }
 
 TEST_CASE("template parse errors are exact and located", "[arch][config-error]") {
