@@ -215,6 +215,17 @@ ComputeGraph ComputeGraphBuilder::build() && {
     g_.has_ring_transfers_ = g_.has_ring_transfers_ || step.rings_end > step.deps_end;
     g_.pass_steps_[static_cast<std::size_t>(p)].push_back(step);
   }
+  for (std::size_t p = 0; p < g_.pass_steps_.size(); ++p) {
+    std::vector<std::uint32_t> slot(g_.class_first_.size(), UINT32_MAX);
+    auto& counts = g_.pass_classes_[p];
+    for (const ComputeGraph::PassStep& st : g_.pass_steps_[p]) {
+      if (slot[st.cls] == UINT32_MAX) {
+        slot[st.cls] = static_cast<std::uint32_t>(counts.size());
+        counts.push_back({st.cls, 0, st.kind});
+      }
+      ++counts[slot[st.cls]].count;
+    }
+  }
   return std::move(g_);
 }
 

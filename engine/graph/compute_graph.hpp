@@ -210,6 +210,16 @@ class ComputeGraph {
     return pass_steps_[static_cast<std::size_t>(p)];
   }
   [[nodiscard]] const std::vector<StepDep>& step_deps() const { return step_deps_; }
+  // Each pass's timing classes with how many of its steps are of that class, in order of
+  // first appearance: a pass's sums over its kernels (energy, bytes sent, busy time) are sums
+  // over these, outside the timing loop.
+  struct ClassCount {
+    std::uint32_t cls = 0, count = 0;
+    StepKind kind = StepKind::kCompute;
+  };
+  [[nodiscard]] const std::vector<ClassCount>& pass_classes(int p) const {
+    return pass_classes_[static_cast<std::size_t>(p)];
+  }
   // Whether any step lists a ring transfer (context parallelism's key/value rings).
   [[nodiscard]] bool has_ring_transfers() const { return has_ring_transfers_; }
 
@@ -226,6 +236,7 @@ class ComputeGraph {
   std::vector<std::uint8_t> pass_;
   std::array<std::vector<PassStep>, 3> pass_steps_;
   std::vector<StepDep> step_deps_;
+  std::array<std::vector<ClassCount>, 3> pass_classes_;
   bool has_ring_transfers_ = false;
 };
 

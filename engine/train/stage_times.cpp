@@ -18,12 +18,21 @@ struct Scratch {
   std::vector<KernelTime> kernel;
   std::vector<Power> power;  // a compute class's energy over its time (0 W when it takes none)
   std::vector<Time> comm;
+  std::vector<Time> stream;  // what a kernel of the class holds the compute stream for
   std::vector<std::array<Bytes, kMaxTiers>> link;
 };
 
 // One pass's kernels in graph order on the two streams, from the graph's step program
 // (ComputeGraph::pass_steps). Its state lives in locals, so the chain from one kernel's end to
-// the next one's start stays in registers.
+// the next one's start stays in registers; sums over the kernels (busy time, energy, bytes
+// sent) are taken per timing class after the loop (ComputeGraph::pass_classes).
+//
+// The compute stream's free time f obeys f' = max(f, h) + t for a kernel issued by the host at
+// h taking t. Written as f = sum + lead, with sum the stream's work since the last rebase and
+// lead' = max(lead, h - sum), the recurrence is two independent one-operation chains (an add
+// and a max) instead of one chain of a max then an add: the loop runs at about one
+// floating-point latency per kernel, not two. A step with inputs or a ring to wait for is
+// timed as f' = max(f, inputs, h) + t + exposed ring, and rebases (sum = 0, lead = f').
 // kRecord: each kernel's span appended to `spans` (reports); the evaluation path records none.
 template <bool kRecord>
 PassTimes time_pass(const ComputeGraph& g, int p, Scratch& scratch, Time dispatch, Time launch,
@@ -31,51 +40,55 @@ PassTimes time_pass(const ComputeGraph& g, int p, Scratch& scratch, Time dispatc
   using Kind = ComputeGraph::StepKind;
   // Accumulated in locals, not in the returned struct: its Time fields could alias end[] and
   // would go through memory on every kernel.
-  Time span, compute, exposed_comm, hidden_comm, host_stall;
-  int kernels = 0;
-  Activity a;
-  // The host's next issue time, the two streams' free times.
-  Time issue, compute_free, comm_free;
+  Time span, host_stall, ring_exposed, ring_hidden;
+  // The host's next issue time; the compute stream's free time as sum + lead; the
+  // communication stream's free time.
+  Time issue, sum, lead, comm_free;
+  Time run_lead;  // lead when the current run of steps without inputs began
+  // How far each step moves the host's next issue (by StepKind): only compute kernels pace it.
+  static_assert(static_cast<int>(Kind::kCompute) == 0 && static_cast<int>(Kind::kComm) == 1);
+  const std::array<Time, 2> pace{dispatch, Time{}};
   Time* const end = scratch.end.data();
   Time* const ring = scratch.ring.data();  // a ring's time, until its consumer takes it
+  const Time* const stream = scratch.stream.data();
   const ComputeGraph::StepDep* const deps = g.step_deps().data();
+  const auto ready_of = [&](const ComputeGraph::PassStep& st) {
+    Time ready;  // inputs from an earlier pass count as present
+    for (std::uint32_t j = st.deps_begin; j < st.deps_end; ++j) ready = later(ready, end[deps[j].id]);
+    return ready;
+  };
   for (const ComputeGraph::PassStep& st : g.pass_steps(p)) {
     const KernelId i = st.id;
     const std::uint32_t c = st.cls;
-    Time ready;  // inputs from an earlier pass count as present
-    for (std::uint32_t j = st.deps_begin; j < st.deps_end; ++j) ready = later(ready, end[deps[j].id]);
-    const bool comm = st.kind != Kind::kCompute;
-    if (comm) a.add_link_bytes(scratch.link[c]);
     if (st.kind == Kind::kRingComm) {
       // Pipelined with its consumer: timed there (below); its own inputs pass through.
+      const Time ready = ready_of(st);
       ring[i] = scratch.comm[c];
       end[i] = ready;
       if constexpr (kRecord) spans->push_back({i, p, true, ready, ready});
       continue;
     }
     if (st.kind == Kind::kOverlappedComm) {
-      const Time t = scratch.comm[c];
-      const Time start = later(comm_free, ready);
-      end[i] = comm_free = start + t;
-      hidden_comm += t;
+      const Time start = later(comm_free, ready_of(st));
+      end[i] = comm_free = start + scratch.comm[c];
       span = later(span, end[i]);
       if constexpr (kRecord) spans->push_back({i, p, true, start, end[i]});
       continue;
     }
-    Time t;
-    if (comm) {
-      t = scratch.comm[c];
-    } else {
-      const KernelTime& kt = scratch.kernel[c];
-      t = kt.device;
-      a.core += kt.core_energy;
-      a.on_chip += kt.on_chip_energy;
-      a.main_memory += kt.main_memory_energy;
-      if (a.peak_power < scratch.power[c]) a.peak_power = scratch.power[c];
-    }
-    if (comm && comm_overlap > 0.0) {
-      hidden_comm += comm_overlap * t;
-      t *= 1.0 - comm_overlap;
+    // On the compute stream. Collectives are enqueued by the same host thread but cost it
+    // little (a NCCL call) next to a framework operator; only compute kernels pace the host.
+    const Time t = stream[c];
+    const Time host_ready = issue + launch;
+    issue += pace[static_cast<std::size_t>(st.kind)];
+    if (st.deps_begin == st.rings_end) {
+      // Held up only by the stream and the host: the stream waits max(0, gap - lead) for the
+      // host, which is how much lead grows, so a run's host stall is its lead's growth.
+      const Time gap = host_ready - sum;
+      lead = later(lead, gap);
+      if constexpr (kRecord) spans->push_back({i, p, false, sum + lead, sum + t + lead});
+      sum += t;
+      end[i] = sum + lead;
+      continue;
     }
     // A ring of n steps feeding this kernel: its first block works on local data while step 1
     // moves, block j on what step j brought, so the kernel's other n/(n + 1) of the work covers
@@ -86,39 +99,47 @@ PassTimes time_pass(const ComputeGraph& g, int p, Scratch& scratch, Time dispatc
       if (r <= Time{}) continue;
       const double n = deps[j].ring_steps;
       exposed_ring = later(Time{}, r - t * n / (n + 1.0));
-      hidden_comm += r - exposed_ring;
-      exposed_comm += exposed_ring;
+      ring_hidden += r - exposed_ring;
+      ring_exposed += exposed_ring;
     }
-    // Collectives are enqueued by the same host thread but cost it little (a NCCL call) next to
-    // a framework operator; only compute kernels pace the host.
-    const Time host_ready = issue + launch;
-    if (!comm) issue += dispatch;
-    ++kernels;
-    // The stream's chain from one kernel's end to the next one's start bounds this loop's
-    // speed: the max with inputs and the add of a ring's excess are taken only where they
-    // can change it (an empty input list leaves ready 0, no ring leaves exposed_ring 0).
-    const Time free = st.deps_begin == st.deps_end ? compute_free : later(compute_free, ready);
+    const Time free = later(sum + lead, ready_of(st));
     const Time start = later(free, host_ready);
+    host_stall += lead - run_lead;                   // the run of steps before this one
     host_stall += later(Time{}, host_ready - free);  // adds 0 when the stream was behind
-    Time finish = start + t;
-    if (exposed_ring > Time{}) finish += exposed_ring;
-    end[i] = compute_free = finish;
-    if constexpr (kRecord) spans->push_back({i, p, false, start, end[i]});
-    if (comm) {
-      exposed_comm += t;
-    } else {
-      compute += t;
-    }
+    const Time finish = start + t + exposed_ring;
+    end[i] = lead = run_lead = finish;
+    sum = Time{};
+    if constexpr (kRecord) spans->push_back({i, p, false, start, finish});
   }
   PassTimes pt;
   // The compute stream's kernels end in order: its last end is its latest.
-  pt.span = later(span, compute_free);
-  pt.compute = compute;
-  pt.exposed_comm = exposed_comm;
-  pt.hidden_comm = hidden_comm;
-  pt.host_stall = host_stall;
-  pt.kernels = kernels;
-  pt.activity = a;
+  pt.span = later(span, sum + lead);
+  pt.exposed_comm = ring_exposed;
+  pt.hidden_comm = ring_hidden;
+  pt.host_stall = host_stall + (lead - run_lead);
+  Activity& a = pt.activity;
+  for (const ComputeGraph::ClassCount& cc : g.pass_classes(p)) {
+    const std::uint32_t c = cc.cls;
+    const double n = cc.count;
+    if (cc.kind == Kind::kCompute) {
+      const KernelTime& kt = scratch.kernel[c];
+      pt.compute += n * kt.device;
+      a.core += n * kt.core_energy;
+      a.on_chip += n * kt.on_chip_energy;
+      a.main_memory += n * kt.main_memory_energy;
+      if (a.peak_power < scratch.power[c]) a.peak_power = scratch.power[c];
+      pt.kernels += static_cast<int>(cc.count);
+      continue;
+    }
+    a.add_link_bytes(scratch.link[c], n);
+    if (cc.kind == Kind::kComm) {
+      pt.exposed_comm += n * stream[c];
+      if (comm_overlap > 0.0) pt.hidden_comm += n * (comm_overlap * scratch.comm[c]);
+      pt.kernels += static_cast<int>(cc.count);
+    } else if (cc.kind == Kind::kOverlappedComm) {
+      pt.hidden_comm += n * scratch.comm[c];
+    }
+  }
   return pt;
 }
 
@@ -128,7 +149,8 @@ namespace {
 
 // Times each timing class once, on its first kernel (the timers are pure functions of it), into
 // the per-thread scratch; the passes then read them by class.
-Scratch& prepared_scratch(const ComputeGraph& g, KernelTimer& timer, const CommTimes& comm) {
+Scratch& prepared_scratch(const ComputeGraph& g, KernelTimer& timer, const CommTimes& comm,
+                          double comm_overlap) {
   thread_local Scratch scratch;
   // end[] is written before it is read (a dependency precedes its kernel in the same pass);
   // ring[] is read for every ring dependency, which may name a pass not yet timed, so it
@@ -139,15 +161,20 @@ Scratch& prepared_scratch(const ComputeGraph& g, KernelTimer& timer, const CommT
   scratch.kernel.resize(classes);
   scratch.power.resize(classes);
   scratch.comm.resize(classes);
+  scratch.stream.resize(classes);
   scratch.link.resize(classes);
   for (std::uint32_t c = 0; c < classes; ++c) {
     const Kernel& k = g.kernel(g.class_first(c));
     if (k.comm) {
       scratch.comm[c] = comm.time(*k.comm);
       scratch.link[c] = comm.link_bytes(*k.comm);
+      // A blocking collective holds the stream for the part of it not hidden behind compute.
+      scratch.stream[c] = comm_overlap > 0.0 ? scratch.comm[c] * (1.0 - comm_overlap)
+                                             : scratch.comm[c];
     } else {
       const KernelTime& kt = scratch.kernel[c] = timer.time(k);
       scratch.power[c] = kt.device > Time{} ? kt.energy() / kt.device : Power{};
+      scratch.stream[c] = kt.device;
     }
   }
   return scratch;
@@ -158,7 +185,7 @@ Scratch& prepared_scratch(const ComputeGraph& g, KernelTimer& timer, const CommT
 StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTimes& comm,
                        double comm_overlap) {
   const HostSpec& host = timer.machine().host;
-  Scratch& scratch = prepared_scratch(g, timer, comm);
+  Scratch& scratch = prepared_scratch(g, timer, comm, comm_overlap);
   StageTimes out;
   const Time dispatch = host.training_dispatch, launch = host.launch_latency;
   out.forward = time_pass<false>(g, 0, scratch, dispatch, launch, comm_overlap, nullptr);
@@ -170,7 +197,7 @@ StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTime
 std::vector<KernelSpan> kernel_spans(const ComputeGraph& g, KernelTimer& timer,
                                      const CommTimes& comm, double comm_overlap) {
   const HostSpec& host = timer.machine().host;
-  Scratch& scratch = prepared_scratch(g, timer, comm);
+  Scratch& scratch = prepared_scratch(g, timer, comm, comm_overlap);
   std::vector<KernelSpan> spans;
   spans.reserve(g.size());
   for (int p = 0; p < 3; ++p) {
