@@ -1,6 +1,7 @@
-// Tests for engine/train/stage_times.cpp's ring pipelining (context parallelism's key/value
-// ring): a ring of n steps before the kernel that consumes it is hidden by that kernel's other
-// n/(n + 1) blocks; only the excess adds to the pass (Liu et al. 2023, Ring Attention §3).
+// Tests for engine/train/stage_times.cpp: the pass loop against the stream/host recurrence it
+// implements, and ring pipelining (context parallelism's key/value ring): a ring of n steps
+// before the kernel that consumes it is hidden by that kernel's other n/(n + 1) blocks; only
+// the excess adds to the pass (Liu et al. 2023, Ring Attention §3).
 #include <catch2/catch.hpp>
 
 #include "engine/train/stage_times.hpp"
@@ -82,6 +83,56 @@ TEST_CASE("kernel spans: every kernel placed as the pass times it", "[train]") {
   }
   CHECK(busy == Approx(st.forward.compute.si() + st.forward.exposed_comm.si()));
   CHECK(last == st.forward.span);
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("a pass without inputs to wait for: span and host stall as the direct recurrence",
+          "[train]") {
+  // time_pass keeps the stream's free time f as sum + lead; here it is checked against the
+  // recurrence itself, f' = max(f, h) + t with h the host's issue time plus the launch
+  // latency, the host moving on by its dispatch time per compute kernel (not per collective),
+  // and a stall of max(0, h - f) each time. Tiny kernels (host-bound) alternate with 4096^3
+  // GEMMs (stream-bound) and blocking collectives, so both branches of every max are taken.
+  KernelTimer timer(test::shipped_machine("a100"));
+  const HostSpec& host = timer.machine().host;
+  ComputeGraphBuilder b;
+  KernelId prev = 0;
+  for (int i = 0; i < 60; ++i) {
+    std::vector<KernelId> deps;
+    if (i > 0) deps.push_back(prev);  // on the stream before it: implied, not waited for
+    if (i % 5 == 4) {
+      const Communication c{CommKind::kAllReduce, CommGroup::kTensor, bytes(1e6), false, 0};
+      prev = b.add(comm_kernel("c", Phase::kForward, DataType::kBf16, c, deps));
+    } else if (i % 7 == 3) {
+      prev = b.add(gemm_kernel("g", KernelKind::kGemm, Phase::kForward, DataType::kBf16,
+                               GemmShape{1, 4096, 4096, 4096}, deps));
+    } else {
+      prev = b.add(stream_kernel("s", KernelKind::kElementwise, Phase::kForward, DataType::kBf16,
+                                 flops(0.0), bytes(1e3 * (i + 1)), bytes(0.0), deps));
+    }
+  }
+  const ComputeGraph g = std::move(b).build();
+  const FixedComm comm(30e-6);
+  const StageTimes st = stage_times(g, timer, comm);
+  double issue = 0.0, free = 0.0, stall = 0.0, busy = 0.0;
+  for (const Kernel& k : g.kernels()) {
+    const double t = k.comm ? 30e-6 : timer.time(k).device.si();
+    const double h = issue + host.launch_latency.si();
+    if (!k.comm) issue += host.training_dispatch.si();
+    stall += std::max(0.0, h - free);
+    free = std::max(free, h) + t;
+    if (!k.comm) busy += t;
+  }
+  REQUIRE(stall > 0.0);           // the host held the stream up somewhere
+  REQUIRE(stall < free - busy);   // and the stream was busy elsewhere
+  CHECK(st.forward.span.si() == Approx(free).epsilon(1e-12));
+  CHECK(st.forward.host_stall.si() == Approx(stall).epsilon(1e-12));
+  CHECK(st.forward.compute.si() == Approx(busy).epsilon(1e-12));
+  CHECK(st.forward.exposed_comm.si() == Approx(12 * 30e-6).epsilon(1e-12));  // 12 collectives
+  CHECK(st.forward.kernels == 60);
 }
 
 }  // namespace pathfinder
