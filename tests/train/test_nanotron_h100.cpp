@@ -315,9 +315,12 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
   //     16 Success runs predicted OOM
   //   allocated memory MAPE 4.6%, bias -2.2%, 88% of runs within 10% (goal: within 10%);
   //     tp runs 7-8% under (a constant 0.1-0.4 GiB not modelled)
-  //   tokens/s/GPU MAPE 928%, median |error| 174% (goal <= 10%); on the 1,286 runs not through
+  //   tokens/s/GPU MAPE 790%, median |error| 146% (goal <= 10%); on the 1,286 runs not through
   //     the pipeline engine before the sweep's fix of it (after_pp_fix; the 478 others are
-  //     measured 15x slower, median) MAPE 289%, median 67%: tens of runs at 40-700 tokens/s/GPU
+  //     measured 14x slower, median) MAPE 230%, median 52% (928%/174% and 289%/67% with
+  //     megatron-lm.yaml's 80 us host time per kernel, before nanotron.yaml's own from its
+  //     host-bound runs: single-node tp runs at micro-batch 1 from +25..+71% to -10..+17%):
+  //     tens of runs at 40-700 tokens/s/GPU
   //     (printed) weigh most. With nanotron's layer placement by cost (pipeline.layer_split)
   //     single-node pipeline runs moved from 17-38% pessimistic (the modelled last stage held
   //     the first's layers and the head) to +6..+11% (median by pp), as the single-node
@@ -336,15 +339,17 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
   //     per step; 10-180x below any modelled mechanism
   CHECK(accuracy >= 0.97);
   CHECK(alloc.mape() <= 0.05);
-  CHECK(tokens.mape() <= 9.35);
-  CHECK(tokens.median_abs() <= 1.76);
-  CHECK(clean.mape() <= 2.95);
-  CHECK(clean.median_abs() <= 0.68);
-  // By the nodes a run spans (clean runs, median signed error): 1 node +11% (66 runs), 2 nodes
-  // +12% (146), then +51%, +65%, +66%, +153% and +501% at 4, 8, 16, 32 and 64 nodes. What the
+  CHECK(tokens.mape() <= 8.0);
+  CHECK(tokens.median_abs() <= 1.5);
+  CHECK(clean.mape() <= 2.35);
+  CHECK(clean.median_abs() <= 0.53);
+  // By the nodes a run spans (clean runs, median signed error): 1 node +5% (66 runs), 2 nodes
+  // +8% (146), then +25%, +55%, +54%, +121% and +410% at 4, 8, 16, 32 and 64 nodes. What the
   // model misses grows with the job's size, not with its parallelism: the sweep's own
-  // collective-bandwidth columns (dropped from this copy) halve with every doubling of nodes,
-  // a property of that cluster's network the template does not describe.
-  CHECK(std::abs(clean_by_nodes[1].median_signed()) <= 0.12);
-  CHECK(std::abs(clean_by_nodes[2].median_signed()) <= 0.13);
+  // collective-bandwidth columns (dropped from this copy), an all-reduce over the whole job,
+  // fall as 1/nodes from 4 nodes on (busbw ~160, 95, 52, 27, 13 GB/s at 4-64 nodes, medians;
+  // 1/busbw linear in the GPUs, as a ring whose per-step latency dominates), a property of
+  // that cluster's network the template does not describe.
+  CHECK(std::abs(clean_by_nodes[1].median_signed()) <= 0.06);
+  CHECK(std::abs(clean_by_nodes[2].median_signed()) <= 0.09);
 }
