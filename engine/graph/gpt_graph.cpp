@@ -742,7 +742,8 @@ GptBuilder::LayerFwd GptBuilder::layer_fwd(int i, const Deps& x, Pass pass) {
                          {linear_fwd(i, "proj", w.proj, false, {r.context})});
   res1.insert(res1.end(), x.begin(), x.end());
   // The residual adds fuse the preceding row-parallel GEMM's bias (and dropout): 2 per element,
-  // 1 without a bias.
+  // 1 without a bias. Both are Megatron's bias_dropout_add, so both write their dropout mask
+  // (read back by the backward's merges below).
   const double add_ops = s_.bias ? 2.0 : 1.0;
   const Bytes bias_bytes = s_.bias ? hd * p_ : Bytes{};
   r.res1 = stream(i, "residual1" + suffix_, KernelKind::kElementwise, phase_,
@@ -758,8 +759,8 @@ GptBuilder::LayerFwd GptBuilder::layer_fwd(int i, const Deps& x, Pass pass) {
   }
   res2.push_back(r.res1);
   r.res2 = stream(i, "residual2" + suffix_, KernelKind::kElementwise, phase_,
-                  add_ops * rows_ * hd, 2.0 * rows_ * hd * p_ + bias_bytes, rows_ * hd * p_,
-                  std::move(res2));
+                  add_ops * rows_ * hd, 2.0 * rows_ * hd * p_ + bias_bytes,
+                  rows_ * hd * (p_ + mask_), std::move(res2));
   set_pass(Pass::kForward);
   return r;
 }
