@@ -76,6 +76,12 @@ struct Ctx {
   int total_mcus = 1;
   std::int64_t gm = 1, gn = 1;  // tile granularity: the MCU array
   std::array<double, kMaxPerfLevels> nested{};
+  // Per level, main memory last (index levels): its bandwidth, and whether it serves every
+  // instance at once (global, outside the parallel level, or main memory) or loses the share
+  // a partial wave leaves idle. One MCU's FLOP rate. Read by every candidate's timing.
+  std::array<double, kMaxPerfLevels + 1> bandwidth{};
+  std::array<bool, kMaxPerfLevels + 1> shared{};
+  double mcu_rate = 0.0;
 
   // The arrays' rate for this problem's operands.
   [[nodiscard]] double flops() const {
@@ -98,6 +104,13 @@ struct Ctx {
     gm = m.array_rows;
     gn = m.array_cols;
     for (int i = 0; i < levels; ++i) nested[static_cast<std::size_t>(i)] = m.nested_capacity(i).si();
+    for (int i = 0; i <= levels; ++i) {
+      const PerfLevel& lv = i < levels ? level(i) : m.main_memory;
+      bandwidth[static_cast<std::size_t>(i)] = lv.bandwidth.si();
+      shared[static_cast<std::size_t>(i)] =
+          lv.scope == Scope::kGlobal || i > parallel || i == levels;
+    }
+    mcu_rate = flops() / total_mcus;
   }
   [[nodiscard]] const PerfLevel& level(int i) const {
     return mach.levels[static_cast<std::size_t>(i)];
@@ -301,9 +314,7 @@ void evaluate_times(const Ctx& c, GemmPlan& plan) {
   plan.binding = -1;
   for (int i = 0; i <= L; ++i) {
     const auto u = static_cast<std::size_t>(i);
-    const PerfLevel& lv = i < L ? c.level(i) : m.main_memory;
-    const bool shared = lv.scope == Scope::kGlobal || i > c.parallel || i == L;
-    const double bw = lv.bandwidth.si() * (shared ? 1.0 : std::min(1.0, active));
+    const double bw = c.bandwidth[u] * (c.shared[u] ? 1.0 : std::min(1.0, active));
     const double b = plan.bytes[u].si();
     const double t = bw > 0.0 ? b / bw : (b > 0.0 ? INFINITY : 0.0);
     plan.time[u] = Time::from_si(t);
@@ -322,12 +333,11 @@ double device_time_of(const Ctx& c, const GemmPlan& plan, double work) {
   const int L = c.levels;
   const double active = static_cast<double>(plan.parallel_tiles) /
                         (static_cast<double>(plan.waves) * c.instances);
-  double worst = work / (c.flops() / c.total_mcus);
+  double worst = work / c.mcu_rate;
   for (int i = 0; i <= L; ++i) {
-    const PerfLevel& lv = i < L ? c.level(i) : c.mach.main_memory;
-    const bool shared = lv.scope == Scope::kGlobal || i > c.parallel || i == L;
-    const double bw = lv.bandwidth.si() * (shared ? 1.0 : std::min(1.0, active));
-    const double b = plan.bytes[static_cast<std::size_t>(i)].si();
+    const auto u = static_cast<std::size_t>(i);
+    const double bw = c.bandwidth[u] * (c.shared[u] ? 1.0 : std::min(1.0, active));
+    const double b = plan.bytes[u].si();
     const double t = bw > 0.0 ? b / bw : (b > 0.0 ? INFINITY : 0.0);
     if (t > worst) worst = t;
   }
