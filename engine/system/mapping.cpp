@@ -122,7 +122,9 @@ void best_mapping(const SystemGraph& g, std::span<const ParallelDim> dims, Mappi
   PF_ASSERT(n <= kMaxMappedDims);
   std::array<int, kMaxMappedDims> order_buf{}, heavy_buf{}, stride_buf{};
   std::array<std::uint8_t, kMaxMappedDims> crosses_buf{};
-  std::array<GroupPlacement, kMaxMappedDims> candidate_buf{};
+  // Placements are a few hundred bytes each: kept per thread rather than built on every call
+  // (place() writes every entry it reads).
+  thread_local std::array<GroupPlacement, kMaxMappedDims> candidate_buf, guessed_buf;
   const std::span<int> order(order_buf.data(), n), heavy(heavy_buf.data(), n),
       stride(stride_buf.data(), n);
   const std::span<std::uint8_t> crosses(crosses_buf.data(), n);
@@ -147,7 +149,6 @@ void best_mapping(const SystemGraph& g, std::span<const ParallelDim> dims, Mappi
     for (; j > 0 && weight(d) > weight(heavy[j - 1]); --j) heavy[j] = heavy[j - 1];
     heavy[j] = d;
   }
-  std::array<GroupPlacement, kMaxMappedDims> guessed_buf{};
   const std::span<GroupPlacement> guessed(guessed_buf.data(), n);
   const Time guess = place(g, dims, heavy, heavy, stride, crosses, guessed, kNever);
   const Time prune = std::isfinite(guess.si()) ? guess * (1.0 + 1e-9) : kNever;
