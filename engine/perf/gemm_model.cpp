@@ -235,17 +235,13 @@ std::int64_t parallel_tiles(const Ctx& c, const GemmTile& t) {
 // Waves of output tiles over the parallel instances, each tile's array blocks spread over the
 // instance's MCUs, every block taking k cycles: the tiles' padding and the idle instances of a
 // last partial wave cost time (wave quantization).
-// compute_time times one MCU's FLOP rate: the FLOPs one MCU performs, padding included.
+// The compute time times one MCU's FLOP rate: the FLOPs one MCU performs, padding included.
 double compute_work(const Ctx& c, const GemmTile& t) {
   const std::int64_t waves = ceil_div(parallel_tiles(c, t), c.instances);
   const std::int64_t blocks = ceil_div(t.m, c.gm) * ceil_div(t.n, c.gn);
   const double cycles = static_cast<double>(ceil_div(blocks, c.mcus_per_instance)) *
                         static_cast<double>(c.p.k);
   return static_cast<double>(waves) * cycles * 2.0 * static_cast<double>(c.gm * c.gn);
-}
-double compute_time(const Ctx& c, const GemmTile& t) {
-  const double mcu_flops = c.flops() / c.total_mcus;
-  return compute_work(c, t) / mcu_flops;
 }
 
 // The k extent over which the parallel level's outputs stay resident: the whole problem's k
@@ -295,15 +291,20 @@ void evaluate_bytes(const Ctx& c, GemmPlan& plan) {
   plan.waves = ceil_div(plan.parallel_tiles, c.instances);
 }
 
+// The parallel level's tile of a plan (the MCU array's when there is none).
+GemmTile parallel_tile(const Ctx& c, const GemmPlan& plan) {
+  return c.parallel >= 0 ? plan.tiles[static_cast<std::size_t>(c.parallel)]
+                         : GemmTile{c.gm, c.gn, c.p.k};
+}
+
 // The rest, from the machine's rates and bandwidths: compute time (each tile's array blocks
-// spread over the instance's MCUs), every level's time and the slowest.
-void evaluate_times(const Ctx& c, GemmPlan& plan) {
+// spread over the instance's MCUs; `work` is compute_work of the plan's parallel tile), every
+// level's time and the slowest.
+void evaluate_times(const Ctx& c, GemmPlan& plan, double work) {
   const PerfMachine& m = c.mach;
   const int L = c.levels;
   plan.time.fill(Time{});
-  const GemmTile pt = c.parallel >= 0 ? plan.tiles[static_cast<std::size_t>(c.parallel)]
-                                      : GemmTile{c.gm, c.gn, c.p.k};
-  const double compute = compute_time(c, pt);
+  const double compute = work / c.mcu_rate;
   plan.compute_time = Time::from_si(compute);
   plan.wave_efficiency = compute > 0.0 ? plan.flops.si() / (compute * c.flops()) : 1.0;
 
@@ -346,7 +347,7 @@ double device_time_of(const Ctx& c, const GemmPlan& plan, double work) {
 
 void evaluate(const Ctx& c, GemmPlan& plan) {
   evaluate_bytes(c, plan);
-  evaluate_times(c, plan);
+  evaluate_times(c, plan, compute_work(c, parallel_tile(c, plan)));
 }
 
 double total_bytes(const GemmPlan& plan) {
@@ -686,7 +687,7 @@ void GemmSearch::search(const Ctx& c, GemmPlan& out) const {
   for (const Trial& t : trials_) search_parallel(c, t, best);
   if (best.built != nullptr) {
     out = best.built->plan;
-    evaluate_times(c, out);
+    evaluate_times(c, out, best.built->work);  // the candidate's work, counted when built
     return;
   }
   // No parallel level, or nothing fits it: the smallest tile; fits_gemm_plan reports excess.
