@@ -31,23 +31,28 @@ struct Run {
   bool tied = false;
   bool pp_fixed = true;  // made after the sweep's pipeline-engine fix (after_pp_fix)
   double tokens_per_gpu = 0.0, alloc_gib = 0.0, reserved_gib = 0.0;
+  // The sweep's own collective bus bandwidths (GB/s), measured on each job's allocation: an
+  // all-reduce over all its GPUs, and over one node's eight (0 when not recorded).
+  double allreduce_gbs = 0.0, allreduce_intra_gbs = 0.0;
 };
 
 double num(const std::string& s) { return s.empty() ? 0.0 : std::stod(s); }
 
 // Columns (README): name, nodes, seq_len, mbs, batch_accum, gbs, tok/s/gpu, Mem Alloc (GB),
 // Mem Res (GB), dp, pp, tp, hidden_size, num_layers, num_heads, num_kv_heads, vocab_size,
-// tie_word_embeddings, zero_stage, accumulate_grad_in_fp32, Total Params, status, after_pp_fix.
+// tie_word_embeddings, zero_stage, accumulate_grad_in_fp32, Total Params, status, after_pp_fix,
+// AllReduce (GB/s), AllGather (GB/s), ReduceScatter (GB/s) and the three intra-node ones.
 std::vector<Run> runs() {
   std::ifstream f(PATHFINDER_TEST_DATA "/calibration/h100/nanotron_h100_sweep.csv");
   REQUIRE(f.good());
   std::string line;
   std::getline(f, line);
   REQUIRE(line.rfind("name,nodes,seq_len,mbs,batch_accum,gbs,tok/s/gpu,Mem Alloc (GB)", 0) == 0);
+  REQUIRE(line.find(",after_pp_fix,AllReduce (GB/s),AllGather (GB/s),") != std::string::npos);
   std::vector<Run> out;
   while (std::getline(f, line)) {
     const auto c = test::csv_cells(line);
-    REQUIRE(c.size() == 23);
+    REQUIRE(c.size() == 29);
     Run r;
     r.name = c[0];
     r.status = c[21];
@@ -67,6 +72,8 @@ std::vector<Run> runs() {
     r.heads = static_cast<std::int64_t>(num(c[14]));
     r.vocab = static_cast<std::int64_t>(num(c[16]));
     r.zero = static_cast<int>(num(c[18]));
+    r.allreduce_gbs = num(c[23]);
+    r.allreduce_intra_gbs = num(c[26]);
     // OOM and Other rows leave kv heads and tying empty: the name says "_gqaN" when the run
     // had N KV heads; the 1.34G and 3.57G models (hidden 2048, 3072) tie their embeddings and
     // the 8.86G, 80G and 469G ones do not, as every Success row of each says.
@@ -346,10 +353,109 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
   // By the nodes a run spans (clean runs, median signed error): 1 node +5% (66 runs), 2 nodes
   // +8% (146), then +25%, +55%, +54%, +121% and +410% at 4, 8, 16, 32 and 64 nodes. What the
   // model misses grows with the job's size, not with its parallelism: the sweep's own
-  // collective-bandwidth columns (dropped from this copy), an all-reduce over the whole job,
-  // fall as 1/nodes from 4 nodes on (busbw ~160, 95, 52, 27, 13 GB/s at 4-64 nodes, medians;
+  // collective-bandwidth columns, an all-reduce over the whole job, fall as 1/nodes from 4
+  // nodes on in one batch of jobs (busbw ~160, 95, 52, 27, 13 GB/s at 4-64 nodes, medians;
   // 1/busbw linear in the GPUs, as a ring whose per-step latency dominates), a property of
-  // that cluster's network the template does not describe.
+  // that cluster's network the template does not describe; the next test puts each job's
+  // measured all-reduce into its network.
   CHECK(std::abs(clean_by_nodes[1].median_signed()) <= 0.06);
   CHECK(std::abs(clean_by_nodes[2].median_signed()) <= 0.09);
+}
+
+TEST_CASE("[calibration] nanotron H100 sweep on the network each job measured",
+          "[train]") {
+  // The sweep records, for every job, an all-reduce's bus bandwidth over all its GPUs, measured
+  // on that allocation. Across nodes it is far from the template's NDR network and from one
+  // batch of jobs to another (medians 160, 95, 52, 27, 13 GB/s at 4, 8, 16, 32, 64 nodes in
+  // one; ~170 GB/s at 16-64 nodes in the other). Here each multi-node job's scale-out tier is
+  // scaled so that the model's all-reduce over all the job's devices (1 GiB: the bandwidth
+  // term) runs at the measured bus bandwidth, as Rapid-LLM's validation harness maps the
+  // sweep's measured bandwidths onto its network; the model is otherwise unchanged. A
+  // diagnosis of how much of the multi-node error is that cluster's network, not a
+  // prediction: no held-out run comes with its own bandwidth.
+  const SoftwareProfile nanotron =
+      load_software_profile(test::source_path("templates/software/nanotron.yaml"));
+  const ArchSpec spec = bind_template(
+      test::shipped_techlib(),
+      with_software(load_template(test::source_path("templates/h100.yaml")), nanotron));
+  const MicroArch arch = generate_micro_arch(spec, ResourceSplit::from_template(spec.tmpl));
+  const PerfMachine machine = make_perf_machine(spec, arch);
+  TrainingOptions options = TrainingOptions::from(nanotron);
+  options.check_memory = false;
+  const Bytes message = bytes(1073741824.0);
+  std::map<int, Errors> fixed_by_nodes, measured_by_nodes;
+  Errors fixed, measured;
+  double worst_fit = 0.0;  // the scaled network's all-reduce against the measured one
+  int unreached = 0;       // jobs whose measured all-reduce no scale-out bandwidth gives
+  std::map<int, SystemGraph> base_graphs;
+  for (const Run& r : runs()) {
+    if (r.status != "Success" || r.tokens_per_gpu <= 0.0 || r.nodes < 2) continue;
+    if (r.pp > 1 && !r.pp_fixed) continue;  // the pipeline engine before its fix (first test)
+    if (r.allreduce_gbs <= 0.0) continue;
+    const GptSpec w = spec_of(r);
+    const Strategy s = strategy_of(r);
+    if (!is_valid_strategy(s, w, s.devices())) continue;
+    auto [it, added] = base_graphs.try_emplace(s.devices());
+    if (added) it->second = make_system_graph(spec, arch, s.devices());
+    const SystemGraph& base = it->second;
+    SystemGraph g = base;
+    const auto all_reduce_busbw = [&](const SystemGraph& graph) {
+      const GroupPlacement all = place_group(graph, s.devices(), 1, PortSharing{});
+      const double n = s.devices();
+      return message.si() * 2.0 * (n - 1.0) / n /
+             collective_time(all, Collective::kAllReduce, message).si() / 1e9;
+    };
+    auto out = std::find_if(g.tiers.begin(), g.tiers.end(),
+                            [](const TierLink& t) { return t.tier == Tier::kScaleOut; });
+    REQUIRE(out != g.tiers.end());  // more than one node: a scale-out tier joins them
+    // The bus bandwidth is not proportional to the tier's bandwidth where latency or the
+    // intra-node tier also counts: a few multiplicative corrections reach it.
+    double fit = all_reduce_busbw(g) / r.allreduce_gbs - 1.0;
+    for (int k = 0; k < 12 && std::abs(fit) > 1e-3; ++k) {
+      out->bandwidth /= 1.0 + fit;
+      fit = all_reduce_busbw(g) / r.allreduce_gbs - 1.0;
+    }
+    if (std::abs(fit) > 0.02) {
+      ++unreached;
+      continue;
+    }
+    worst_fit = std::max(worst_fit, std::abs(fit));
+    const double tokens = static_cast<double>(w.global_batch * w.sequence) /
+                          static_cast<double>(s.devices());
+    const auto predict = [&](const SystemGraph& graph) {
+      GptTraining m(w, machine, graph, arch.core.peak, options);
+      const TrainingResult t = m.evaluate(s);
+      REQUIRE(t.feasible);
+      return tokens / t.iteration_time.si();
+    };
+    const double pf = predict(base), pm = predict(g);
+    fixed.add(pf, r.tokens_per_gpu);
+    measured.add(pm, r.tokens_per_gpu);
+    fixed_by_nodes[r.nodes].add(pf, r.tokens_per_gpu);
+    measured_by_nodes[r.nodes].add(pm, r.tokens_per_gpu);
+  }
+  std::printf("\nnanotron H100 sweep, clean multi-node runs: the template's network against the "
+              "one each job measured\n%-6s %6s %14s %14s\n", "nodes", "runs", "template net",
+              "measured net");
+  for (const auto& [nodes, e] : fixed_by_nodes) {
+    std::printf("%-6d %6zu %+13.0f%% %+13.0f%%   (median signed error)\n", nodes, e.e.size(),
+                100 * e.median_signed(), 100 * measured_by_nodes[nodes].median_signed());
+  }
+  std::printf("all %zu: MAPE %.0f%% -> %.0f%%, median |error| %.0f%% -> %.0f%%, within 10%%: "
+              "%.0f%% -> %.0f%%; the scaled all-reduce within %.1e of the measured (%d jobs "
+              "whose measured all-reduce no scale-out bandwidth reaches left out)\n",
+              fixed.e.size(), 100 * fixed.mape(), 100 * measured.mape(), 100 * fixed.median_abs(),
+              100 * measured.median_abs(), 100 * fixed.within(0.1), 100 * measured.within(0.1),
+              worst_fit, unreached);
+  CHECK(worst_fit <= 0.02);
+  // Measured today: MAPE 251% -> 135%, median |error| 78% -> 35% over 1,156 jobs (64 two-node
+  // jobs measured at 341-438 GB/s, above anything the modelled nodes reach, left out); median
+  // signed error by nodes +25/+55/+54/+121/+410% -> +15/+14/+11/+34/+49% at 4-64 nodes. The
+  // cluster's network explains most of the growth with the nodes; an optimism of ~+11-15%
+  // beyond 2 nodes (+5% on one) and the 32-64 node runs' remainder stay unexplained.
+  CHECK(unreached <= 64);
+  CHECK(measured.mape() <= 1.40);
+  CHECK(measured.median_abs() <= 0.37);
+  CHECK(measured.mape() < 0.6 * fixed.mape());
+  CHECK(std::abs(measured_by_nodes[16].median_signed()) <= 0.13);
 }
