@@ -447,7 +447,7 @@ TEST_CASE("[calibration] nanotron H100 sweep on the network each job measured",
               fixed.e.size(), 100 * fixed.mape(), 100 * measured.mape(), 100 * fixed.median_abs(),
               100 * measured.median_abs(), 100 * fixed.within(0.1), 100 * measured.within(0.1),
               worst_fit, unreached);
-  CHECK(worst_fit <= 0.02);
+  CHECK(worst_fit <= 1e-3);  // every job kept is fitted to the corrections' tolerance
   // Measured today: MAPE 251% -> 135%, median |error| 78% -> 35% over 1,156 jobs (64 two-node
   // jobs measured at 341-438 GB/s, above anything the modelled nodes reach, left out); median
   // signed error by nodes +25/+55/+54/+121/+410% -> +15/+14/+11/+34/+49% at 4-64 nodes. The
