@@ -182,21 +182,31 @@ struct Errors {
 
 constexpr double kGiB = 1073741824.0;
 
+// templates/h100.yaml with templates/software/nanotron.yaml at the template's split; every
+// Success run is timed, whatever its footprint says.
+struct Setup {
+  SoftwareProfile nanotron =
+      load_software_profile(test::source_path("templates/software/nanotron.yaml"));
+  ArchSpec spec = bind_template(
+      test::shipped_techlib(),
+      with_software(load_template(test::source_path("templates/h100.yaml")), nanotron));
+  MicroArch arch = generate_micro_arch(spec, ResourceSplit::from_template(spec.tmpl));
+  PerfMachine machine = make_perf_machine(spec, arch);
+  TrainingOptions options = [this] {
+    TrainingOptions o = TrainingOptions::from(nanotron);
+    o.check_memory = false;
+    return o;
+  }();
+};
+
 }  // namespace
 
 TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, tokens/s/GPU",
           "[train]") {
-  const SoftwareProfile nanotron =
-      load_software_profile(test::source_path("templates/software/nanotron.yaml"));
-  const ArchSpec spec = bind_template(
-      test::shipped_techlib(),
-      with_software(load_template(test::source_path("templates/h100.yaml")), nanotron));
-  const MicroArch arch = generate_micro_arch(spec, ResourceSplit::from_template(spec.tmpl));
-  const PerfMachine machine = make_perf_machine(spec, arch);
+  const Setup setup;
+  const auto& [nanotron, spec, arch, machine, options] = setup;
   // The capacity PyTorch can allocate from: the device's 80 GiB (templates/h100.yaml).
   const double capacity = machine.main_memory.capacity.si();
-  TrainingOptions options = TrainingOptions::from(nanotron);
-  options.check_memory = false;  // time every Success run, whatever the footprint says
 
   int tp_fit = 0, fn_oom = 0, fp_fit = 0, tn_oom = 0, skipped = 0;
   std::map<std::string, std::array<int, 2>> oom_by_family;  // right, total
@@ -373,15 +383,8 @@ TEST_CASE("[calibration] nanotron H100 sweep on the network each job measured",
   // sweep's measured bandwidths onto its network; the model is otherwise unchanged. A
   // diagnosis of how much of the multi-node error is that cluster's network, not a
   // prediction: no held-out run comes with its own bandwidth.
-  const SoftwareProfile nanotron =
-      load_software_profile(test::source_path("templates/software/nanotron.yaml"));
-  const ArchSpec spec = bind_template(
-      test::shipped_techlib(),
-      with_software(load_template(test::source_path("templates/h100.yaml")), nanotron));
-  const MicroArch arch = generate_micro_arch(spec, ResourceSplit::from_template(spec.tmpl));
-  const PerfMachine machine = make_perf_machine(spec, arch);
-  TrainingOptions options = TrainingOptions::from(nanotron);
-  options.check_memory = false;
+  const Setup setup;
+  const auto& [nanotron, spec, arch, machine, options] = setup;
   const Bytes message = bytes(1073741824.0);
   std::map<int, Errors> fixed_by_nodes, measured_by_nodes;
   Errors fixed, measured;
