@@ -60,13 +60,22 @@ struct CoreSpec {
   // V100: FP8 GEMMs then run at the 16-bit rate, only their operands are smaller).
   double fp8_throughput_ratio = 1.0;
   // Throughput a long training run sustains, as a fraction of what one timed kernel reaches:
-  // applies to training, not to one call. A residual fit for mechanisms not modelled (clocks
-  // under sustained power are at most part of it: templates/a100.yaml).
+  // applies to training, not to one call or a benchmark loop. A residual fit for mechanisms not
+  // modelled (the power-limited clock is modelled apart: flop_energy_factor).
   double sustained_fraction = 1.0;
-  // The same for FP8 GEMMs (default: sustained_fraction). Measured separately because the FP8
-  // path sustains a smaller share of its datasheet rate: H100 SXM 70.9% for FP8 against 80.3%
-  // for BF16 in the same maximum-achievable-matmul sweep (S. Bekman, ml-engineering,
-  // compute/accelerator "Maximum Achievable Matmul FLOPS comparison table").
+  // The core's dynamic energy per FLOP on real operands against what the generator provisions
+  // its power budget with (the budget's share over the full rate, paper §4.4). A GPU's clocks
+  // are rated for its budget, and dense matrix work on random operands draws more: the board's
+  // power limiter then lowers the clock (engine/perf/power_limiter.hpp). 1: the work draws what
+  // was provisioned and the limiter never binds.
+  double flop_energy_factor = 1.0;
+  // The same for FP8 operands (default: flop_energy_factor), over the provisioned energy per
+  // FP8 FLOP (the core's full-rate power over its FP8 rate).
+  double fp8_flop_energy_factor = 1.0;
+  // The same for FP8 GEMMs (default: sustained_fraction). The shipped templates give FP8 the
+  // same residual: its lower share of the datasheet rate in benchmark loops (H100 SXM 70.9%
+  // against BF16's 80.3%, S. Bekman's maximum achievable matmul FLOPS table) is its power,
+  // fp8_flop_energy_factor.
   double fp8_sustained_fraction = 1.0;
   // Share of the matrix rate that kernels written for the previous generation's warp-level
   // MMA instructions reach (FlashAttention-2's mma.sync on Hopper: "about 2/3 the peak

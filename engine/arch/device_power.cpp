@@ -32,11 +32,15 @@ DevicePower device_power(const ArchSpec& spec, const MicroArch& arch) {
   const double dynamic = full - d.core_static;
   d.core_clock = (1.0 - spec.logic.clock_gating) * dynamic;
   d.core_dynamic = spec.logic.clock_gating * dynamic;
+  // Per FLOP on real operands: the provisioned energy times the template's factor.
+  const double per_flop = d.core_dynamic * spec.tmpl.core.flop_energy_factor;
   const double peak = c.peak.si();
-  d.joule_per_flop = peak > 0.0 ? d.core_dynamic / peak : 0.0;
+  d.joule_per_flop = peak > 0.0 ? per_flop / peak : 0.0;
   const double fp8 = c.fp8_peak.si(), vec = c.vector_peak.si();
-  d.joule_per_fp8_flop = fp8 > 0.0 ? d.core_dynamic / fp8 : d.joule_per_flop;
-  d.joule_per_vector_flop = vec > 0.0 ? d.core_dynamic / vec : 0.0;
+  d.joule_per_fp8_flop = fp8 > 0.0
+                             ? d.core_dynamic * spec.tmpl.core.fp8_flop_energy_factor / fp8
+                             : d.joule_per_flop;
+  d.joule_per_vector_flop = vec > 0.0 ? per_flop / vec : 0.0;
   PF_ASSERT(arch.levels.size() <= static_cast<std::size_t>(kMaxOnChipLevels));  // the loader's
   for (const LevelStats& l : arch.levels) {
     const auto i = static_cast<std::size_t>(d.levels++);
@@ -63,6 +67,7 @@ DevicePower device_power(const ArchSpec& spec, const MicroArch& arch) {
   }
   if (spec.tmpl.scale_out) d.link_static[2] = spec.tmpl.scale_out->power.si();
   d.overhead = spec.tmpl.overhead_power.si();
+  d.limit = spec.tmpl.budget.power.si();
   return d;
 }
 

@@ -8,15 +8,19 @@
 //                 current held constant), never above P. Of the dynamic part D the technology's
 //                 clock_gating share g is spent per FLOP, g·D / peak J per matrix FLOP (FP8:
 //                 over the FP8 peak; element-wise FLOPs: over the vector peak, the core at full
-//                 element-wise rate drawing what it draws at full matrix rate [assumption]);
-//                 (1 − g)·D, the clock tree, is drawn whenever the device is powered.
+//                 element-wise rate drawing what it draws at full matrix rate [assumption]),
+//                 times the template's core.flop_energy_factor (real operands draw more than
+//                 the budget provisions: the power limiter, engine/perf/power_limiter.hpp,
+//                 holds the board at its budget); (1 − g)·D, the clock tree, is drawn whenever
+//                 the device is powered.
 //   SRAM levels   leakage as generated; dynamic power / bandwidth J per byte served.
 //   main memory   static power as generated; dynamic power / bandwidth J per byte moved.
 //   links         the technology's static_share of the generated power always; the rest over
 //                 the per-direction bandwidth J per byte sent (each device sends and receives).
 //   scale-out     the template's network.scale_out.power per device, load-independent.
 //   node          the template's system.overhead_power per device (host, fans, delivery).
-// At full activity of every unit the device draws exactly the power the generator spent.
+// At full activity of every unit, on the operands the budget provisions for, the device draws
+// exactly the power the generator spent.
 #pragma once
 
 #include <array>
@@ -30,7 +34,7 @@ struct DevicePower {
   // Core (W, and J per FLOP).
   double core_static = 0.0;
   double core_clock = 0.0;       // (1 − g)·D: drawn whenever powered
-  double core_dynamic = 0.0;     // g·D: at full matrix rate
+  double core_dynamic = 0.0;     // g·D: at full matrix rate, as provisioned
   double joule_per_flop = 0.0;   // matrix FLOP (FP16/BF16 operands)
   double joule_per_fp8_flop = 0.0;
   double joule_per_vector_flop = 0.0;
@@ -47,6 +51,7 @@ struct DevicePower {
   std::array<double, 3> link_joule_per_byte{};
   std::array<double, 3> link_dynamic{};  // W with the links busy both ways
   double overhead = 0.0;  // node share outside the device, W
+  double limit = 0.0;     // the board's power limit, W: the budget the device was generated under
 
   // Drawn by the chip whenever it is powered, doing nothing: leakage, the core's clock tree,
   // the links' static share (scale-out and node overhead excluded).

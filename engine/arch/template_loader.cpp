@@ -52,6 +52,16 @@ CoreSpec read_core(const ConfigNode& n) {
                                              "throughput), got " + n.quoted("fp8_throughput_ratio"));
   }
   c.sustained_fraction = read_derate(n, "sustained_fraction");
+  const auto energy_factor = [&](std::string_view key, double fallback) {
+    const double v = n.get_or<double>(key, fallback);
+    if (!(v >= 1.0 && v <= 10.0)) {
+      throw n.error_at(key, "expected a factor in [1, 10] (energy per FLOP on real operands "
+                            "over the provisioned), got " + n.quoted(key));
+    }
+    return v;
+  };
+  c.flop_energy_factor = energy_factor("flop_energy_factor", 1.0);
+  c.fp8_flop_energy_factor = energy_factor("fp8_flop_energy_factor", c.flop_energy_factor);
   c.fp8_sustained_fraction = n.has("fp8_sustained_fraction")
                                  ? read_derate(n, "fp8_sustained_fraction")
                                  : c.sustained_fraction;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "engine/perf/gemm_search_store.hpp"
 
@@ -27,21 +28,28 @@ const std::string& KernelTimer::binding_name(int binding) const {
   return m_.main_memory.name;
 }
 
-const GemmPlan& KernelTimer::gemm_plan(const GemmShape& shape, DataType dtype) {
+KernelTimer::GemmEntry& KernelTimer::gemm_entry(const GemmShape& shape, DataType dtype) {
   const Key key{shape.batch, shape.m, shape.n, shape.k, dtype, shape.accumulate};
   for (std::size_t i = 0; i < first_count_; ++i) {
-    if (first_keys_[i] == key) return first_plans_[i];
+    if (first_keys_[i] == key) return first_entries_[i];
   }
   if (first_count_ < kFirst) {
     first_keys_[first_count_] = key;
-    shared_gemm_search(m_, shape, dtype)->time(m_, first_plans_[first_count_]);
-    return first_plans_[first_count_++];
+    GemmEntry& e = first_entries_[first_count_++];
+    e.settled_flops = -1.0;
+    shared_gemm_search(m_, shape, dtype)->time(m_, e.plan);
+    return e;
   }
   auto it = cache_.find(key);
   if (it == cache_.end()) {
-    it = cache_.emplace(key, shared_gemm_search(m_, shape, dtype)->time(m_)).first;
+    GemmEntry e{shared_gemm_search(m_, shape, dtype)->time(m_), -1.0, false, Throttle{}};
+    it = cache_.emplace(key, std::move(e)).first;
   }
   return it->second;
+}
+
+const GemmPlan& KernelTimer::gemm_plan(const GemmShape& shape, DataType dtype) {
+  return gemm_entry(shape, dtype).plan;
 }
 
 KernelTime KernelTimer::stream_time(const Kernel& k) const {
@@ -60,6 +68,9 @@ KernelTime KernelTimer::stream_time(const Kernel& k) const {
   t.compute = Time::from_si(compute);
   t.binding = memory >= compute ? levels() : -1;
   t.device = Time::from_si(std::max(memory, compute) + m_.main_memory.latency.si());
+  t.clocked = t.compute;
+  t.memory = Time::from_si(memory);
+  t.fixed = m_.main_memory.latency;
   // Energy: the FLOPs on the vector units; the bytes from main memory through the last level.
   t.core_energy = Energy::from_si(flops * m_.energy_per_vector_flop.si());
   t.on_chip_energy = Energy::from_si(
@@ -141,11 +152,15 @@ KernelTime KernelTimer::flash_attention_time(const Kernel& k) const {
     slowest = on_chip;
     t.binding = levels() - 1;
   }
+  t.clocked = Time::from_si(slowest);
+  t.clocked_binding = t.binding;
+  t.memory = Time::from_si(memory);
   if (memory > slowest) {
     slowest = memory;
     t.binding = levels();
   }
   double device = slowest + main_latency;
+  double fixed = main_latency;
   if (a.backward) {
     const double p = bytes_per_element(k.dtype).si();
     const double rows = static_cast<double>(a.batch) * q;
@@ -153,10 +168,15 @@ KernelTime KernelTimer::flash_attention_time(const Kernel& k) const {
     const double passes = rows * dv * p * 2.0 + accumulator  // preprocess: O, dO; clear
                           + accumulator + rows * dh * p;     // postprocess: read, write dQ
     main_memory_bytes += 2.0 * accumulator;
-    if (stream_bandwidth > 0.0) device += passes / stream_bandwidth;
+    if (stream_bandwidth > 0.0) {
+      device += passes / stream_bandwidth;
+      fixed += passes / stream_bandwidth;
+    }
     device += 2.0 * main_latency;
+    fixed += 2.0 * main_latency;
   }
   t.device = Time::from_si(device);
+  t.fixed = Time::from_si(fixed);
   t.compute = Time::from_si(compute);
   t.flops = Flops::from_si(flops);
   t.main_memory_bytes = Bytes::from_si(main_memory_bytes);
@@ -171,15 +191,18 @@ KernelTime KernelTimer::flash_attention_time(const Kernel& k) const {
 
 KernelTime KernelTimer::time(const Kernel& k) {
   if (k.comm) return {};  // communication is timed by the system model (engine/system)
-  if (k.attention) return flash_attention_time(k);
-  if (!k.gemm) return stream_time(k);
-  const GemmPlan& p = gemm_plan(*k.gemm, k.dtype);
+  if (k.attention) return limited(flash_attention_time(k));
+  if (!k.gemm) return limited(stream_time(k));
+  GemmEntry& e = gemm_entry(*k.gemm, k.dtype);
+  const GemmPlan& p = e.plan;
   const double flops = k.flops.si();  // with any fused epilogue (bias add, bias gradient)
   const double main_memory_bytes = p.main_memory_bytes().si();
   KernelTime t;
   t.device = p.device_time;
   t.compute = p.compute_time;
   t.binding = p.binding;
+  t.fixed = m_.main_memory.latency;
+  t.memory = p.time[static_cast<std::size_t>(p.levels)];
   t.flops = Flops::from_si(flops);
   t.main_memory_bytes = p.main_memory_bytes();
   t.wave_efficiency = p.wave_efficiency;
@@ -199,6 +222,14 @@ KernelTime KernelTimer::time(const Kernel& k) {
     t.compute = Time::from_si(compute);
     t.device = Time::from_si(worst + m_.main_memory.latency.si());
   }
+  t.clocked = t.compute;
+  t.clocked_binding = -1;
+  for (int l = 0; l < p.levels; ++l) {
+    if (p.time[static_cast<std::size_t>(l)] > t.clocked) {
+      t.clocked = p.time[static_cast<std::size_t>(l)];
+      t.clocked_binding = l;
+    }
+  }
   // Energy: the product's FLOPs on the matrix units, a fused epilogue's on the vector units;
   // each level's bytes as the plan serves them (GemmPlan::bytes).
   const double epilogue = std::max(0.0, flops - p.flops.si());
@@ -212,7 +243,63 @@ KernelTime KernelTimer::time(const Kernel& k) {
   }
   t.on_chip_energy = Energy::from_si(on_chip_energy);
   t.main_memory_energy = Energy::from_si(main_memory_bytes * m_.main_memory.energy_per_byte.si());
+  if (!m_.power_limit.active()) return t;
+  if (e.settled_flops != flops || e.settled_promoted != k.promoted_accumulation) {
+    e.throttle = settle(power_window(t));
+    e.settled_flops = flops;
+    e.settled_promoted = k.promoted_accumulation;
+  }
+  return at_clock(t, e.throttle, levels());
+}
+
+KernelTime at_clock(KernelTime t, const Throttle& th, int memory_binding) {
+  if (!th.throttled()) return t;
+  t.compute = t.compute / th.rate;
+  t.clocked = t.clocked / th.rate;
+  t.device = std::max(t.clocked, t.memory) + t.fixed;
+  t.binding = t.clocked >= t.memory ? t.clocked_binding : memory_binding;
+  t.core_energy = t.core_energy * th.energy;
+  t.on_chip_energy = t.on_chip_energy * th.energy;
   return t;
+}
+
+PowerWindow power_window(const KernelTime& t) {
+  PowerWindow w;
+  w.core_energy = (t.core_energy + t.on_chip_energy).si();
+  w.memory_energy = t.main_memory_energy.si();
+  if (t.clocked >= t.memory) {
+    w.clocked = t.clocked.si();
+    w.unclocked = t.fixed.si();
+  } else {
+    w.unclocked = (t.memory + t.fixed).si();
+  }
+  return w;
+}
+
+namespace {
+
+bool same(const PowerWindow& a, const PowerWindow& b) {
+  return a.core_energy == b.core_energy && a.memory_energy == b.memory_energy &&
+         a.clocked == b.clocked && a.unclocked == b.unclocked;
+}
+
+}  // namespace
+
+Throttle KernelTimer::settle(const PowerWindow& w) {
+  if (!exceeds(m_.power_limit, w)) return {};
+  for (std::size_t i = 0; i < settled_count_; ++i) {
+    if (same(settled_[i].window, w)) return settled_[i].throttle;
+  }
+  const Throttle th = pathfinder::settle(m_.power_limit, w);
+  settled_[settled_next_] = {w, th};
+  settled_next_ = (settled_next_ + 1) % settled_.size();
+  settled_count_ = std::min(settled_count_ + 1, settled_.size());
+  return th;
+}
+
+KernelTime KernelTimer::limited(const KernelTime& t) {
+  if (!m_.power_limit.active()) return t;
+  return at_clock(t, settle(power_window(t)), levels());
 }
 
 }  // namespace pathfinder

@@ -11,6 +11,7 @@
 #include "engine/graph/compute_graph.hpp"
 #include "engine/perf/gemm_model.hpp"
 #include "engine/perf/perf_machine.hpp"
+#include "engine/perf/power_limiter.hpp"
 
 namespace pathfinder {
 
@@ -18,6 +19,13 @@ struct KernelTime {
   Time device;                // on the device, launch latency excluded
   Time compute;               // the arithmetic alone
   int binding = -1;           // -1 compute, else a level index (levels() = main memory)
+  // The device time's parts, device = max(clocked, memory) + fixed: what runs on the core's
+  // clock (arithmetic and on-chip traffic, bound by `clocked_binding`: -1 compute, else an
+  // on-chip level), what main memory takes, and what no clock moves (latencies).
+  Time clocked;
+  Time memory;
+  Time fixed;
+  int clocked_binding = -1;
   Flops flops;
   Bytes main_memory_bytes;
   double wave_efficiency = 1.0;
@@ -37,6 +45,12 @@ struct KernelTime {
   }
 };
 
+// The kernel at a clock the power limiter chose (power_limiter.hpp): its clocked part and
+// arithmetic take 1/rate as long, its energy on the core's supply scales with V².
+[[nodiscard]] KernelTime at_clock(KernelTime t, const Throttle& th, int memory_binding);
+// One kernel's work as the power limiter sees it.
+[[nodiscard]] PowerWindow power_window(const KernelTime& t);
+
 class KernelTimer {
  public:
   explicit KernelTimer(PerfMachine machine);
@@ -45,6 +59,8 @@ class KernelTimer {
   // Name of a binding index: "compute", a level name, or the main memory's.
   [[nodiscard]] const std::string& binding_name(int binding) const;
 
+  // At the clock the board's power limiter settles at over the kernel's run (none in
+  // PerfMode::kBurst).
   [[nodiscard]] KernelTime time(const Kernel& k);
   // The full plan of a GEMM (memoized; the reference stays valid until the timer dies).
   [[nodiscard]] const GemmPlan& gemm_plan(const GemmShape& shape, DataType dtype);
@@ -60,17 +76,35 @@ class KernelTimer {
   struct KeyHash {
     std::size_t operator()(const Key& k) const noexcept;
   };
+  // A GEMM's plan, and the clock its last timing settled at with the FLOPs (epilogue included)
+  // and accumulation it had: a warm evaluation asks again.
+  struct GemmEntry {
+    GemmPlan plan;
+    double settled_flops = -1.0;
+    bool settled_promoted = false;
+    Throttle throttle;
+  };
+  [[nodiscard]] GemmEntry& gemm_entry(const GemmShape& shape, DataType dtype);
   [[nodiscard]] KernelTime stream_time(const Kernel& k) const;
   [[nodiscard]] KernelTime flash_attention_time(const Kernel& k) const;
+  // The power limiter's clock for one kernel's run (the last few remembered, bitwise).
+  [[nodiscard]] Throttle settle(const PowerWindow& w);
+  [[nodiscard]] KernelTime limited(const KernelTime& t);
 
   PerfMachine m_;
+  struct Settled {
+    PowerWindow window;
+    Throttle throttle;
+  };
+  std::array<Settled, 8> settled_{};
+  std::size_t settled_count_ = 0, settled_next_ = 0;
   // The first few plans inline (a design's handful of GEMM shapes: no allocation), the rest
   // hashed; neither moves a plan once made.
   static constexpr std::size_t kFirst = 8;
   std::array<Key, kFirst> first_keys_{};
-  std::array<GemmPlan, kFirst> first_plans_{};
+  std::array<GemmEntry, kFirst> first_entries_{};
   std::size_t first_count_ = 0;
-  std::unordered_map<Key, GemmPlan, KeyHash> cache_;
+  std::unordered_map<Key, GemmEntry, KeyHash> cache_;
   std::string compute_name_ = "compute";
 };
 

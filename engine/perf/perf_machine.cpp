@@ -39,6 +39,9 @@ PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch, PerfM
   m.energy_per_flop = EnergyPerFlop::from_si(power.joule_per_flop);
   m.energy_per_fp8_flop = EnergyPerFlop::from_si(power.joule_per_fp8_flop);
   m.energy_per_vector_flop = EnergyPerFlop::from_si(power.joule_per_vector_flop);
+  if (mode != PerfMode::kBurst) {
+    m.power_limit = {power.limit, power.chip_idle(), arch.core.voltage.si(), spec.logic.vf};
+  }
   m.levels.reserve(arch.levels.size());
   for (std::size_t i = 0; i < arch.levels.size(); ++i) {
     const LevelStats& l = arch.levels[i];

@@ -10,6 +10,7 @@
 #include "engine/arch/arch_spec.hpp"
 #include "engine/arch/micro_arch.hpp"
 #include "engine/core/units.hpp"
+#include "engine/perf/power_limiter.hpp"
 
 namespace pathfinder {
 
@@ -45,14 +46,17 @@ struct PerfMachine {
   EnergyPerFlop energy_per_flop;
   EnergyPerFlop energy_per_fp8_flop;
   EnergyPerFlop energy_per_vector_flop;
+  // The board's power limit (off for a single timed call, PerfMode::kBurst).
+  PowerLimit power_limit;
   // Capacity available to one instance of level i and the levels inside it: what an output
   // tile held at level i may occupy (accumulators can sit in the inner levels).
   [[nodiscard]] Bytes nested_capacity(int level) const;
 };
 
-// Training runs at the template's sustained throughput; a single timed kernel (a benchmark
-// call) at the full burst throughput.
-enum class PerfMode { kSustained, kBurst };
+// Training runs at the template's sustained throughput under the board's power limit; a
+// benchmark loop of one kernel (kBackToBack) under the power limit alone; a single timed kernel
+// (a benchmark call, kBurst) at the full burst throughput and the rated clock.
+enum class PerfMode { kSustained, kBackToBack, kBurst };
 
 // From a template bound to its technologies and one generated micro-architecture.
 [[nodiscard]] PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch,

@@ -56,7 +56,10 @@ EnergyReport iteration_energy(const DevicePower& p, const TrainingResult& r, int
   e.chip_joules = chip;
   e.joules_per_token = tokens > 0.0 ? e.joules / tokens : Energy{};
   e.device_power = chip / (static_cast<double>(devices) * T);
-  e.peak_device_power = watts(p.chip_idle()) + peak;
+  // The power limiter holds each kernel within the board's limit (engine/perf/
+  // power_limiter.hpp); the links its collectives keep busy beside it are not in the limiter's
+  // sum, so a kernel at the limit with its links busy is reported at the limit.
+  e.peak_device_power = std::min(watts(p.chip_idle()) + peak, watts(p.limit));
   e.system_power = e.joules / (static_cast<double>(devices) * T);
   e.flop_per_joule = e.joules > Energy{} ? r.model_flops.si() / e.joules.si() : 0.0;
   return e;

@@ -41,7 +41,8 @@ struct EnergyReport {
   Energy chip_joules;        // of which the devices' chips (what a GPU's meter reads)
   Energy joules_per_token;   // 0 for a workload without tokens (a GEMM)
   Power device_power;        // one device's chip, averaged over devices and time
-  Power peak_device_power;   // the most power-hungry kernel with every used link busy
+  Power peak_device_power;   // the most power-hungry kernel with every used link busy, at
+                             // most the board's limit
   Power system_power;        // per device with its scale-out and node share
   double flop_per_joule = 0.0;     // the workload's model FLOPs per joule
   EnergyByComponent by_component;

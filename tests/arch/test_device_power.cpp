@@ -36,9 +36,11 @@ TEST_CASE("A100: the core's 199.6 W split into leakage, clock tree and per-FLOP 
   CHECK(d.core_static == Approx(0.15 * full).epsilon(1e-4));       // 29.94 W
   CHECK(d.core_clock == Approx(0.15 * 0.85 * full).epsilon(1e-4));  // 25.45 W
   CHECK(d.core_dynamic == Approx(0.85 * 0.85 * full).epsilon(1e-4));
-  // 144.2 W over 311.9 TFLOP/s: 0.4624 pJ per FP16 FLOP; element-wise FLOPs 16x (1/0.0625).
-  CHECK(d.joule_per_flop == Approx(0.85 * 0.85 * full / a.arch.core.peak.si()).epsilon(1e-4));
-  CHECK(d.joule_per_flop == Approx(0.4624e-12).epsilon(1e-3));
+  // 144.2 W over 311.9 TFLOP/s: 0.4624 pJ per FP16 FLOP as provisioned, x 2.582 on real
+  // operands (a100.yaml flop_energy_factor) = 1.194 pJ; element-wise FLOPs 16x (1/0.0625).
+  CHECK(d.joule_per_flop ==
+        Approx(2.582 * 0.85 * 0.85 * full / a.arch.core.peak.si()).epsilon(1e-4));
+  CHECK(d.joule_per_flop == Approx(2.582 * 0.4624e-12).epsilon(1e-3));
   CHECK(d.joule_per_vector_flop == Approx(d.joule_per_flop / 0.0625).epsilon(1e-9));
   // HBM2e: dynamic power over the 2.04 TB/s it was generated for.
   const MainMemoryStats& m = a.arch.main_memory;
@@ -52,6 +54,8 @@ TEST_CASE("A100: the core's 199.6 W split into leakage, clock tree and per-FLOP 
   CHECK(d.link_static[2] == 60.0);
   CHECK(d.overhead == 390.0);
   CHECK(d.always_on() == Approx(d.chip_idle() + 450.0));
+  // The board's limit: the 400 W budget.
+  CHECK(d.limit == 400.0);
 }
 
 TEST_CASE("at full activity of every unit a device draws what the generator spent",
@@ -76,11 +80,12 @@ TEST_CASE("a lower power cap lowers the energy per FLOP as V^2 and the leakage a
   // N7: Vn 0.75 V, fn 1.41 GHz (techlib/logic.yaml).
   const double v = lo.arch.core.voltage.si() / 0.75, f = lo.arch.core.frequency.si() / 1.41e9;
   REQUIRE(v < 1.0);
-  // P_nom = 199.58 W: leakage 0.15 P_nom v; per FLOP g (P_nom f v^2 - 0.15 P_nom v) / (peak f).
+  // P_nom = 199.58 W: leakage 0.15 P_nom v; per FLOP g (P_nom f v^2 - 0.15 P_nom v) / (peak f)
+  // as provisioned, x 2.582 on real operands (a100.yaml flop_energy_factor).
   const double nominal = 432 * 0.4620;
   CHECK(dl.core_static == Approx(0.15 * nominal * v).epsilon(1e-6));
   CHECK(dl.joule_per_flop ==
-        Approx(0.85 * (nominal * f * v * v - 0.15 * nominal * v) / lo.arch.core.peak.si())
+        Approx(2.582 * 0.85 * (nominal * f * v * v - 0.15 * nominal * v) / lo.arch.core.peak.si())
             .epsilon(1e-6));
   CHECK(dl.joule_per_flop < dh.joule_per_flop);
   CHECK(dl.core_static < dh.core_static);

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <string>
 
 #include "engine/graph/workload_loader.hpp"
 #include "engine/train/training_model.hpp"
@@ -138,24 +139,40 @@ TEST_CASE("a lower power cap never raises power", "[train][energy][property]") {
 
 TEST_CASE("[calibration] a compute-bound GEMM back to back against the board power",
           "[train][energy]") {
-  // 8192^3 FP16 GEMMs back to back at the sustained clock: the chip's always-on power plus the
-  // kernel's dynamic energy over its time. Board powers (datasheets): A100 SXM 400 W, H100 SXM
-  // 700 W, V100 SXM2 300 W. Issue 16's goal is within 10%; the generator provisions each unit
-  // for its full rate at once (paper §4.4), so a kernel that loads only the core and the SRAM
-  // draws well under the budget (printed; the bound checked is the budget itself).
-  std::printf("\n%-6s %10s %10s %8s\n", "GEMM", "board W", "pred W", "err");
+  // 8192^3 FP16 GEMMs back to back (PerfMode::kBackToBack) and in a training iteration
+  // (kSustained): the chip's always-on power plus the kernel's dynamic energy over its time.
+  // Board powers (datasheets): A100 SXM 400 W, H100 SXM 700 W, V100 SXM2 300 W. On random
+  // operands a dense GEMM draws more than the board allows at the rated clock (He 2024: an
+  // A100's 8192^3 runs at 295 TFLOP/s on zeros, 257 on random inputs); the power limiter
+  // (engine/perf/power_limiter.hpp) slows it to the board's power, at the rate the maximum
+  // achievable matmul FLOPS measure (a100.yaml, h100.yaml: 271.2 and 806 TFLOP/s, the fits of
+  // their flop_energy_factor). Issue 16's goal: within 10% of the board power. The V100
+  // template has no such fit (no measurement in hand): it draws what its budget provisions,
+  // printed, bounded by the budget.
+  std::printf("\n%-6s %8s %10s %8s %10s %8s %10s\n", "GEMM", "board W", "loop W", "err",
+              "loop TF/s", "train W", "train TF/s");
   for (const auto& [tmpl, board] : {std::pair{"a100", 400.0}, {"h100", 700.0}, {"v100", 300.0}}) {
     const test::ShippedSystem& s = test::shipped_system(tmpl);
     const DevicePower d = device_power(s.spec, s.arch);
-    KernelTimer timer(make_perf_machine(s.spec, s.arch));
     const Kernel k = gemm_kernel("gemm", KernelKind::kGemm, Phase::kForward, DataType::kFp16,
                                  GemmShape{1, 8192, 8192, 8192}, {});
-    const KernelTime t = timer.time(k);
-    const double watts_pred = d.chip_idle() + (t.energy() / t.device).si();
-    std::printf("%-6s %10.0f %10.0f %+7.1f%%\n", tmpl, board, watts_pred,
-                100.0 * (watts_pred - board) / board);
-    CHECK(watts_pred > d.chip_idle());
-    CHECK(watts_pred <= s.spec.tmpl.budget.power.si());
+    const auto run = [&](PerfMode mode) {
+      KernelTimer timer(make_perf_machine(s.spec, s.arch, mode));
+      const KernelTime t = timer.time(k);
+      return std::pair{d.chip_idle() + (t.energy() / t.device).si(), k.flops.si() / t.device.si()};
+    };
+    const auto [loop_w, loop_flops] = run(PerfMode::kBackToBack);
+    const auto [train_w, train_flops] = run(PerfMode::kSustained);
+    std::printf("%-6s %8.0f %10.1f %+7.1f%% %10.1f %8.1f %10.1f\n", tmpl, board, loop_w,
+                100.0 * (loop_w - board) / board, loop_flops / 1e12, train_w, train_flops / 1e12);
+    CHECK(loop_w > d.chip_idle());
+    CHECK(loop_w <= board * (1.0 + 1e-9));
+    CHECK(train_w <= board * (1.0 + 1e-9));
+    CHECK(train_flops <= loop_flops);  // the training residual (sustained_fraction; V100: 1)
+    if (std::string(tmpl) != "v100") {
+      CHECK(loop_w == Approx(board).epsilon(0.10));
+      CHECK(train_w == Approx(board).epsilon(0.10));
+    }
   }
 }
 
