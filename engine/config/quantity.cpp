@@ -32,8 +32,9 @@ const std::vector<BaseUnit>& base_units() {
       {"bit", 0.125, kBytes},   {"b", 0.125, kBytes},     {"FLOP", 1.0, kFlops},
       {"flop", 1.0, kFlops},    {"FLOPS", 1.0, kFlopRate}, {"J", 1.0, kEnergy},
       {"W", 1.0, kPower},       {"m", 1.0, kLength},      {"V", 1.0, kVoltage},
-      // Long times (an amortization period; "kWh" reads as an energy): hour, day, Julian year.
+      // Long times (an amortization period): hour, day, Julian year; the watt-hour (kWh).
       {"h", 3600.0, kTime},     {"d", 86400.0, kTime},    {"yr", 31557600.0, kTime},
+      {"Wh", 3600.0, kEnergy},
   };
   return u;
 }

@@ -1183,7 +1183,7 @@ TEST_CASE("issue 14: devices, FIFOs and out-of-range options are refused", "[cli
 
 namespace pathfinder {
 
-TEST_CASE("eval --strategy search ranks strategies; the winner's time is eval's", "[cli]") {
+TEST_CASE("eval --strategy search ranks strategies, the winner's time is eval's", "[cli]") {
   const std::string base = "eval --template templates/a100.yaml --workload "
                            "studies/workloads/gpt3_1.3b.yaml --devices 8 ";
   const Run r = run(base + "--strategy search --top 3 --format json");
@@ -1223,7 +1223,7 @@ TEST_CASE("eval --strategy search ranks strategies; the winner's time is eval's"
 
 namespace pathfinder {
 
-TEST_CASE("rank by energy or cost, under budgets, with a Pareto front; search by energy",
+TEST_CASE("rank by energy or cost, under budgets, with a Pareto front, search by energy",
           "[cli][energy]") {
   const std::string base = "rank --template templates/a100.yaml --workload "
                            "studies/workloads/gpt3_1.3b.yaml --devices 8 ";
@@ -1272,7 +1272,7 @@ TEST_CASE("rank by energy or cost, under budgets, with a Pareto front; search by
   CHECK_FALSE(pj["front"].empty());
 }
 
-TEST_CASE("numeric options say what they accept; --version", "[cli][config-error]") {
+TEST_CASE("numeric options say what they accept, --version", "[cli][config-error]") {
   const Run zero = run("eval --template templates/a100.yaml --workload "
                        "studies/workloads/gpt3_13b.yaml --devices 0");
   CHECK(zero.code == 2);
@@ -1361,7 +1361,7 @@ TEST_CASE("issue 14 item 9: search and strategy messages are located and say wha
 
 }  // namespace pathfinder
 
-TEST_CASE("workload import writes a workload eval runs; a refused config exits 2", "[cli]") {
+TEST_CASE("workload import writes a workload eval runs, a refused config exits 2", "[cli]") {
   const std::string out = (scratch() / "mixtral.yaml").string();
   const Run w = run("workload import tests/data/hf_configs/mixtral_8x7b.json --sequence 4096 --out '" +
                     out + "'");

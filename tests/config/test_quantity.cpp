@@ -107,7 +107,7 @@ TEST_CASE("parse_quantity: densities per length", "[config][quantity]") {
   CHECK(has_dim<PerLength>(p));
 }
 
-TEST_CASE("parse_quantity: hours, days and years; kWh is an energy", "[config][quantity]") {
+TEST_CASE("parse_quantity: hours, days and years, kWh is an energy", "[config][quantity]") {
   auto p = parse_ok("4 yr");  // Julian years: 4 x 365.25 x 86,400 s
   CHECK(p.si == Approx(4.0 * 365.25 * 86400.0));
   CHECK(has_dim<Time>(p));

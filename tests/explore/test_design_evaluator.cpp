@@ -129,7 +129,7 @@ TEST_CASE("sensitivities: more core power speeds a compute-bound iteration", "[e
 
 namespace pathfinder {
 
-TEST_CASE("the goal decides the objective and the ranking; a budget drops with a reason",
+TEST_CASE("the goal decides the objective and the ranking, a budget drops with a reason",
           "[explore][goal]") {
   const test::ShippedSystem& s = test::shipped_system("a100");
   const WorkloadSpec w = load_workload(test::source_path("studies/workloads/gpt3_13b.yaml")).spec;

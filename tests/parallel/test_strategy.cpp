@@ -30,7 +30,7 @@ const std::string kValid =
 
 }  // namespace
 
-TEST_CASE("Megatron tokens parse in any order; absent ones take the defaults", "[dist]") {
+TEST_CASE("Megatron tokens parse in any order, absent ones take the defaults", "[dist]") {
   const Strategy s = parse_strategy("tp8-pp8-dp16-mb1-1f1b-recompute=selective");
   CHECK(s.split == KernelSplit::kTensor);
   CHECK(s.tp == 8);

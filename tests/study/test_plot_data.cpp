@@ -26,7 +26,7 @@ TEST_CASE("plot_data: y by x value and series, feasible points only", "[study]")
   CHECK(d.y[1][1].has_value());
 }
 
-TEST_CASE("axis labels carry units; MFU plotted in percent; better is up for throughput",
+TEST_CASE("axis labels carry units, MFU plotted in percent, better is up for throughput",
           "[study]") {
   CHECK(axis_label("iteration_s") == "iteration time (s)");
   CHECK(axis_label("usd_per_mtoken") == "cost per million tokens (USD)");

@@ -126,7 +126,7 @@ TEST_CASE("an infeasible point is a row with its reason", "[study]") {
   CHECK(r.reason.find("nodes per package do not divide") != std::string::npos);
 }
 
-TEST_CASE("search strategy takes the best ranked strategy; architecture never ends slower",
+TEST_CASE("search strategy takes the best ranked strategy, architecture never ends slower",
           "[study]") {
   const StudySpec ranked = gpt_study("search: strategy\n");
   const StudyContext c = load_study_context(ranked, test::source_path("techlib"));
@@ -134,7 +134,8 @@ TEST_CASE("search strategy takes the best ranked strategy; architecture never en
   const PointResult best = evaluate_point(ranked, c, p);
   REQUIRE(best.feasible);
   const ArchSpec spec = bind_template(c.lib, point_template(c.templates.front(), p));
-  const DesignEvaluator e(spec, c.workloads.front(), 8);
+  // The study's own evaluator: its software profile's options (the default profile here).
+  const DesignEvaluator e(spec, c.workloads.front(), 8, TrainingOptions::from(c.software));
   const Eigen::VectorXd split = ResourceSplit::from_template(spec.tmpl).values();
   CHECK(best.design.training.iteration_time.si() == rank_strategies(e, split).front().result.iteration_time.si());
 
@@ -187,7 +188,7 @@ TEST_CASE("a study stopped midway and rerun redoes nothing and loses nothing", "
   }
 }
 
-TEST_CASE("shards evaluate disjoint points; merged, they write a single run's bytes",
+TEST_CASE("shards evaluate disjoint points, merged, they write a single run's bytes",
           "[study]") {
   // The 18 points of the resume study over 4 machines: round robin, point i to shard
   // i mod 4 + 1, so shards 1-2 hold 5 points and 3-4 hold 4.
@@ -233,7 +234,7 @@ TEST_CASE("shards evaluate disjoint points; merged, they write a single run's by
   CHECK_THROWS_AS(run_study(s, bad), ConfigError);
 }
 
-TEST_CASE("rows of other settings are recomputed; reordered axes keep their rows", "[study]") {
+TEST_CASE("rows of other settings are recomputed, reordered axes keep their rows", "[study]") {
   StudySpec s = test::fixture_study("study_small");
   const std::string out = test::fresh_dir("settings");
   (void)run_study(s, test::run_options(out));

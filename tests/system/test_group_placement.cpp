@@ -148,7 +148,7 @@ TEST_CASE("2-D mesh placements form blocks", "[system]") {
 
 namespace {
 
-TEST_CASE("3-D torus placements form blocks; a torus covered whole wraps every axis", "[system]") {
+TEST_CASE("3-D torus placements form blocks, a torus covered whole wraps every axis", "[system]") {
   // 64 positions as 4 x 4 x 4 (set_grid: the least z), six ports of 600 / 6 = 100 GB/s, 1 us.
   SystemGraph sys;
   sys.devices = 64;

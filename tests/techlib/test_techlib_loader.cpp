@@ -205,7 +205,7 @@ TEST_CASE("techlib: a threshold voltage above the minimum voltage is rejected",
             "below minimum_voltage, got \"0.6 V\"");
 }
 
-TEST_CASE("techlib: energy shares outside [0, 1) are refused at the key", "[techlib][config-error]") {
+TEST_CASE("techlib: energy shares outside 0 <= share < 1 are refused at the key", "[techlib][config-error]") {
   const std::string f = data_path("techlib/bad_static_share.yaml");
   CHECK(error_of([&] { (void)load_tech_library_files({f}); }) ==
         f + ":5:25: error: logic.TestNode.mcu.static_share: expected a fraction in [0, 1), got "
