@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <utility>
 
-#include "engine/core/increasing_root.hpp"
 
 namespace pathfinder {
 
@@ -39,13 +39,30 @@ Throttle settle(const PowerLimit& limit, const PowerWindow& w) {
     return std::pair{k * r - allowed * c, dr * k + r * 2.0 * ev * s / v0};
   };
   if (v0 > floor_v) {
-    // Between the minimum voltage and the rated one, from Newton's first step off the rated
-    // voltage (the throttle is usually shallow); a root below the minimum leaves the search
-    // at it, and the clock then falls alone (below).
-    const auto [f0, slope0] = excess(v0);
-    const double guess = slope0 > 0.0 ? v0 - f0 / slope0 : v0;
-    const double v = increasing_root(excess, 0.0, floor_v, v0, guess);
-    if (v > floor_v * (1.0 + 1e-12) || excess(floor_v).first <= 0.0) {
+    // Between the minimum voltage and the rated one: Newton's steps from the rated voltage
+    // (where r = s = 1, so its first step needs no power of V), kept inside a shrinking
+    // bracket, until a step moves V by less than 1e-12 of it (Newton's error is then the
+    // square of that: below an ulp).
+    // A root below the minimum leaves the search at it; the clock then falls alone (below).
+    double lo = floor_v, hi = v0;
+    double f = ev + base - allowed * c;
+    double slope = (a / (v0 - vt) - 1.0 / v0) * (ev + base) + 2.0 * ev / v0;
+    double v = v0;
+    for (int it = 0; it < 100; ++it) {
+      const double step = slope > 0.0 ? f / slope : 0.0;
+      if (slope > 0.0 && std::abs(step) <= 1e-12 * v) {
+        v -= step;
+        break;
+      }
+      double next = v - step;
+      if (!(slope > 0.0 && next > lo && next < hi)) next = 0.5 * (lo + hi);
+      v = next;
+      std::tie(f, slope) = excess(v);
+      if (f == 0.0) break;
+      if (f > 0.0) hi = v; else lo = v;
+      if (hi - lo <= 1e-15 * hi) break;
+    }
+    if (v > floor_v * (1.0 + 1e-9) || excess(floor_v).first <= 0.0) {
       const double s = v / v0;
       return {rate(v), s * s};
     }
