@@ -180,6 +180,9 @@ struct Budget {
   Area node_area;   // package area available to the die and its memory devices
   Area chip_area;   // compute die
   Power power;      // node power (TDP), memory devices included
+  // The board's power limit at run time (nvidia-smi -pl), when below the power the device was
+  // generated under: the power limiter's cap (engine/perf/power_limiter.hpp). 0: `power`.
+  Power power_limit;
   Length perimeter; // die edge; 4·sqrt(chip_area) unless given
 };
 

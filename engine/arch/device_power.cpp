@@ -67,7 +67,8 @@ DevicePower device_power(const ArchSpec& spec, const MicroArch& arch) {
   }
   if (spec.tmpl.scale_out) d.link_static[2] = spec.tmpl.scale_out->power.si();
   d.overhead = spec.tmpl.overhead_power.si();
-  d.limit = spec.tmpl.budget.power.si();
+  const Budget& b = spec.tmpl.budget;
+  d.limit = b.power_limit > Power{} ? b.power_limit.si() : b.power.si();
   return d;
 }
 

@@ -244,6 +244,7 @@ ArchTemplate read_template(const ConfigNode& root) {
   t.budget.node_area = b.require_positive<Area>("node_area");
   t.budget.chip_area = b.require_positive<Area>("chip_area");
   t.budget.power = b.require_positive<Power>("power");
+  t.budget.power_limit = b.optional_positive<Power>("power_limit").value_or(Power{});
   // Paper §4.3: perimeter inferred from area (a square die) unless given.
   t.budget.perimeter = b.optional_positive<Length>("perimeter")
                            .value_or(4.0 * sqrt(t.budget.chip_area));

@@ -72,6 +72,7 @@ std::string axis_label(std::string_view name) {
       {"devices", "devices"},
       {"nodes_per_package", "nodes per package"},
       {"budget.power", "power budget"},
+      {"budget.power_limit", "board power limit"},
       {"budget.chip_area", "chip area budget"},
       {"budget.node_area", "node area budget"},
       {"budget.perimeter", "perimeter budget"},

@@ -10,7 +10,8 @@ namespace pathfinder {
 namespace {
 
 bool is_budget_axis(AxisKind k) {
-  return k == AxisKind::kPower || k == AxisKind::kChipArea || k == AxisKind::kNodeArea ||
+  return k == AxisKind::kPower || k == AxisKind::kPowerLimit || k == AxisKind::kChipArea ||
+         k == AxisKind::kNodeArea ||
          k == AxisKind::kPerimeter;
 }
 

@@ -337,6 +337,7 @@ std::vector<StudyPoint> enumerate_points(const StudySpec& s) {
         case AxisKind::kDevices: p.devices = static_cast<int>(v.number); break;
         case AxisKind::kNodesPerPackage: p.nodes_per_package = static_cast<int>(v.number); break;
         case AxisKind::kPower: p.power = Power::from_si(v.number); break;
+        case AxisKind::kPowerLimit: p.power_limit = Power::from_si(v.number); break;
         case AxisKind::kChipArea: p.chip_area = Area::from_si(v.number); break;
         case AxisKind::kNodeArea: p.node_area = Area::from_si(v.number); break;
         case AxisKind::kPerimeter: p.perimeter = Length::from_si(v.number); break;
@@ -362,6 +363,7 @@ ArchTemplate point_template(const ArchTemplate& base, const StudyPoint& p) {
   }
   if (p.node_area) b.node_area = *p.node_area;
   if (p.power) b.power = *p.power;
+  if (p.power_limit) b.power_limit = *p.power_limit;
   if (p.perimeter) b.perimeter = *p.perimeter;
   if (p.nodes_per_package) {
     const int nodes = t.nodes_per_package * t.packages, npp = *p.nodes_per_package;

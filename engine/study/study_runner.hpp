@@ -34,7 +34,7 @@ struct StudyPoint {
   TechOverrides tech;               // empty: the template's
   int devices = 0;
   std::optional<int> nodes_per_package;
-  std::optional<Power> power;
+  std::optional<Power> power, power_limit;
   std::optional<Area> chip_area, node_area;
   std::optional<Length> perimeter;
   // The axis, else the study's `strategy:`, as written: each point completes it for its

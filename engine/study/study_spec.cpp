@@ -21,13 +21,14 @@ constexpr std::array<std::pair<StudySearch, std::string_view>, 3> kSearches{{
     {StudySearch::kArchitecture, "architecture"},
 }};
 
-constexpr std::array<std::pair<AxisKind, std::string_view>, 14> kAxes{{
+constexpr std::array<std::pair<AxisKind, std::string_view>, 15> kAxes{{
     {AxisKind::kLogic, "logic"},
     {AxisKind::kMemory, "memory"},
     {AxisKind::kNetwork, "network"},
     {AxisKind::kDevices, "devices"},
     {AxisKind::kNodesPerPackage, "nodes_per_package"},
     {AxisKind::kPower, "budget.power"},
+    {AxisKind::kPowerLimit, "budget.power_limit"},
     {AxisKind::kChipArea, "budget.chip_area"},
     {AxisKind::kNodeArea, "budget.node_area"},
     {AxisKind::kPerimeter, "budget.perimeter"},
@@ -111,7 +112,8 @@ AxisValue read_axis_value(AxisKind kind, const ConfigNode& item) {
       v.number = item.as<int>();
       if (v.number <= 0) throw item.error("expected a positive whole number, got \"" + v.text + "\"");
       break;
-    case AxisKind::kPower: v.number = positive_quantity<Power>(item, "power"); break;
+    case AxisKind::kPower:
+    case AxisKind::kPowerLimit: v.number = positive_quantity<Power>(item, "power"); break;
     case AxisKind::kChipArea:
     case AxisKind::kNodeArea: v.number = positive_quantity<Area>(item, "area"); break;
     case AxisKind::kPerimeter: v.number = positive_quantity<Length>(item, "length"); break;

@@ -12,6 +12,7 @@
 //     logic: [DF-N14, DF-N7]      # logic | memory | network: technology overrides
 //     devices: [64, 512]          # devices | nodes_per_package: whole numbers
 //     budget.power: [300 W, 400 W]  # budget.power | chip_area | node_area | perimeter
+//     budget.power_limit: [200 W]    # the board's run-time limit (nvidia-smi -pl), no regeneration
 //     strategy: [RC-8-8-d8-p1]    # fixed strategies
 //     template: [../templates/a100.yaml, ../templates/h100.yaml]   # template | workload: files
 //     search: [strategy, architecture]   # none | strategy | architecture, per point
@@ -86,6 +87,7 @@ enum class AxisKind {
   kDevices,
   kNodesPerPackage,
   kPower,
+  kPowerLimit,
   kChipArea,
   kNodeArea,
   kPerimeter,

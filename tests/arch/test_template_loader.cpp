@@ -524,3 +524,20 @@ TEST_CASE("the techlib key resolves against the template's folder", "[arch]") {
   CHECK(error_of([&] { (void)with_key("[a, b]", "t.yaml"); }) ==
         "t.yaml:1:10: error: techlib: expected a string, got a list");
 }
+
+TEST_CASE("the power limit and the energy per FLOP on real operands are range-checked",
+          "[arch][config-error]") {
+  // budget.power_limit: a power (engine/arch/arch_template.hpp), absent = budget.power.
+  CHECK(load_template(fixture("minimal")).budget.power_limit.si() == 0.0);
+  CHECK(patched_error("  power: 400 W\n", "  power: 400 W\n  power_limit: -5 W\n") ==
+        "patched.yaml:25:16: error: budget.power_limit: expected a positive power, got \"-5 W\"");
+  // core.flop_energy_factor and fp8_flop_energy_factor: factors in [1, 10].
+  CHECK(patched_error("  dataflow: best\n", "  dataflow: best\n  flop_energy_factor: 0.5\n") ==
+        "patched.yaml:9:23: error: core.flop_energy_factor: expected a factor in [1, 10] (energy "
+        "per FLOP on real operands over the provisioned), got \"0.5\"");
+  CHECK(patched_error("  dataflow: best\n", "  dataflow: best\n  fp8_flop_energy_factor: 11\n") ==
+        "patched.yaml:9:27: error: core.fp8_flop_energy_factor: expected a factor in [1, 10] "
+        "(energy per FLOP on real operands over the provisioned), got \"11\"");
+  CHECK(patched_error("  dataflow: best\n", "  dataflow: best\n  flop_energy_factor: .nan\n") ==
+        "patched.yaml:9:23: error: core.flop_energy_factor: expected a number, got \".nan\"");
+}

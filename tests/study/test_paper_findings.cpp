@@ -281,6 +281,46 @@ TEST_CASE("power caps: the devices' energy per token falls, the system's rises, 
 
 namespace pathfinder {
 
+TEST_CASE("a run-time power limit: the devices' energy per token falls, then rises",
+          "[study][energy]") {
+  // studies/power_limit.yaml at three of its limits: the A100 as built, its board limited as
+  // nvidia-smi -pl limits it. Lowering the limit lowers the long GEMMs' voltage (energy per
+  // FLOP ~ V²) until the core reaches its minimum voltage; below that the clock falls alone and
+  // the chip's 76 W of idle power over an ever longer iteration dominates: energy per token
+  // falls, then rises (the shape the power-limit sweeps of Zeus and Perseus measure). Measured
+  // by the shipped study: 0.191 J/token at 400 W, 0.164 at 200 W (the least), 0.317 at 100 W;
+  // 25.45, 32.35 and 101.5 s an iteration.
+  StudySpec s = load_study(test::source_path("studies/power_limit.yaml"));
+  StudyAxis& limit = s.axes.front();
+  REQUIRE(limit.name() == "budget.power_limit");
+  REQUIRE(limit.values.size() == 9);
+  limit.values = {limit.values[0], limit.values[4], limit.values[8]};
+  REQUIRE(limit.values[1].text == "200 W");
+  const StudyRun run = run_study(s, test::run_options(test::fresh_dir("power-limit")));
+  REQUIRE(run.complete());
+  const StudyTable& t = run.table;
+  const auto v = [&](std::size_t row, const char* column) {
+    REQUIRE(t.cell(row, *t.column("feasible")) == "1");
+    return *t.number(row, column);
+  };
+  std::printf("\npower limit  iteration s  devices J/token  peak W\n");
+  for (std::size_t r = 0; r < 3; ++r) {
+    std::printf("%11s  %11.2f  %15.4f  %6.1f\n", t.cell(r, 0).c_str(), v(r, "iteration_s"),
+                v(r, "chip_j_per_token"), v(r, "peak_device_power_w"));
+  }
+  CHECK(v(0, "iteration_s") > v(1, "iteration_s"));
+  CHECK(v(1, "iteration_s") > v(2, "iteration_s"));
+  CHECK(v(1, "chip_j_per_token") < v(0, "chip_j_per_token"));
+  CHECK(v(1, "chip_j_per_token") < v(2, "chip_j_per_token"));
+  for (std::size_t r = 0; r < 3; ++r) {
+    const double watts = r == 0 ? 100.0 : r == 1 ? 200.0 : 400.0;
+    CHECK(v(r, "peak_device_power_w") <= watts * (1.0 + 1e-9));
+  }
+  CHECK(v(2, "chip_j_per_token") == Approx(0.191).epsilon(0.02));
+  CHECK(v(1, "chip_j_per_token") == Approx(0.164).epsilon(0.02));
+  CHECK(v(0, "chip_j_per_token") == Approx(0.317).epsilon(0.02));
+}
+
 TEST_CASE("cost per token: the next node pays for its dearer wafer, the cheapest is best by cost",
           "[study][cost]") {
   // studies/gpt3_175b_node_memory_cost.yaml at N5 and N3 with HBM3: measured by the shipped

@@ -88,7 +88,8 @@ TEST_CASE("study errors name the file, line, column and key", "[study][config-er
   const std::string fixed = "strategy: tp2-pp2-dp2-mb4\n";
   CHECK(study_error(kHead + fixed + "sweep:\n  logc: [N7]\n") ==
         "s.yaml:9:9: error: sweep.logc: unknown axis (expected logic, memory, network, devices, "
-        "nodes_per_package, budget.power, budget.chip_area, budget.node_area, budget.perimeter, "
+        "nodes_per_package, budget.power, budget.power_limit, budget.chip_area, budget.node_area, "
+        "budget.perimeter, "
         "strategy, template, workload, search or label); did you mean \"logic\"?");
   CHECK(study_error(kHead + fixed + "sweep:\n  logic: []\n") ==
         "s.yaml:9:10: error: sweep.logic: expected at least one value");
