@@ -254,6 +254,7 @@ KernelTime KernelTimer::time(const Kernel& k) {
 
 KernelTime at_clock(KernelTime t, const Throttle& th, int memory_binding) {
   if (!th.throttled()) return t;
+  t.clock = th.rate;
   t.compute = t.compute / th.rate;
   t.clocked = t.clocked / th.rate;
   t.device = std::max(t.clocked, t.memory) + t.fixed;

@@ -26,6 +26,9 @@ struct KernelTime {
   Time memory;
   Time fixed;
   int clocked_binding = -1;
+  // The clock it ran at against the rated one: below 1 where the board's power limiter slowed
+  // it (power_limiter.hpp).
+  double clock = 1.0;
   Flops flops;
   Bytes main_memory_bytes;
   double wave_efficiency = 1.0;

@@ -62,7 +62,7 @@ std::string report_table(const MicroArch& a, const Workload& w, const GraphTimin
 
 constexpr const char* kCsvHeader =
     "id,name,kind,phase,dtype,layer,step,batch,m,n,k,flops,bytes,main_memory_bytes,compute_s,"
-    "device_s,binding,flops_per_s,intensity_flop_per_byte,wave_efficiency,start_s,end_s\n";
+    "device_s,binding,flops_per_s,intensity_flop_per_byte,wave_efficiency,clock,start_s,end_s\n";
 
 // The shortest text that reads back as the same double (as the JSON writer prints it).
 std::string num(double x) { return nlohmann::json(x).dump(); }
@@ -165,6 +165,7 @@ nlohmann::ordered_json report_json(const MicroArch& a, const Workload& w, const 
     kj["flops_per_s"] = r.time.achieved().si();
     kj["intensity_flop_per_byte"] = r.time.intensity();
     kj["wave_efficiency"] = r.time.wave_efficiency;
+    kj["clock"] = r.time.clock;
     kj["start_s"] = r.start.si();
     kj["end_s"] = r.end.si();
     kernels.push_back(std::move(kj));
@@ -225,7 +226,7 @@ std::string to_csv(const Workload& w, const GraphTiming& g, const KernelTimer& t
            num(kt.main_memory_bytes.si()) + "," + num(kt.compute.si()) + "," +
            num(kt.device.si()) + "," + csv_field(t.binding_name(kt.binding)) + "," +
            num(kt.achieved().si()) + "," + num(kt.intensity()) + "," + num(kt.wave_efficiency) +
-           "," + num(g.kernels[id].start.si()) + "," + num(g.kernels[id].end.si()) + "\n";
+           "," + num(kt.clock) + "," + num(g.kernels[id].start.si()) + "," + num(g.kernels[id].end.si()) + "\n";
   }
   return out;
 }

@@ -930,6 +930,9 @@ TEST_CASE("eval --isolated times one GEMM call: host floor plus device", "[cli][
   CHECK(device >= 3.711e-3);
   const auto training = nlohmann::json::parse(run(args).out);
   CHECK(device < 0.856 * training.at("kernels")[0].at("device_s").get<double>());
+  // The clock the limiter settled at, against the rated one.
+  CHECK(training.at("kernels")[0].at("clock").get<double>() < 1.0);
+  CHECK(training.at("kernels")[0].at("clock").get<double>() > 0.8);
   CHECK(training.at("training").at("energy").at("peak_device_power_w").get<double>() ==
         Approx(400.0));
   // The iteration (training_model.hpp: one call of a GEMM workload) is the launch latency

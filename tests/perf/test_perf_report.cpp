@@ -361,6 +361,10 @@ TEST_CASE("one isolated GEMM call: host floor plus device time", "[perf][report]
   const Kernel& k = w.graph.kernels().front();
   const KernelTime sustained = d.timer.time(k);
   CHECK(sustained.device.si() > device / 0.856);
+  // Its arithmetic at 0.856 of the rate and the limiter's clock (below the rated one).
+  CHECK(sustained.clock < 1.0);
+  CHECK(sustained.compute.si() ==
+        Approx(burst.time(k).compute.si() / (0.856 * sustained.clock)).epsilon(1e-12));
   const PowerLimit& limit = d.timer.machine().power_limit;
   CHECK(limit.idle + (sustained.energy() / sustained.device).si() == Approx(400.0).epsilon(1e-9));
   CHECK(j.at("call_flops_per_s").get<double>() ==
