@@ -5,7 +5,6 @@
 #include <tuple>
 #include <utility>
 
-
 namespace pathfinder {
 
 bool exceeds(const PowerLimit& limit, const PowerWindow& w) {
@@ -42,8 +41,8 @@ Throttle settle(const PowerLimit& limit, const PowerWindow& w) {
     // Between the minimum voltage and the rated one: Newton's steps from the rated voltage
     // (where r = s = 1, so its first step needs no power of V), kept inside a shrinking
     // bracket, until a step moves V by less than 1e-12 of it (Newton's error is then the
-    // square of that: below an ulp).
-    // A root below the minimum leaves the search at it; the clock then falls alone (below).
+    // square of that: below an ulp). A root below the minimum leaves the search at it; the
+    // clock then falls alone (below).
     double lo = floor_v, hi = v0;
     double f = ev + base - allowed * c;
     double slope = (a / (v0 - vt) - 1.0 / v0) * (ev + base) + 2.0 * ev / v0;
