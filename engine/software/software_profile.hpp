@@ -85,6 +85,9 @@ struct SoftwareProfile {
   bool tensor_comm_chunked = false;
   // Sequence parallelism's backward re-gathers of the layernorm outputs on a side stream.
   bool overlap_sp_regather = false;
+  // `overlap: {collective_sms: N}`: the SMs an overlapped collective's kernels hold while they
+  // run beside compute (stage_times.hpp collective_contention); 0: none taken.
+  int collective_sms = 0;
   // `precision: {linear_layers: fp8}`: the layers' linear GEMMs in FP8 (GptPartition::fp8_linear).
   bool fp8_linear = false;
   // `precision: {fp8_backward_accumulation: fast}`: the FP8 backward GEMMs with fast

@@ -140,6 +140,10 @@ PlacedComm GptTraining::placed_comm(const Placements& pl) {
   return PlacedComm({&m.groups[0], nullptr, &m.groups[2], &m.groups[1], &pl.context, &pl.expert});
 }
 
+double GptTraining::contention() const {
+  return collective_contention(options_.collective_sms, timer_.machine().bundles);
+}
+
 double GptTraining::tensor_overlap(const Strategy& s) const {
   return options_.tensor_comm_chunked ? 1.0 - 1.0 / s.tp : options_.tensor_comm_overlap;
 }
@@ -157,7 +161,7 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
     const std::shared_ptr<const ComputeGraph> g =
         part_graph(s, kind, layers, first_layer, embedding, head);
     params = static_cast<double>(g->parameter_count());
-    return stage_times(*g, timer_, comm, tp_overlap);
+    return stage_times(*g, timer_, comm, tp_overlap, contention());
   };
   Parts parts;
   // A mixture of experts' layer is one after its leading dense layers.
@@ -180,7 +184,8 @@ GptTraining::LayerKernels GptTraining::layer_kernels(const Strategy& s) {
   const auto dense = static_cast<int>(spec_.dense_layers_in(0, spec_.layers));
   LayerKernels out;
   out.graph = part_graph(s, PartKind::kLayer, 1, spec_.moe() ? dense : 0, false, false);
-  out.spans = kernel_spans(*out.graph, timer_, placed_comm(placements(s, 0)), tensor_overlap(s));
+  out.spans = kernel_spans(*out.graph, timer_, placed_comm(placements(s, 0)), tensor_overlap(s),
+                           contention());
   return out;
 }
 
@@ -238,7 +243,7 @@ void GptTraining::add_sharded_passes(const Parts& pt, const ShardedUnits& u, int
     if (embedding) send(u.embedding, 1.0);
     if (head) send(u.head, 1.0);
   }
-  ShardedPass f, b;
+  ShardedPass f(contention()), b(contention());
   if (embedding) f.layer(u.embedding.gather, chained(pt.embedding.forward, launch));
   for (int i = 0; i < dense; ++i) f.layer(u.dense_layer.gather, chained(pt.dense_layer.forward, launch));
   for (int i = dense; i < layers; ++i) f.layer(u.layer.gather, chained(pt.layer.forward, launch));
@@ -444,6 +449,7 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
   in.zero = s.zero;
   in.sharded = sharded;
   in.overlap_data_parallel = options_.overlaps_gradient_reduction(s.zero);
+  in.contention = contention();
   in.zero_all_reduce = options_.zero_all_reduce;
   in.gradient_bytes = bytes(gradient_reduction_bytes(options_.gradient_reduction, p.si(),
                                                      spec_.precision == DataType::kBf16));

@@ -53,6 +53,8 @@ struct TrainingOptions {
   bool tensor_comm_chunked = false;
   // Sequence parallelism's backward re-gathers on a side stream (GptPartition).
   bool overlap_sp_regather = false;
+  // SMs an overlapped collective holds beside compute (SoftwareProfile::collective_sms).
+  int collective_sms = 0;
   // The layers' linear GEMMs in FP8 (GptPartition::fp8_linear; the software profile's choice).
   bool fp8_linear = false;
   // The FP8 backward GEMMs with fast accumulation (GptPartition; the software profile's choice).
@@ -104,6 +106,7 @@ struct TrainingOptions {
     o.tensor_comm_overlap = s.tensor_comm_overlap;
     o.tensor_comm_chunked = s.tensor_comm_chunked;
     o.overlap_sp_regather = s.overlap_sp_regather;
+    o.collective_sms = s.collective_sms;
     o.fp8_linear = s.fp8_linear;
     o.fp8_fast_backward_accumulation = s.fp8_fast_backward_accumulation;
     o.attention_kernel = s.attention_kernel;
@@ -188,6 +191,8 @@ class GptTraining {
   static PlacedComm placed_comm(const Placements& pl);
   // The share of each tensor-parallel collective hidden (chunked, or the profile's fraction).
   [[nodiscard]] double tensor_overlap(const Strategy& s) const;
+  // What a second of collective overlapping compute costs it (collective_contention).
+  [[nodiscard]] double contention() const;
   const Placements& placements(const Strategy& s, int id);
   // Fills r's timing (iteration, breakdown, ...) with placements `id`.
   void time_iteration(const Strategy& s, int id, TrainingResult& r);

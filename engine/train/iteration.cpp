@@ -103,6 +103,7 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
   r.critical_stage = 0;
   for (int d = 0; d < P; ++d) {
     Time port, end, update, gather, tpc, dpc, outside, sync;
+    Time beside;  // the reduction's time beside the last backward
     double params = 0.0, experts = 0.0;
     Activity work, step;  // this device's, over the iteration
     for (int local = 0; local < v; ++local) {
@@ -149,7 +150,9 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
       const Time t1 = pipe.last_backward[cu];
       for (int k = 0; k < buckets; ++k) {
         const Time ready = in.overlap_data_parallel ? t0 + (t1 - t0) * (k + 1) / buckets : end;
-        port = fluid_end(std::max(port, ready), t, ts, end);
+        const Time start = std::max(port, ready);
+        port = fluid_end(start, t, ts, end);
+        if (start < end) beside += std::min(port, end) - start;
       }
     }
     if (reduce && in.zero >= 1) {
@@ -170,7 +173,8 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
       work.add_link_bytes(
           link_bytes(*experts_group, Collective::kAllGather, experts * in.parameter_bytes));
     }
-    const Time reduced = std::max(end, port);
+    // The backward beside the reduction ran on the SMs the collective left it.
+    const Time reduced = std::max(end + beside * in.contention, port);
     // Megatron's step: the tied embedding's gradients, then the gradient norm (clipping) and
     // the overflow check, then the update (and ZeRO's gather).
     const Time synced = sync + in.gradient_norm;

@@ -56,6 +56,9 @@ struct IterationInput {
   // backward, no parameter gather after the optimizer step (the parameters stay sharded).
   bool sharded = false;
   bool overlap_data_parallel = true;
+  // What a second of gradient reduction beside the last backward costs that backward, the SMs
+  // the collective holds (collective_contention, stage_times.hpp); 0: nothing.
+  double contention = 0.0;
   // ZeRO-1/2: all-reduce the gradients, not reduce-scatter (each member still steps its share).
   bool zero_all_reduce = false;
   Bytes gradient_bytes = bytes(2.0);   // per parameter

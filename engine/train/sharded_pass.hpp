@@ -20,7 +20,9 @@
 // serves the recomputed forward as well (FSDP's pre-backward unshard precedes the checkpointed
 // forward's re-run; one gather per layer per backward). The pass ends when both streams are
 // idle; the next pass on the device starts from idle streams (its first gather would queue
-// behind the reduce-scatter in flight on the same stream anyway).
+// behind the reduce-scatter in flight on the same stream anyway). While the communication
+// stream runs beside a layer's compute it holds SMs the compute then lacks: each second of that
+// overlap lengthens the compute by `contention` seconds (collective_contention, stage_times.hpp).
 // Fixed-size state, no allocation: it runs in the evaluator's per-chunk loop.
 #pragma once
 
@@ -30,6 +32,7 @@ namespace pathfinder {
 
 class ShardedPass {
  public:
+  explicit ShardedPass(double contention = 0.0) : contention_(contention) {}
   // The next layer in execution order (forward: first to last; backward: last to first):
   // its parameters' all-gather, its kernels, its gradients' reduce-scatter (0 in a forward).
   void layer(Time gather, Time compute, Time reduce_scatter = Time{});
@@ -45,7 +48,11 @@ class ShardedPass {
   Time compute_end_;
   Time pending_;        // the latest layer's reduce-scatter, issued at compute_end_
   Time compute_sum_;
+  double contention_ = 0.0;
   bool first_ = true;
+  // The latest layer's compute end once the communication beside it, up to `comm_end`, has
+  // slowed it.
+  [[nodiscard]] Time contended_end(Time comm_end) const;
 };
 
 }  // namespace pathfinder

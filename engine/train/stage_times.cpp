@@ -150,7 +150,7 @@ namespace {
 // Times each timing class once, on its first kernel (the timers are pure functions of it), into
 // the per-thread scratch; the passes then read them by class.
 Scratch& prepared_scratch(const ComputeGraph& g, KernelTimer& timer, const CommTimes& comm,
-                          double comm_overlap) {
+                          double comm_overlap, double contention) {
   thread_local Scratch scratch;
   // end[] is written before it is read (a dependency precedes its kernel in the same pass);
   // ring[] is read for every ring dependency, which may name a pass not yet timed, so it
@@ -168,9 +168,11 @@ Scratch& prepared_scratch(const ComputeGraph& g, KernelTimer& timer, const CommT
     if (k.comm) {
       scratch.comm[c] = comm.time(*k.comm);
       scratch.link[c] = comm.link_bytes(*k.comm);
-      // A blocking collective holds the stream for the part of it not hidden behind compute.
-      scratch.stream[c] = comm_overlap > 0.0 ? scratch.comm[c] * (1.0 - comm_overlap)
-                                             : scratch.comm[c];
+      // A blocking collective holds the stream for the part of it not hidden behind compute,
+      // and slows the compute hiding the rest by the SMs it takes.
+      scratch.stream[c] = comm_overlap > 0.0
+                              ? scratch.comm[c] * (1.0 - comm_overlap + comm_overlap * contention)
+                              : scratch.comm[c];
     } else {
       const KernelTime& kt = scratch.kernel[c] = timer.time(k);
       scratch.power[c] = kt.device > Time{} ? kt.energy() / kt.device : Power{};
@@ -182,10 +184,16 @@ Scratch& prepared_scratch(const ComputeGraph& g, KernelTimer& timer, const CommT
 
 }  // namespace
 
+double collective_contention(int sms, int bundles) {
+  if (sms <= 0 || bundles <= 0) return 0.0;
+  const double s = std::min(0.5, static_cast<double>(sms) / static_cast<double>(bundles));
+  return s / (1.0 - s);
+}
+
 StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTimes& comm,
-                       double comm_overlap) {
+                       double comm_overlap, double contention) {
   const HostSpec& host = timer.machine().host;
-  Scratch& scratch = prepared_scratch(g, timer, comm, comm_overlap);
+  Scratch& scratch = prepared_scratch(g, timer, comm, comm_overlap, contention);
   StageTimes out;
   const Time dispatch = host.training_dispatch, launch = host.launch_latency;
   out.forward = time_pass<false>(g, 0, scratch, dispatch, launch, comm_overlap, nullptr);
@@ -195,9 +203,10 @@ StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTime
 }
 
 std::vector<KernelSpan> kernel_spans(const ComputeGraph& g, KernelTimer& timer,
-                                     const CommTimes& comm, double comm_overlap) {
+                                     const CommTimes& comm, double comm_overlap,
+                                     double contention) {
   const HostSpec& host = timer.machine().host;
-  Scratch& scratch = prepared_scratch(g, timer, comm, comm_overlap);
+  Scratch& scratch = prepared_scratch(g, timer, comm, comm_overlap, contention);
   std::vector<KernelSpan> spans;
   spans.reserve(g.size());
   for (int p = 0; p < 3; ++p) {

@@ -57,11 +57,21 @@ struct KernelSpan {
 // pass: forward, backward, update.
 [[nodiscard]] std::vector<KernelSpan> kernel_spans(const ComputeGraph& g, KernelTimer& timer,
                                                    const CommTimes& comm,
-                                                   double comm_overlap = 0.0);
+                                                   double comm_overlap = 0.0,
+                                                   double contention = 0.0);
 
 // `comm_overlap`: the fraction of each blocking collective hidden behind compute by
 // decomposition (asynchronous tensor parallelism, collective matmul); 0 = fully exposed.
+// `contention`: what a hidden second of collective costs the compute it hides behind, the
+// collective's SMs taken from it (collective_contention); 0 = nothing.
 [[nodiscard]] StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer,
-                                     const CommTimes& comm, double comm_overlap = 0.0);
+                                     const CommTimes& comm, double comm_overlap = 0.0,
+                                     double contention = 0.0);
+
+// While a collective overlaps compute its kernels hold `sms` of the device's `bundles` SMs
+// (NCCL's CTAs do not share an SM with compute kernels, one per channel: NVIDIA/nccl issue
+// 689), so the compute beside it runs on the rest: each second of overlap costs the compute
+// s / (1 - s) seconds more, s = sms / bundles (at most 1/2).
+[[nodiscard]] double collective_contention(int sms, int bundles);
 
 }  // namespace pathfinder

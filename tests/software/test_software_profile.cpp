@@ -308,3 +308,19 @@ TEST_CASE("pipeline: which layers each stage holds is the profile's choice", "[s
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("overlap: collective_sms, the SMs an overlapped collective holds", "[software]") {
+  // The NCCL profiles carry the NCCL maintainer's 16 (NVIDIA/nccl issue 689); absent, none.
+  const std::string dir = test::source_path("templates/software");
+  const SoftwareProfile n = load_software_profile(resolve_software_profile("nemo-fp8", {dir}));
+  CHECK(n.collective_sms == 16);
+  CHECK(TrainingOptions::from(n).collective_sms == 16);
+  CHECK(load_software_profile(resolve_software_profile("deepflow-reference", {dir})).collective_sms == 0);
+  CHECK(profile_error(std::string(kMinimal) + "overlap:\n  collective_sms: -4\n") ==
+        "p.yaml:5:19: error: overlap.collective_sms: expected a count of SMs in [0, 1024], got "
+        "\"-4\"");
+}
+
+}  // namespace pathfinder

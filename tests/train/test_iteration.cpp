@@ -104,6 +104,13 @@ TEST_CASE("ZeRO-1 gradients: reduce-scattered or all-reduced, during or after th
   // During the last backward (DDP buckets): never slower than after it.
   CHECK(run(true, true).iteration_time.si() <= after.iteration_time.si());
   CHECK(run(false, true).iteration_time.si() <= scattered.iteration_time.si());
+  // The buckets' collectives holding half the SMs (contention 1): the last backward [10, 12]
+  // runs beside buckets 0-2 (ready at 10.5, 11, 11.5, each rs long) and is 3·rs longer; bucket
+  // 3 starts at 12, beside nothing. The step's gather and the host follow.
+  in.contention = 1.0;
+  const TrainingResult contended = run(false, true);
+  CHECK(contended.iteration_time.si() == Approx(12.0 + 3.0 * rs + ag + 0.5).epsilon(1e-12));
+  CHECK(contended.iteration_time.si() <= scattered.iteration_time.si());
 }
 
 }  // namespace pathfinder

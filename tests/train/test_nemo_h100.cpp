@@ -184,7 +184,9 @@ TEST_CASE("[calibration] NeMo 24.07 FP8 pre-training on DGX H100: tokens/s/GPU",
               n, 100 * mape, 100 * signed_sum / n);
   CHECK(n == 12);
   // Measured today (bounds just above, so a regression fails; the goal is the 8%):
-  //   MAPE 8.8%, bias +8.8% (8.5% before the board's power limiter slowed only the kernels
+  //   MAPE 7.4%, bias +7.4% (8.8% before the collectives overlapped with compute held SMs
+  //   beside it, software profile collective_sms, NCCL's 16; 8.5% before the board's power
+  //   limiter slowed only the kernels
   //   drawing more than 700 W, FP8 GEMMs to the measured FP8 benchmark-loop rate through their
   //   own energy per FLOP, engine/perf/power_limiter.hpp; 8.6% before the second
   //   bias-dropout-add's mask; 8.9% before the embedding's gradient zeroed and added into
@@ -202,7 +204,7 @@ TEST_CASE("[calibration] NeMo 24.07 FP8 pre-training on DGX H100: tokens/s/GPU",
   //   tp 1 to 8: a device-level shortfall, not a parallelism one.
   //   (Before FP8's own sustained rate, the A100's training residual and the fp32 loss:
   //   +28.6%, +34%, +22.9%.)
-  CHECK(mape <= 0.095);
+  CHECK(mape <= 0.08);
   CHECK(signed_sum / n <= 0.10);
   CHECK(signed_sum / n >= 0.0);  // a change that makes rows pessimistic must say why here
 }

@@ -46,6 +46,18 @@ TEST_CASE("ZeRO-3 backward: reduce-scatters share the stream with the gathers", 
   }
 }
 
+TEST_CASE("ZeRO-3 backward: the stream beside each layer's compute slows it", "[train]") {
+  // As the compute-bound backward above (gather 1, compute 10, reduce-scatter 2, 3 layers), the
+  // collectives holding SMs: each second beside a layer's compute adds 0.25 s to it. G0 [0,1];
+  // C0 [1,11] beside G1 [1,2]: ends 11.25. RS0 [11.25,13.25], G2 [13.25,14.25]; C1 [11.25,
+  // 21.25] beside 3 s of them: ends 22. RS1 [22,24]; C2 [22,32] beside RS1: ends 32.5; RS2
+  // [32.5,34.5]. Span 34.5 = 33 + 0.25 x (1 + 3 + 2).
+  ShardedPass b(0.25);
+  for (int i = 0; i < 3; ++i) b.layer(seconds(1.0), seconds(10.0), seconds(2.0));
+  CHECK(b.span().si() == Approx(34.5).epsilon(1e-12));
+  CHECK(b.exposed().si() == Approx(4.5).epsilon(1e-12));
+}
+
 TEST_CASE("ZeRO-3 pass without communication is the compute chain", "[train]") {
   // dp = 1: every collective costs 0, so the layers run back to back: 2 + 3 + 4 = 9.
   ShardedPass p;

@@ -136,3 +136,29 @@ TEST_CASE("a pass without inputs to wait for: span and host stall as the direct 
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("a hidden collective takes SMs from the compute it hides behind", "[train]") {
+  // NCCL's 16 CTAs on 132 SMs: each second beside compute costs it 16 / (132 - 16) s.
+  CHECK(collective_contention(16, 132) == Approx(16.0 / 116.0).epsilon(1e-12));
+  CHECK(collective_contention(0, 132) == 0.0);
+  CHECK(collective_contention(16, 0) == 0.0);
+  CHECK(collective_contention(200, 132) == 1.0);  // at most half the SMs: s / (1 - s) = 1
+  // A blocking collective half hidden (comm_overlap 0.5) and contention 0.2: the compute
+  // stream holds it for 0.5 of its time plus 0.2 x the hidden 0.5 = 0.6.
+  KernelTimer timer(test::shipped_machine("a100"));
+  ComputeGraphBuilder b;
+  const KernelId x = b.add(stream_kernel("x", KernelKind::kElementwise, Phase::kForward,
+                                         DataType::kBf16, flops(0.0), bytes(1e9), bytes(0.0), {}));
+  const Communication c{CommKind::kAllReduce, CommGroup::kTensor, bytes(1e6), false, 0};
+  (void)b.add(comm_kernel("ar", Phase::kForward, DataType::kBf16, c, {x}));
+  const ComputeGraph g = std::move(b).build();
+  const StageTimes plain = stage_times(g, timer, FixedComm(1e-3), 0.5);
+  const StageTimes contended = stage_times(g, timer, FixedComm(1e-3), 0.5, 0.2);
+  CHECK(plain.forward.exposed_comm.si() == Approx(0.5e-3).epsilon(1e-12));
+  CHECK(contended.forward.exposed_comm.si() == Approx(0.6e-3).epsilon(1e-12));
+  CHECK(contended.forward.span.si() == Approx(plain.forward.span.si() + 0.1e-3).epsilon(1e-12));
+}
+
+}  // namespace pathfinder
