@@ -148,9 +148,13 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
               : t;
       const Time t0 = pipe.last_backward_start[cu];
       const Time t1 = pipe.last_backward[cu];
+      if (!in.overlap_data_parallel) {
+        // After the backward: every bucket ready at its end, nothing beside it.
+        for (int k = 0; k < buckets; ++k) port = fluid_end(std::max(port, end), t, ts, end);
+        continue;
+      }
       for (int k = 0; k < buckets; ++k) {
-        const Time ready = in.overlap_data_parallel ? t0 + (t1 - t0) * (k + 1) / buckets : end;
-        const Time start = std::max(port, ready);
+        const Time start = std::max(port, t0 + (t1 - t0) * (k + 1) / buckets);
         port = fluid_end(start, t, ts, end);
         if (start < end) beside += std::min(port, end) - start;
       }
