@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "engine/core/format.hpp"
 #include "engine/parallel/strategy_check.hpp"
 #include "engine/train/cost.hpp"
 #include "engine/train/energy.hpp"
@@ -67,6 +68,14 @@ void TrainingModel::evaluate(const Strategy& s, TrainingResult& r) {
     r.feasible = false;
     r.reason = "the model's iteration time is not a finite positive number: an input is "
                "outside its physical range (utilizations, bandwidths, capacities, budgets)";
+  }
+  // A board limited below what the chip draws idle cannot run at any clock (the power
+  // limiter's cap, engine/perf/power_limiter.hpp): a design with a reason, not a time.
+  if (r.feasible && power_.limit > 0.0 && power_.limit <= power_.chip_idle()) {
+    r.feasible = false;
+    r.reason = printf_string("the board's power limit (%.4g W) is not above what the chip draws "
+                             "idle (%.4g W: leakage, clock tree, links)",
+                             power_.limit, power_.chip_idle());
   }
   if (r.feasible) {
     const double tokens = r.tokens_per_second * r.iteration_time.si();

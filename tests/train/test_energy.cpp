@@ -137,6 +137,33 @@ TEST_CASE("a lower power cap never raises power", "[train][energy][property]") {
   }
 }
 
+TEST_CASE("a board limited below its idle power cannot run: infeasible, with the reason",
+          "[train][energy]") {
+  // The A100 template idles at 76.0 W (device_power.hpp: leakage, clock tree, links): a 50 W
+  // run-time limit leaves no power for any work at any clock.
+  ArchTemplate t = test::shipped_template("a100");
+  t.budget.power_limit = watts(50.0);
+  const ArchSpec spec = bind_template(test::shipped_techlib(), t);
+  const MicroArch arch = generate_micro_arch(spec, ResourceSplit::from_template(spec.tmpl));
+  const Strategy s = parse_strategy("tp2-pp2-dp2-mb1");
+  TrainingModel m(spec, arch, workload("studies/workloads/gpt3_1.3b.yaml"), s.devices(),
+                  TrainingOptions::from(test::shipped_software("a100")));
+  const TrainingResult r = m.evaluate(s);
+  CHECK_FALSE(r.feasible);
+  CHECK(r.reason.find("power limit (50 W) is not above what the chip draws idle (75.97 W") !=
+        std::string::npos);
+  // At 100 W it runs, slower than at the full 400 W.
+  t.budget.power_limit = watts(100.0);
+  const ArchSpec spec100 = bind_template(test::shipped_techlib(), t);
+  TrainingModel m100(spec100, arch, workload("studies/workloads/gpt3_1.3b.yaml"), s.devices(),
+                     TrainingOptions::from(test::shipped_software("a100")));
+  const TrainingResult r100 = m100.evaluate(s);
+  REQUIRE(r100.feasible);
+  CHECK(r100.iteration_time > run("a100", workload("studies/workloads/gpt3_1.3b.yaml"), "tp2-pp2-dp2-mb1")
+                                  .iteration_time);
+  CHECK(r100.energy.peak_device_power.si() <= 100.0 * (1.0 + 1e-9));
+}
+
 TEST_CASE("[calibration] a compute-bound GEMM back to back against the board power",
           "[train][energy]") {
   // 8192^3 FP16 GEMMs back to back (PerfMode::kBackToBack) and in a training iteration
