@@ -51,7 +51,7 @@ struct DevicePower {
   std::array<double, 3> link_joule_per_byte{};
   std::array<double, 3> link_dynamic{};  // W with the links busy both ways
   double overhead = 0.0;  // node share outside the device, W
-  double limit = 0.0;     // the board's power limit, W: the budget the device was generated under
+  double limit = 0.0;     // the board's power limit, W: budget.power_limit, else budget.power
 
   // Drawn by the chip whenever it is powered, doing nothing: leakage, the core's clock tree,
   // the links' static share (scale-out and node overhead excluded).

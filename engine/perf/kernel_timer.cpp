@@ -189,6 +189,42 @@ KernelTime KernelTimer::flash_attention_time(const Kernel& k) const {
   return t;
 }
 
+namespace {
+
+// The kernel at a clock the power limiter chose (power_limiter.hpp): its clocked part and
+// arithmetic take 1/rate as long, its energy on the core's supply scales with V².
+KernelTime at_clock(KernelTime t, const Throttle& th, int memory_binding) {
+  if (!th.throttled()) return t;
+  t.clock = th.rate;
+  t.compute = t.compute / th.rate;
+  t.clocked = t.clocked / th.rate;
+  t.device = std::max(t.clocked, t.memory) + t.fixed;
+  t.binding = t.clocked >= t.memory ? t.clocked_binding : memory_binding;
+  t.core_energy = t.core_energy * th.energy;
+  t.on_chip_energy = t.on_chip_energy * th.energy;
+  return t;
+}
+
+PowerWindow power_window(const KernelTime& t) {
+  PowerWindow w;
+  w.core_energy = (t.core_energy + t.on_chip_energy).si();
+  w.memory_energy = t.main_memory_energy.si();
+  if (t.clocked >= t.memory) {
+    w.clocked = t.clocked.si();
+    w.unclocked = t.fixed.si();
+  } else {
+    w.unclocked = (t.memory + t.fixed).si();
+  }
+  return w;
+}
+
+bool same(const PowerWindow& a, const PowerWindow& b) {
+  return a.core_energy == b.core_energy && a.memory_energy == b.memory_energy &&
+         a.clocked == b.clocked && a.unclocked == b.unclocked;
+}
+
+}  // namespace
+
 KernelTime KernelTimer::time(const Kernel& k) {
   if (k.comm) return {};  // communication is timed by the system model (engine/system)
   if (k.attention) return limited(flash_attention_time(k));
@@ -251,40 +287,6 @@ KernelTime KernelTimer::time(const Kernel& k) {
   }
   return at_clock(t, e.throttle, levels());
 }
-
-KernelTime at_clock(KernelTime t, const Throttle& th, int memory_binding) {
-  if (!th.throttled()) return t;
-  t.clock = th.rate;
-  t.compute = t.compute / th.rate;
-  t.clocked = t.clocked / th.rate;
-  t.device = std::max(t.clocked, t.memory) + t.fixed;
-  t.binding = t.clocked >= t.memory ? t.clocked_binding : memory_binding;
-  t.core_energy = t.core_energy * th.energy;
-  t.on_chip_energy = t.on_chip_energy * th.energy;
-  return t;
-}
-
-PowerWindow power_window(const KernelTime& t) {
-  PowerWindow w;
-  w.core_energy = (t.core_energy + t.on_chip_energy).si();
-  w.memory_energy = t.main_memory_energy.si();
-  if (t.clocked >= t.memory) {
-    w.clocked = t.clocked.si();
-    w.unclocked = t.fixed.si();
-  } else {
-    w.unclocked = (t.memory + t.fixed).si();
-  }
-  return w;
-}
-
-namespace {
-
-bool same(const PowerWindow& a, const PowerWindow& b) {
-  return a.core_energy == b.core_energy && a.memory_energy == b.memory_energy &&
-         a.clocked == b.clocked && a.unclocked == b.unclocked;
-}
-
-}  // namespace
 
 Throttle KernelTimer::settle(const PowerWindow& w) {
   if (!exceeds(m_.power_limit, w)) return {};

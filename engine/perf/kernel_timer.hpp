@@ -48,12 +48,6 @@ struct KernelTime {
   }
 };
 
-// The kernel at a clock the power limiter chose (power_limiter.hpp): its clocked part and
-// arithmetic take 1/rate as long, its energy on the core's supply scales with V².
-[[nodiscard]] KernelTime at_clock(KernelTime t, const Throttle& th, int memory_binding);
-// One kernel's work as the power limiter sees it.
-[[nodiscard]] PowerWindow power_window(const KernelTime& t);
-
 class KernelTimer {
  public:
   explicit KernelTimer(PerfMachine machine);

@@ -5,11 +5,12 @@
 // "measured" come from the shipped studies' CLI runs (studies/README.md). About 2x from
 // parallelism optimization alone: the Fig. 10 ladder's first two rungs here (sequence-batched
 // LM), and tests/explore/test_paper_claims.cpp on the reference's node in both countings.
-// Beyond the paper, the energy and cost studies' findings (power_cap.yaml,
+// Beyond the paper, the energy and cost studies' findings (power_cap.yaml, power_limit.yaml,
 // gpt3_175b_node_memory_cost.yaml), likewise reduced.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <utility>
@@ -42,6 +43,27 @@ const char* const kJointSearch =
 double iteration_s(const StudyTable& t, std::size_t row) {
   REQUIRE(t.cell(row, *t.column("feasible")) == "1");
   return *t.number(row, "iteration_s");
+}
+
+// A shipped study run at three values of its first axis (`axis`, `size` values, those at
+// `keep`), the middle one spelt `middle`; its table.
+StudyTable at_three(const std::string& study, const char* axis, std::size_t size,
+                    std::array<std::size_t, 3> keep, const char* middle) {
+  StudySpec s = load_study(test::source_path("studies/" + study + ".yaml"));
+  StudyAxis& a = s.axes.front();
+  REQUIRE(a.name() == axis);
+  REQUIRE(a.values.size() == size);
+  a.values = {a.values[keep[0]], a.values[keep[1]], a.values[keep[2]]};
+  REQUIRE(a.values[1].text == middle);
+  const StudyRun run = run_study(s, test::run_options(test::fresh_dir(study)));
+  REQUIRE(run.complete());
+  return run.table;
+}
+
+// A feasible row's number.
+double number(const StudyTable& t, std::size_t row, const char* column) {
+  REQUIRE(t.cell(row, *t.column("feasible")) == "1");
+  return *t.number(row, column);
 }
 
 }  // namespace
@@ -248,20 +270,9 @@ TEST_CASE("power caps: the devices' energy per token falls, the system's rises, 
   // fabric draw the same power for a longer iteration, so the system's rises. Measured by
   // the shipped study: devices 0.191 J/token at 400 W, 0.152 at 250 W, 0.120 at 100 W; system
   // 0.541, 0.587, 0.973 J/token.
-  StudySpec s = load_study(test::source_path("studies/power_cap.yaml"));
-  StudyAxis& cap = s.axes.front();
-  REQUIRE(cap.name() == "budget.power");
-  // Keep the 100 W, 250 W and 400 W values (the first, fifth and last).
-  REQUIRE(cap.values.size() == 8);
-  cap.values = {cap.values[0], cap.values[4], cap.values[7]};
-  REQUIRE(cap.values[1].text == "250 W");
-  const StudyRun run = run_study(s, test::run_options(test::fresh_dir("power-cap")));
-  REQUIRE(run.complete());
-  const StudyTable& t = run.table;
-  const auto v = [&](std::size_t row, const char* column) {
-    REQUIRE(t.cell(row, *t.column("feasible")) == "1");
-    return *t.number(row, column);
-  };
+  // The 100 W, 250 W and 400 W caps (the first, fifth and last).
+  const StudyTable t = at_three("power_cap", "budget.power", 8, {0, 4, 7}, "250 W");
+  const auto v = [&](std::size_t row, const char* column) { return number(t, row, column); };
   std::printf("\npower cap  iteration s  devices J/token  system J/token  USD/M tokens\n");
   for (std::size_t r = 0; r < 3; ++r) {
     std::printf("%9s  %11.2f  %15.4f  %14.4f  %12.4f\n", t.cell(r, 0).c_str(), v(r, "iteration_s"),
@@ -290,19 +301,8 @@ TEST_CASE("a run-time power limit: the devices' energy per token falls, then ris
   // falls, then rises (the shape the power-limit sweeps of Zeus and Perseus measure). Measured
   // by the shipped study: 0.191 J/token at 400 W, 0.164 at 200 W (the least), 0.317 at 100 W;
   // 25.45, 32.35 and 101.5 s an iteration.
-  StudySpec s = load_study(test::source_path("studies/power_limit.yaml"));
-  StudyAxis& limit = s.axes.front();
-  REQUIRE(limit.name() == "budget.power_limit");
-  REQUIRE(limit.values.size() == 9);
-  limit.values = {limit.values[0], limit.values[4], limit.values[8]};
-  REQUIRE(limit.values[1].text == "200 W");
-  const StudyRun run = run_study(s, test::run_options(test::fresh_dir("power-limit")));
-  REQUIRE(run.complete());
-  const StudyTable& t = run.table;
-  const auto v = [&](std::size_t row, const char* column) {
-    REQUIRE(t.cell(row, *t.column("feasible")) == "1");
-    return *t.number(row, column);
-  };
+  const StudyTable t = at_three("power_limit", "budget.power_limit", 9, {0, 4, 8}, "200 W");
+  const auto v = [&](std::size_t row, const char* column) { return number(t, row, column); };
   std::printf("\npower limit  iteration s  devices J/token  peak W\n");
   for (std::size_t r = 0; r < 3; ++r) {
     std::printf("%11s  %11.2f  %15.4f  %6.1f\n", t.cell(r, 0).c_str(), v(r, "iteration_s"),

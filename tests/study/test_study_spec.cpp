@@ -95,6 +95,8 @@ TEST_CASE("study errors name the file, line, column and key", "[study][config-er
         "s.yaml:9:10: error: sweep.logic: expected at least one value");
   CHECK(study_error(kHead + fixed + "sweep:\n  budget.power: [300 W, 400 GB/s]\n")
             .find("s.yaml:9:25: error: sweep.budget.power[1]: expected a power such as") == 0);
+  CHECK(study_error(kHead + fixed + "sweep:\n  budget.power_limit: [-5 W]\n") ==
+        "s.yaml:9:24: error: sweep.budget.power_limit[0]: expected a positive power, got \"-5 W\"");
   CHECK(study_error(kHead + fixed + "sweep:\n  budget.chip_area: [-3 mm^2]\n") ==
         "s.yaml:9:22: error: sweep.budget.chip_area[0]: expected a positive area, got \"-3 mm^2\"");
   CHECK(study_error(kHead + fixed + "sweep:\n  logic: [N7, N5, N7]\n") ==
