@@ -99,6 +99,24 @@ TEST_CASE("A100 at full activity fits its 400 W at the 1.41 GHz boost clock", "[
   CHECK(a.total.power_used < a.total.power_budget);
 }
 
+TEST_CASE("A100 40GB: the A100 die with five HBM2 stacks, within 3% of its datasheet",
+          "[arch][golden][datasheet]") {
+  // NVIDIA A100 SXM4 40GB datasheet: 312 TFLOPS dense FP16/BF16, 40 GB HBM2 at 1,555 GB/s
+  // (5 x 1024 pins x 2.43 Gb/s; the model's HBM2 tops out at JESD235B's 2.4 Gb/s: 1,536 GB/s),
+  // L2 40 MB, NVLink 600 GB/s, 400 W.
+  const MicroArch a = generate_shipped("a100_40gb");
+  REQUIRE(a.feasible);
+  within_3pct(a.core.peak.in(units::teraflops_per_second), 312.0);
+  within_3pct(a.main_memory.bandwidth.in(units::gigabytes_per_second), 1555.0);
+  within_3pct(a.main_memory.capacity.in(units::gibibytes), 40.0);
+  CHECK(a.main_memory.devices == 5);
+  within_3pct(a.levels.back().capacity.in(units::mebibytes), 40.0);
+  within_3pct(a.network(NetworkTier::kInterPackage)->bandwidth.in(units::gigabytes_per_second), 600.0);
+  CHECK(a.total.power_used.si() <= 400.0 * (1 + 1e-12));
+  // The 80GB's core and clock: only the memory differs.
+  CHECK(a.core.frequency.si() == generate_shipped("a100").core.frequency.si());
+}
+
 TEST_CASE("H200: the H100 die with six HBM3e stacks, within 3% of its datasheet",
           "[arch][golden][datasheet]") {
   // NVIDIA H200 SXM datasheet: 989.4 TFLOPS dense FP16/BF16 (the H100's), 141 GB HBM3e (140.4

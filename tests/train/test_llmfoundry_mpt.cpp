@@ -11,8 +11,8 @@
 //              8192 (64); GeLU 4h, LayerNorm, biases, tied embeddings, vocabulary 50,368; the
 //              benchmark's learned position table (NumParams grows by s·h with the sequence);
 //              causal flash attention, no dropout. Each row's NumParams checks the shape.
-//   GPUs       templates/a100.yaml (A100 40 GB rows: the same SXM core, capacity not checked)
-//              and templates/h100.yaml
+//   GPUs       templates/a100.yaml, templates/a100_40gb.yaml (the same die with HBM2 at
+//              1,555 GB/s) and templates/h100.yaml
 //   strategy   dp = GPUs with FSDP FULL_SHARD -> zero3 (SHARD_GRAD_OP -> zero2), micro-batch and
 //              global batch as published, activation checkpointing -> recompute=full
 //   software   templates/software/llm-foundry.yaml (Composer, PyTorch FSDP, MPT's Triton
@@ -112,7 +112,7 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
   const TrainingOptions base = [] {
     TrainingOptions o = TrainingOptions::from(
         load_software_profile(test::source_path("templates/software/llm-foundry.yaml")));
-    o.check_memory = false;  // the A100 40 GB rows run on the 80 GB template
+    o.check_memory = false;  // every row ran: the published micro-batches fit
     return o;
   }();
   std::printf("\n%-10s %-5s %6s %5s %-34s %9s %9s %7s\n", "llm-foundry", "model", "seq", "gpus",
@@ -136,7 +136,10 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
     if (r.mixed_precision == "PURE") o.gradient_reduction = GradientReduction::kWorkload;
     REQUIRE((r.mixed_precision == "PURE" || r.mixed_precision == "DEFAULT"));
     const test::ShippedSystem& sys =
-        test::shipped_system(r.gpu == "h100_80gb" ? "h100" : "a100", "llm-foundry");
+        test::shipped_system(r.gpu == "h100_80gb"   ? "h100"
+                             : r.gpu == "a100_40gb" ? "a100_40gb"
+                                                    : "a100",
+                             "llm-foundry");
     const TrainingResult t = evaluate_training(sys.spec, sys.arch, w, s, o);
     REQUIRE(t.feasible);
     const double pred = t.tokens_per_second / r.gpus;
@@ -158,8 +161,10 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
   std::printf(" (goal MAPE <= 10%% each)\n");
   CHECK(n == 216);
   CHECK(by_gpu.size() == 2);
-  // Measured today (bounds just above, so a regression fails): A100 MAPE 11.7% (bias +11.2%),
-  // H100 15.9% (+8.7%); 13.1% and 18.3% before the board's power limiter and FSDP's
+  // Measured today (bounds just above, so a regression fails): A100 MAPE 9.4% (bias +8.9%),
+  // H100 15.9% (+8.7%); A100 11.7% with the 40 GB rows on the 80 GB template (HBM2e at
+  // 2,039 GB/s; the published 40 GB rows run 5-7% below the 80 GB ones at the same shape),
+  // 13.1% and 18.3% before the board's power limiter and FSDP's
   // collectives holding SMs beside the layers' compute (collective_sms). With the stack as the benchmarks ran it (llm-foundry.yaml): MPT's
   // Triton attention of FlashAttention-1's generation at half FlashAttention-2's rate (29.4%
   // and 32.0% with FlashAttention-2, fsdp.yaml's), Composer's two training-metric
@@ -171,7 +176,7 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
   // in. Rows without activation checkpointing are the worst (13B on H100, mb2: +40-46%, where
   // the same model with checkpointing and mb16 is near +10%): near-full memory and the caching
   // allocator's retries are not modelled.
-  CHECK(by_gpu["a100"].first / by_gpu["a100"].second <= 0.135);
+  CHECK(by_gpu["a100"].first / by_gpu["a100"].second <= 0.10);
   CHECK(by_gpu["h100"].first / by_gpu["h100"].second <= 0.19);
   CHECK(bias_by_gpu["a100"] > 0.0);  // optimistic, as every row today
 }
