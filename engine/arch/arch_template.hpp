@@ -132,6 +132,10 @@ struct LinkBehavior {
   double bandwidth_congestion = 1.0;
   double latency_congestion = 1.0;
   int leaf_size = 32;  // fat-tree: devices under one leaf switch [R]
+  // How much longer the compute beside a collective on this tier runs, per second of the
+  // collective: 0.76 when a kernel takes 1.76x as long (measured, templates/a100.yaml). 0: only
+  // the SMs the software profile says the collective holds (overlap.collective_sms).
+  double compute_contention = 0.0;
 };
 
 struct NetworkSpec {

@@ -13,7 +13,9 @@
 // column-parallel GEMM and a reduce-scatter after the row-parallel one, and the replicated
 // element-wise work shrinks to T/t rows; backward also re-gathers the layernorm outputs for the
 // weight gradients (Korthikanti et al. 2022, §4.2.2): on the compute stream unless the
-// partition overlaps them with the data-gradient GEMMs (GptPartition::overlap_sp_regather).
+// partition overlaps them with the data-gradient GEMMs (GptPartition::overlap_sp_regather), as
+// it may the column-parallel layers' input-gradient collectives with their weight-gradient
+// GEMMs (GptPartition::overlap_tp_backward).
 // Recomputation re-runs a layer's forward (full) or its attention core (selective: scores,
 // softmax, context) at the start of its backward. The unfused attention is Megatron's: its
 // softmax one fused kernel where FusedScaleMaskSoftmax takes the shape, else PyTorch's five
@@ -267,10 +269,10 @@ class GptBuilder {
                : x;
   }
   // After a row-parallel GEMM: partial sums all-reduced, or reduce-scattered with SP.
-  Deps reduce_out(int layer, const std::string& n, Phase ph, Deps x) {
+  Deps reduce_out(int layer, const std::string& n, Phase ph, Deps x, bool overlapped = false) {
     return tp_comm(layer, n,
                    part_.sequence_parallel ? CommKind::kReduceScatter : CommKind::kAllReduce, ph,
-                   std::move(x));
+                   std::move(x), overlapped);
   }
   // A norm over `width` elements on `rows` rows (the hidden states: rows_ and h).
   KernelId layernorm_fwd(int layer, const std::string& n, Deps in) {
@@ -529,7 +531,8 @@ class GptBuilder {
       wg.push_back(fc1_w);
       fc1_ds = {fc1_d};
     }
-    return reduce_out(i, pre + "fc1.reduce.bwd", Phase::kBackwardData, fc1_ds);
+    return reduce_out(i, pre + "fc1.reduce.bwd", Phase::kBackwardData, fc1_ds,
+                      part_.overlap_tp_backward);
   }
   // Mixture-of-experts MLP: forward from the (gathered) norm output, returns the combined
   // output's producers (row-parallel partial sums reduced); backward from the output gradient,
@@ -860,7 +863,8 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
     qkv_r = mla_bwd(i, fw, w, dqkv, ln1_in, grads);
   } else {
     const auto [qkv_d, qkv_w] = linear_bwd(i, "qkv", w.qkv, dqkv, ln1_in);
-    qkv_r = reduce_out(i, "qkv.reduce.bwd", Phase::kBackwardData, {qkv_d});
+    qkv_r = reduce_out(i, "qkv.reduce.bwd", Phase::kBackwardData, {qkv_d},
+                       part_.overlap_tp_backward);
     grads.push_back(qkv_w);
   }
   const KernelId ln1_b = layernorm_bwd(i, "ln1", qkv_r);

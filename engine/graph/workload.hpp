@@ -201,12 +201,16 @@ struct GptPartition {
   bool embedding = true;  // the token and position embedding (first stage)
   bool head = true;       // final layernorm, logits and loss (last stage)
   // Sequence parallelism's two backward re-gathers of the layernorm outputs (for the QKV and
-  // FFN1 weight gradients) on a communication stream beside the data-gradient GEMMs. Off: on
-  // the compute stream. Megatron-LM launches them asynchronously, but NCCL's kernels and the
-  // GEMM share the SMs and memory; Korthikanti et al. 2022 Table 4 measure the SP backward
-  // 0.1 ms faster than without SP (11.8 vs 11.9 ms) although SP removes ~0.6 ms of replicated
-  // element-wise work: the re-gathers (~0.4 ms each on that layer) are not hidden.
+  // FFN1 weight gradients) on a communication stream beside the data-gradient GEMMs, as
+  // Megatron-LM launches them (LinearWithGradAccumulationAndAsyncCommunication); the compute
+  // beside them pays the contention (stage_times.hpp). Off: on the compute stream.
   bool overlap_sp_regather = false;
+  // A column-parallel layer's (QKV, FFN1) input-gradient all-reduce, or reduce-scatter under
+  // SP, on a side stream beside its weight-gradient GEMM, the layer norm's backward waiting
+  // for it: Megatron-LM's LinearWithGradAccumulationAndAsyncCommunication (async_grad_allreduce,
+  // on by default since 2022; megatron/core/tensor_parallel/layers.py). Off: blocking after the
+  // weight gradient.
+  bool overlap_tp_backward = false;
   // The layers' linear GEMMs (QKV, projection, MLP: forward, data and weight gradients) in FP8
   // with per-tensor scaling, as Transformer Engine runs them (Micikevicius et al. 2022; NVIDIA
   // TE docs, "Using FP8 with Transformer Engine"): each GEMM input cast to FP8 with its

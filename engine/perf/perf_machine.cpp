@@ -29,6 +29,9 @@ PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch, PerfM
   m.warp_mma_fraction = spec.tmpl.core.warp_mma_fraction;
   m.attention_backward_fraction = spec.tmpl.core.attention_backward_fraction;
   m.fp8_promoted_accumulation_fraction = spec.tmpl.core.fp8_promoted_accumulation_fraction;
+  if (const NetworkSpec* up = spec.tmpl.find_network(NetworkTier::kInterPackage)) {
+    m.scale_up_contention = up->behavior.compute_contention;
+  }
   m.bundles = arch.core.bundles;
   m.mcus_per_bundle = spec.tmpl.core.mcus_per_bundle;
   m.array_rows = spec.tmpl.core.array_rows;

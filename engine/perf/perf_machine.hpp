@@ -32,6 +32,9 @@ struct PerfMachine {
   double warp_mma_fraction = 1.0;  // of matrix_flops, for warp-MMA kernels (FlashAttention-2)
   double attention_backward_fraction = 1.0;  // of the rate, a fused attention's backward
   double fp8_promoted_accumulation_fraction = 1.0;  // of the FP8 rate, promoted accumulation
+  // How much longer compute runs beside a collective in the scale-up domain, per second of it
+  // (the inter-package tier's LinkBehavior::compute_contention).
+  double scale_up_contention = 0.0;
   int bundles = 1;            // enabled bundles: the units output tiles are spread over
   int mcus_per_bundle = 1;
   int array_rows = 1;         // MCU systolic array (paper eq. 5's Nx, Ny)

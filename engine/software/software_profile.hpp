@@ -85,6 +85,10 @@ struct SoftwareProfile {
   bool tensor_comm_chunked = false;
   // Sequence parallelism's backward re-gathers of the layernorm outputs on a side stream.
   bool overlap_sp_regather = false;
+  // `overlap: {tensor_parallel_backward: true}`: a column-parallel layer's input-gradient
+  // all-reduce (reduce-scatter under SP) launched asynchronously before its weight-gradient
+  // GEMM and waited for after it (GptPartition::overlap_tp_backward).
+  bool overlap_tp_backward = false;
   // `overlap: {collective_sms: N}`: the SMs an overlapped collective's kernels hold while they
   // run beside compute (stage_times.hpp collective_contention); 0: none taken.
   int collective_sms = 0;

@@ -96,6 +96,7 @@ const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id
 GptPartition software_partition(const TrainingOptions& o, DataType precision) {
   GptPartition p;
   p.overlap_sp_regather = o.overlap_sp_regather;
+  p.overlap_tp_backward = o.overlap_tp_backward;
   p.fp8_linear = o.fp8_linear;
   p.fp8_fast_backward_accumulation = o.fp8_fast_backward_accumulation;
   p.attention_kernel = o.attention_kernel;
@@ -144,6 +145,10 @@ double GptTraining::contention() const {
   return collective_contention(options_.collective_sms, timer_.machine().bundles);
 }
 
+double GptTraining::tensor_contention() const {
+  return std::max(contention(), timer_.machine().scale_up_contention);
+}
+
 double GptTraining::tensor_overlap(const Strategy& s) const {
   return options_.tensor_comm_chunked ? 1.0 - 1.0 / s.tp : options_.tensor_comm_overlap;
 }
@@ -161,7 +166,7 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
     const std::shared_ptr<const ComputeGraph> g =
         part_graph(s, kind, layers, first_layer, embedding, head);
     params = static_cast<double>(g->parameter_count());
-    return stage_times(*g, timer_, comm, tp_overlap, contention());
+    return stage_times(*g, timer_, comm, tp_overlap, tensor_contention());
   };
   Parts parts;
   // A mixture of experts' layer is one after its leading dense layers.
@@ -185,7 +190,7 @@ GptTraining::LayerKernels GptTraining::layer_kernels(const Strategy& s) {
   LayerKernels out;
   out.graph = part_graph(s, PartKind::kLayer, 1, spec_.moe() ? dense : 0, false, false);
   out.spans = kernel_spans(*out.graph, timer_, placed_comm(placements(s, 0)), tensor_overlap(s),
-                           contention());
+                           tensor_contention());
   return out;
 }
 

@@ -53,6 +53,8 @@ struct TrainingOptions {
   bool tensor_comm_chunked = false;
   // Sequence parallelism's backward re-gathers on a side stream (GptPartition).
   bool overlap_sp_regather = false;
+  // Column-parallel input-gradient collectives beside the weight-gradient GEMMs (GptPartition).
+  bool overlap_tp_backward = false;
   // SMs an overlapped collective holds beside compute (SoftwareProfile::collective_sms).
   int collective_sms = 0;
   // The layers' linear GEMMs in FP8 (GptPartition::fp8_linear; the software profile's choice).
@@ -106,6 +108,7 @@ struct TrainingOptions {
     o.tensor_comm_overlap = s.tensor_comm_overlap;
     o.tensor_comm_chunked = s.tensor_comm_chunked;
     o.overlap_sp_regather = s.overlap_sp_regather;
+    o.overlap_tp_backward = s.overlap_tp_backward;
     o.collective_sms = s.collective_sms;
     o.fp8_linear = s.fp8_linear;
     o.fp8_fast_backward_accumulation = s.fp8_fast_backward_accumulation;
@@ -193,6 +196,8 @@ class GptTraining {
   [[nodiscard]] double tensor_overlap(const Strategy& s) const;
   // What a second of collective overlapping compute costs it (collective_contention).
   [[nodiscard]] double contention() const;
+  // The same for the tensor group's collectives, in the scale-up domain (PerfMachine).
+  [[nodiscard]] double tensor_contention() const;
   const Placements& placements(const Strategy& s, int id);
   // Fills r's timing (iteration, breakdown, ...) with placements `id`.
   void time_iteration(const Strategy& s, int id, TrainingResult& r);

@@ -71,6 +71,10 @@ PassTimes time_pass(const ComputeGraph& g, int p, Scratch& scratch, Time dispatc
     if (st.kind == Kind::kOverlappedComm) {
       const Time start = later(comm_free, ready_of(st));
       end[i] = comm_free = start + scratch.comm[c];
+      // The compute beside it loses the SMs it holds (stream[c]; prepared_scratch): the
+      // compute stream's free time moves on by that much, not counted as a host stall.
+      lead += stream[c];
+      run_lead += stream[c];
       span = later(span, end[i]);
       if constexpr (kRecord) spans->push_back({i, p, true, start, end[i]});
       continue;
@@ -138,6 +142,7 @@ PassTimes time_pass(const ComputeGraph& g, int p, Scratch& scratch, Time dispatc
       pt.kernels += static_cast<int>(cc.count);
     } else if (cc.kind == Kind::kOverlappedComm) {
       pt.hidden_comm += n * scratch.comm[c];
+      pt.exposed_comm += n * stream[c];  // what it cost the compute beside it
     }
   }
   return pt;
@@ -169,10 +174,13 @@ Scratch& prepared_scratch(const ComputeGraph& g, KernelTimer& timer, const CommT
       scratch.comm[c] = comm.time(*k.comm);
       scratch.link[c] = comm.link_bytes(*k.comm);
       // A blocking collective holds the stream for the part of it not hidden behind compute,
-      // and slows the compute hiding the rest by the SMs it takes.
-      scratch.stream[c] = comm_overlap > 0.0
-                              ? scratch.comm[c] * (1.0 - comm_overlap + comm_overlap * contention)
-                              : scratch.comm[c];
+      // and slows the compute hiding the rest by the SMs it takes; one on the communication
+      // stream slows the compute beside it likewise (taken as busy for the whole collective).
+      scratch.stream[c] =
+          k.comm->overlapped ? scratch.comm[c] * contention
+          : comm_overlap > 0.0
+              ? scratch.comm[c] * (1.0 - comm_overlap + comm_overlap * contention)
+              : scratch.comm[c];
     } else {
       const KernelTime& kt = scratch.kernel[c] = timer.time(k);
       scratch.power[c] = kt.device > Time{} ? kt.energy() / kt.device : Power{};

@@ -31,7 +31,7 @@ class CommTimes {
 struct PassTimes {
   Time span;            // from the first kernel's issue to the last kernel's end
   Time compute;         // sum of compute-kernel device times
-  Time exposed_comm;    // blocking collectives on the compute stream
+  Time exposed_comm;    // blocking collectives, and what side-stream ones cost the compute
   Time hidden_comm;     // overlapped collectives
   Time host_stall;      // compute stream idle waiting for the host
   int kernels = 0;

@@ -36,7 +36,10 @@ TEST_CASE("shipped software profiles load with their sourced values", "[software
   CHECK(m.iteration.si() == 0.0);  // [fit] vTrain, refitted once the loss was modelled
   CHECK(m.fp32_cross_entropy);    // Megatron's vocab_parallel_cross_entropy(output.float())
   CHECK_FALSE(m.overlap_data_parallel);  // local DDP: reduction after the backward pass
-  CHECK_FALSE(m.overlap_sp_regather);    // Korthikanti Table 4
+  // Megatron-LM's LinearWithGradAccumulationAndAsyncCommunication: SP's re-gather beside the
+  // data-gradient GEMM, the input-gradient collective beside the weight-gradient GEMM.
+  CHECK(m.overlap_sp_regather);
+  CHECK(m.overlap_tp_backward);
   CHECK(m.tensor_comm_overlap == 0.0);
   CHECK(load_software_profile(dir + "/megatron-core.yaml").overlap_data_parallel);
   // No memory_model block: the ZeRO/Korthikanti counts unchanged.
