@@ -268,8 +268,8 @@ TEST_CASE("power caps: the devices' energy per token falls, the system's rises, 
   // studies/power_cap.yaml at three of its caps. The devices' energy per token falls as the cap
   // drops (energy per FLOP ~ V^2 at the lower operating point, leakage ~ V); the node and
   // fabric draw the same power for a longer iteration, so the system's rises. Measured by
-  // the shipped study: devices 0.191 J/token at 400 W, 0.152 at 250 W, 0.120 at 100 W; system
-  // 0.541, 0.587, 0.973 J/token.
+  // the shipped study: devices 0.192 J/token at 400 W, 0.153 at 250 W, 0.120 at 100 W; system
+  // 0.539, 0.586, 0.972 J/token.
   // The 100 W, 250 W and 400 W caps (the first, fifth and last).
   const StudyTable t = at_three("power_cap", "budget.power", 8, {0, 4, 7}, "250 W");
   const auto v = [&](std::size_t row, const char* column) { return number(t, row, column); };
@@ -299,8 +299,8 @@ TEST_CASE("a run-time power limit: the devices' energy per token falls, then ris
   // FLOP ~ V²) until the core reaches its minimum voltage; below that the clock falls alone and
   // the chip's 76 W of idle power over an ever longer iteration dominates: energy per token
   // falls, then rises (the shape the power-limit sweeps of Zeus and Perseus measure). Measured
-  // by the shipped study: 0.191 J/token at 400 W, 0.164 at 200 W (the least), 0.317 at 100 W;
-  // 25.45, 32.35 and 101.5 s an iteration.
+  // by the shipped study: 0.192 J/token at 400 W, 0.164 at 200 W (175 W the same), 0.314 at 100 W;
+  // 25.29, 32.15 and 100.4 s an iteration.
   const StudyTable t = at_three("power_limit", "budget.power_limit", 9, {0, 4, 8}, "200 W");
   const auto v = [&](std::size_t row, const char* column) { return number(t, row, column); };
   std::printf("\npower limit  iteration s  devices J/token  peak W\n");
