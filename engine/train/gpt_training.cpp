@@ -141,12 +141,12 @@ PlacedComm GptTraining::placed_comm(const Placements& pl) {
   return PlacedComm({&m.groups[0], nullptr, &m.groups[2], &m.groups[1], &pl.context, &pl.expert});
 }
 
-double GptTraining::contention() const {
-  return collective_contention(options_.collective_sms, timer_.machine().bundles);
-}
-
-double GptTraining::tensor_contention() const {
-  return std::max(contention(), timer_.machine().scale_up_contention);
+double GptTraining::contention(const GroupPlacement& group) const {
+  const double sms = collective_contention(options_.collective_sms, timer_.machine().bundles);
+  // Across nodes a collective moves a tenth of NVLink's rate or less: the memory traffic
+  // behind the scale-up tier's measured contention scales with it, and the SMs dominate.
+  if (group.size <= 1 || group.outermost_tier == Tier::kScaleOut) return sms;
+  return std::max(sms, timer_.machine().scale_up_contention);
 }
 
 double GptTraining::tensor_overlap(const Strategy& s) const {
@@ -159,14 +159,16 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
                                    s.ulysses ? 1 : 0, s.ep, s.pp, id);
   auto it = parts_.find(key);
   if (it != parts_.end()) return it->second;
-  const PlacedComm comm = placed_comm(placements(s, id));
+  const Placements& pl = placements(s, id);
+  const PlacedComm comm = placed_comm(pl);
   const double tp_overlap = tensor_overlap(s);
+  const double tensor_contention = contention(pl.mapping.groups[0]);
   const auto part = [&](PartKind kind, int layers, int first_layer, bool embedding, bool head,
                         double& params) {
     const std::shared_ptr<const ComputeGraph> g =
         part_graph(s, kind, layers, first_layer, embedding, head);
     params = static_cast<double>(g->parameter_count());
-    return stage_times(*g, timer_, comm, tp_overlap, tensor_contention());
+    return stage_times(*g, timer_, comm, tp_overlap, tensor_contention);
   };
   Parts parts;
   // A mixture of experts' layer is one after its leading dense layers.
@@ -189,8 +191,9 @@ GptTraining::LayerKernels GptTraining::layer_kernels(const Strategy& s) {
   const auto dense = static_cast<int>(spec_.dense_layers_in(0, spec_.layers));
   LayerKernels out;
   out.graph = part_graph(s, PartKind::kLayer, 1, spec_.moe() ? dense : 0, false, false);
-  out.spans = kernel_spans(*out.graph, timer_, placed_comm(placements(s, 0)), tensor_overlap(s),
-                           tensor_contention());
+  const Placements& pl = placements(s, 0);
+  out.spans = kernel_spans(*out.graph, timer_, placed_comm(pl), tensor_overlap(s),
+                           contention(pl.mapping.groups[0]));
   return out;
 }
 
@@ -223,6 +226,7 @@ GptTraining::ShardedUnits GptTraining::sharded_units(const Parts& pt,
     return u;
   };
   ShardedUnits out;
+  out.contention = contention(data);
   out.layer = unit(pt.layer_parameters - layer_experts, layer_experts);
   out.dense_layer = unit(pt.dense_layer_parameters, 0.0);
   out.embedding = unit(pt.embedding_parameters, 0.0);
@@ -248,7 +252,7 @@ void GptTraining::add_sharded_passes(const Parts& pt, const ShardedUnits& u, int
     if (embedding) send(u.embedding, 1.0);
     if (head) send(u.head, 1.0);
   }
-  ShardedPass f(contention()), b(contention());
+  ShardedPass f(u.contention), b(u.contention);
   if (embedding) f.layer(u.embedding.gather, chained(pt.embedding.forward, launch));
   for (int i = 0; i < dense; ++i) f.layer(u.dense_layer.gather, chained(pt.dense_layer.forward, launch));
   for (int i = dense; i < layers; ++i) f.layer(u.layer.gather, chained(pt.layer.forward, launch));
@@ -454,7 +458,7 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
   in.zero = s.zero;
   in.sharded = sharded;
   in.overlap_data_parallel = options_.overlaps_gradient_reduction(s.zero);
-  in.contention = contention();
+  in.contention = contention(m.groups[1]);
   in.zero_all_reduce = options_.zero_all_reduce;
   in.gradient_bytes = bytes(gradient_reduction_bytes(options_.gradient_reduction, p.si(),
                                                      spec_.precision == DataType::kBf16));

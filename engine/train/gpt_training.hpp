@@ -194,10 +194,10 @@ class GptTraining {
   static PlacedComm placed_comm(const Placements& pl);
   // The share of each tensor-parallel collective hidden (chunked, or the profile's fraction).
   [[nodiscard]] double tensor_overlap(const Strategy& s) const;
-  // What a second of collective overlapping compute costs it (collective_contention).
-  [[nodiscard]] double contention() const;
-  // The same for the tensor group's collectives, in the scale-up domain (PerfMachine).
-  [[nodiscard]] double tensor_contention() const;
+  // What a second of a collective of the group overlapping compute costs it
+  // (collective_contention): the SMs they hold (collective_sms) or, for a group within the scale-up
+  // domain, at least that tier's measured contention (PerfMachine::scale_up_contention).
+  [[nodiscard]] double contention(const GroupPlacement& group) const;
   const Placements& placements(const Strategy& s, int id);
   // Fills r's timing (iteration, breakdown, ...) with placements `id`.
   void time_iteration(const Strategy& s, int id, TrainingResult& r);
@@ -216,6 +216,7 @@ class GptTraining {
   };
   struct ShardedUnits {
     ShardedUnit embedding, layer, dense_layer, head;
+    double contention = 0.0;  // of the data group's collectives (contention)
   };
   [[nodiscard]] ShardedUnits sharded_units(const Parts& pt, const GroupPlacement& data,
                                            const GroupPlacement& experts, double layer_experts,

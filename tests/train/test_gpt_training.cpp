@@ -296,6 +296,33 @@ TEST_CASE("column-parallel backward collectives beside the weight-gradient GEMMs
   CHECK(side.forward.span.si() == blocking.forward.span.si());
 }
 
+TEST_CASE("the scale-up tier's contention slows compute beside collectives within it only",
+          "[train]") {
+  // ZeRO-3 (FSDP) over the data group: on 8 A100s its per-layer gathers and reduce-scatters
+  // run on NVLink beside the layers' compute, which pays a100.yaml's measured 0.76 per second
+  // of them; on 16 (two nodes) the group crosses InfiniBand, moving a tenth of NVLink's rate,
+  // and only the SMs NCCL holds count (collective_sms), whatever the NVLink tier's figure.
+  const GptSpec w{24, 2048, 16, 4 * 2048, 2048, 51200, 4, 64, DataType::kBf16, Optimizer::kAdam};
+  TrainingOptions o;
+  o.collective_sms = 16;
+  const auto iteration = [&](double nvlink_contention, int devices) {
+    ArchTemplate t = load_template(test::source_path("templates/a100.yaml"));
+    for (NetworkSpec& n : t.networks) {
+      if (n.tier == NetworkTier::kInterPackage) n.behavior.compute_contention = nvlink_contention;
+    }
+    const ArchSpec spec = bind_template(test::shipped_techlib(), t);
+    const MicroArch arch = generate_micro_arch(spec, ResourceSplit::from_template(spec.tmpl));
+    GptTraining m(w, make_perf_machine(spec, arch), make_system_graph(spec, arch, devices),
+                  arch.core.peak, o);
+    const TrainingResult r =
+        m.evaluate(parse_strategy("tp1-pp1-dp" + std::to_string(devices) + "-mb4-zero3"));
+    REQUIRE(r.feasible);
+    return r.iteration_time.si();
+  };
+  CHECK(iteration(0.76, 8) > iteration(0.0, 8) * 1.001);
+  CHECK(iteration(0.76, 16) == iteration(0.0, 16));
+}
+
 TEST_CASE("tensor-parallel communication hidden as configured", "[train]") {
   // Korthikanti's 22B layer: fully exposed all-reduces (0), half hidden, all hidden. A hidden
   // second still costs the compute beside it 0.76 s on the A100's NVLink
