@@ -161,11 +161,15 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
   std::printf(" (goal MAPE <= 10%% each)\n");
   CHECK(n == 216);
   CHECK(by_gpu.size() == 2);
-  // Measured today (bounds just above, so a regression fails): A100 MAPE 6.6% (bias +4.8%), H100 14.8% (+5.9%); A100 7.4% before FSDP's NVLink collectives cost the compute beside them a100.yaml's measured contention (0.76 a second, not the SMs' 0.17), at the residual 0.821; A100 9.4% (bias +8.9%),
+  // Measured today (bounds just above, so a regression fails): A100 MAPE 6.6% (bias +4.8%),
+  // H100 14.8% (+5.9%); A100 7.4% before FSDP's NVLink collectives cost the compute beside
+  // them a100.yaml's measured contention (0.76 a second, not the SMs' 0.17); at the residual
+  // 0.856 (before Megatron's backward overlap refitted it to 0.821) A100 9.4% (bias +8.9%),
   // H100 15.9% (+8.7%); A100 11.7% with the 40 GB rows on the 80 GB template (HBM2e at
   // 2,039 GB/s; the published 40 GB rows run 5-7% below the 80 GB ones at the same shape),
-  // 13.1% and 18.3% before the board's power limiter and FSDP's
-  // collectives holding SMs beside the layers' compute (collective_sms). With the stack as the benchmarks ran it (llm-foundry.yaml): MPT's
+  // 13.1% and 18.3% before the board's power limiter and FSDP's collectives holding SMs
+  // beside the layers' compute (collective_sms). With the stack as the benchmarks ran it
+  // (llm-foundry.yaml): MPT's
   // Triton attention of FlashAttention-1's generation at half FlashAttention-2's rate (29.4%
   // and 32.0% with FlashAttention-2, fsdp.yaml's), Composer's two training-metric
   // cross-entropies (17.3% and 19.6% without), MPT's fused loss (10.2% and 16.5% with fp32
@@ -176,8 +180,8 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
   // in. Rows without activation checkpointing are the worst (13B on H100, mb2: +40-46%, where
   // the same model with checkpointing and mb16 is near +10%): near-full memory and the caching
   // allocator's retries are not modelled.
-  CHECK(by_gpu["a100"].first / by_gpu["a100"].second <= 0.10);
-  CHECK(by_gpu["h100"].first / by_gpu["h100"].second <= 0.19);
+  CHECK(by_gpu["a100"].first / by_gpu["a100"].second <= 0.07);
+  CHECK(by_gpu["h100"].first / by_gpu["h100"].second <= 0.155);
   CHECK(bias_by_gpu["a100"] > 0.0);  // optimistic, as every row today
 }
 
