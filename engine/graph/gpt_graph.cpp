@@ -792,8 +792,13 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
 
   // FFN: gather the gradient rows (SP), FFN2 and GeLU backward, FFN1, reduce its input gradient.
   const Deps g_rows = gather_in(i, "fc2.gather.bwd", Phase::kBackwardData, g);
-  const Deps ln2_in = gather_in(i, "ln2.regather.bwd", Phase::kBackwardData, {fw.ln2},
-                                  part_.overlap_sp_regather);
+  // On a side stream the re-gather is launched when the MLP's backward starts (Megatron-LM and
+  // TE launch it in the column-parallel layer's backward, beside its data-gradient GEMM), not
+  // beside the blocking gather before it.
+  Deps ln2_after{fw.ln2};
+  if (part_.overlap_sp_regather) ln2_after.insert(ln2_after.end(), g_rows.begin(), g_rows.end());
+  const Deps ln2_in = gather_in(i, "ln2.regather.bwd", Phase::kBackwardData,
+                                std::move(ln2_after), part_.overlap_sp_regather);
   Deps mlp_w;
   const Deps fc1_r = moe_at(i) ? moe_bwd(i, fw, g, g_rows, ln2_in, mlp_w)
                               : dense_mlp_bwd(i, fw, w, fd, "", g_rows, ln2_in, mlp_w);
@@ -856,8 +861,10 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
     dqkv = {stream(i, "qkv.grad.concat", KernelKind::kElementwise, Phase::kBackwardData, 0.0,
                    e * p_, e * p_, dqkv)};
   }
-  const Deps ln1_in = gather_in(i, "ln1.regather.bwd", Phase::kBackwardData, {fw.ln1},
-                                  part_.overlap_sp_regather);
+  Deps ln1_after{fw.ln1};
+  if (part_.overlap_sp_regather) ln1_after.insert(ln1_after.end(), dqkv.begin(), dqkv.end());
+  const Deps ln1_in = gather_in(i, "ln1.regather.bwd", Phase::kBackwardData,
+                                std::move(ln1_after), part_.overlap_sp_regather);
   Deps qkv_r;
   if (s_.mla()) {
     qkv_r = mla_bwd(i, fw, w, dqkv, ln1_in, grads);

@@ -302,7 +302,8 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
   }
   std::printf("clean runs by nodes:");
   for (const auto& [nodes, e] : clean_by_nodes) {
-    std::printf("  %d: median %+.0f%% (%zu)", nodes, 100 * e.median_signed(), e.e.size());
+    std::printf("  %d: median %+.0f%%, MAPE %.0f%% (%zu)", nodes, 100 * e.median_signed(),
+                100 * e.mape(), e.e.size());
   }
   std::printf("\n");
   std::printf("\n%-72s %9s %9s %7s\n", "dp-only runs", "measured", "predicted", "error");
