@@ -149,6 +149,13 @@ TEST_CASE("B200: two dies as one device, within 3% of its datasheet", "[arch][go
   CHECK(a.total.power_used.si() <= 1000.0 * (1 + 1e-12));
   // 2.25 PFLOPS from 148 x 4 x 2048 FLOP per clock: 1.856 GHz.
   CHECK(a.core.frequency.in(units::gigahertz) == Approx(2.25e15 / (148 * 4 * 2048) / 1e9).epsilon(0.03));
+  // Two Hopper-class dies' SRAMs at the H100's watts per unit: each L2 slice as fast as an
+  // H100 slice (8.75 TB/s over 80) within 5%, 20.9 TB/s over 191 (b200.yaml split).
+  const MicroArch h = generate_shipped("h100");
+  const auto per_bank = [](const LevelStats& l) {
+    return l.bandwidth.si() / static_cast<double>(l.instances * l.banks_per_instance);
+  };
+  CHECK(per_bank(a.levels.back()) == Approx(per_bank(h.levels.back())).epsilon(0.05));
 }
 
 TEST_CASE("GB200 NVL72: the B200's silicon at 1200 W, 72 GPUs to an NVLink domain",

@@ -53,6 +53,22 @@ TEST_CASE("FP8 GEMMs with promoted accumulation at the template's share of the F
   CHECK(a100.time(promoted).device.si() == a100.time(fast).device.si());
 }
 
+TEST_CASE("a dense GEMM on the B200 is not held by its L2", "[perf]") {
+  // 8192^3 BF16 in training (sustained_fraction 0.821): 2731 FLOP per compulsory byte, far
+  // above the B200's ridge (2,250 TFLOP/s over 8 TB/s = 281). With the L2 at the H100's watts
+  // per slice (20.9 TB/s, b200.yaml) the tiles' L2 traffic no longer binds: 1,372 TFLOP/s, 61%
+  // of the peak (the L1's 32.7 TB/s, 148 SMs at Hopper's bandwidth each, binds there), where a
+  // 25 W L2 (7.8 TB/s) held it at 984 TFLOP/s, 44%.
+  const PerfMachine b200 = test::shipped_machine("b200");
+  KernelTimer timer(b200);
+  const Kernel k = gemm_kernel("gemm", KernelKind::kGemm, Phase::kForward, DataType::kBf16,
+                               GemmShape{1, 8192, 8192, 8192}, {});
+  const KernelTime t = timer.time(k);
+  CHECK(t.binding != static_cast<int>(b200.levels.size()) - 1);
+  CHECK(t.achieved().si() >= 0.6 * 2.25e15);
+  CHECK(t.achieved().si() <= 0.95 * 0.821 * 2.25e15);  // max_utilization x sustained
+}
+
 TEST_CASE("element-wise kernels stream their bytes from main memory", "[perf]") {
   // A100: 5 HBM2e stacks = 2039.9 GB/s; element-wise kernels reach 0.675 of it = 1377 GB/s
   // (templates/a100.yaml, stream_utilization); latency 100 ns.
