@@ -194,8 +194,8 @@ class GptTraining {
   static PlacedComm placed_comm(const Placements& pl);
   // The share of each tensor-parallel collective hidden (chunked, or the profile's fraction).
   [[nodiscard]] double tensor_overlap(const Strategy& s) const;
-  // What a second of a collective of the group overlapping compute costs it
-  // (collective_contention): the SMs they hold (collective_sms) or, for a group within the scale-up
+  // What a second of a collective of the group overlapping compute costs it: the SMs it
+  // holds (collective_contention of collective_sms) or, for a group within the scale-up
   // domain, at least that tier's measured contention (PerfMachine::scale_up_contention).
   [[nodiscard]] double contention(const GroupPlacement& group) const;
   const Placements& placements(const Strategy& s, int id);

@@ -71,8 +71,9 @@ PassTimes time_pass(const ComputeGraph& g, int p, Scratch& scratch, Time dispatc
     if (st.kind == Kind::kOverlappedComm) {
       const Time start = later(comm_free, ready_of(st));
       end[i] = comm_free = start + scratch.comm[c];
-      // The compute beside it loses the SMs it holds (stream[c]; prepared_scratch): the
-      // compute stream's free time moves on by that much, not counted as a host stall.
+      // The compute beside it loses what the collective takes from it (stream[c]: its time
+      // times the contention): the compute stream's free time moves on by that much, not
+      // counted as a host stall.
       lead += stream[c];
       run_lead += stream[c];
       span = later(span, end[i]);

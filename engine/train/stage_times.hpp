@@ -63,7 +63,9 @@ struct KernelSpan {
 // `comm_overlap`: the fraction of each blocking collective hidden behind compute by
 // decomposition (asynchronous tensor parallelism, collective matmul); 0 = fully exposed.
 // `contention`: what a hidden second of collective costs the compute it hides behind, the
-// collective's SMs taken from it (collective_contention); 0 = nothing.
+// SMs and memory bandwidth the collective takes (collective_contention, or the scale-up tier's
+// measured figure); 0 = nothing. A collective on the communication stream (Communication::
+// overlapped) costs the compute stream that much of each of its seconds, whatever runs there.
 [[nodiscard]] StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer,
                                      const CommTimes& comm, double comm_overlap = 0.0,
                                      double contention = 0.0);
