@@ -333,9 +333,9 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
   //     16 Success runs predicted OOM
   //   allocated memory MAPE 4.6%, bias -2.2%, 88% of runs within 10% (goal: within 10%);
   //     tp runs 7-8% under (a constant 0.1-0.4 GiB not modelled)
-  //   tokens/s/GPU MAPE 790%, median |error| 146% (goal <= 10%); on the 1,286 runs not through
+  //   tokens/s/GPU MAPE 784%, median |error| 144% (goal <= 10%); on the 1,286 runs not through
   //     the pipeline engine before the sweep's fix of it (after_pp_fix; the 478 others are
-  //     measured 14x slower, median) MAPE 230%, median 52% (928%/174% and 289%/67% with
+  //     measured 14x slower, median) MAPE 227%, median 49% (928%/174% and 289%/67% with
   //     megatron-lm.yaml's 80 us host time per kernel, before nanotron.yaml's own from its
   //     host-bound runs: single-node tp runs at micro-batch 1 from +25..+71% to -10..+17%):
   //     tens of runs at 40-700 tokens/s/GPU
