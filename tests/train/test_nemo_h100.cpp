@@ -2,7 +2,8 @@
 // nemo_2407_h100_perf_summary.csv, from the NeMo docs' performance summary): every pre-training
 // row the model can express, predicted tokens/s/GPU against the published one, per row and per
 // model family. Issue 13's goal is MAPE <= 8%; this test reports where the model stands and
-// fails on a regression.
+// fails on a regression. A second case times the file's long-input-sequence rows (NeMo
+// 24.03.01: Llama 2 7B with context parallelism, 4K to 1M tokens).
 //
 // How a row becomes an evaluation:
 //   rows       Pretraining, the newest published value of each (model, GPUs, parallelism)
@@ -91,6 +92,38 @@ std::vector<Row> pretraining_rows() {
   }
   std::vector<Row> out;
   for (const std::string& k : order) out.push_back(newest[k]);
+  return out;
+}
+
+// The long-input-sequence rows (NeMo 24.03.01): the docs' "Long Sequence Performance" table,
+// "the pre-training performance of the LLAMA2-7B with CP (context parallelism)" in FP8; the
+// CSV leaves the model's name empty and gives the sequence in K tokens.
+std::vector<Row> long_sequence_rows() {
+  std::ifstream f(PATHFINDER_TEST_DATA "/calibration/h100/nemo_2407_h100_perf_summary.csv");
+  REQUIRE(f.good());
+  std::string line;
+  std::getline(f, line);  // # source: ...
+  std::getline(f, line);  // header, checked by pretraining_rows
+  std::vector<Row> out;
+  while (std::getline(f, line)) {
+    const std::vector<std::string> c = test::csv_cells(line);
+    REQUIRE(c.size() >= 20);
+    if (c[2] != "Long Input Sequences") continue;
+    const auto num = [&](std::size_t i) { return c[i].empty() ? 1 : std::stoi(c[i]); };
+    Row r;
+    r.date = c[1];
+    r.model = "LLAMA2-7B";
+    r.seq = num(7) * 1024;
+    r.gpus = num(8);
+    r.gbs = num(9);
+    r.mbs = num(10);
+    r.tp = num(13);
+    r.pp = num(14);
+    r.cp = num(15);
+    r.vp = num(16);
+    r.tokens = std::stod(c[18]);
+    out.push_back(r);
+  }
   return out;
 }
 
@@ -208,6 +241,62 @@ TEST_CASE("[calibration] NeMo 24.07 FP8 pre-training on DGX H100: tokens/s/GPU",
   CHECK(mape <= 0.08);
   CHECK(signed_sum / n <= 0.10);
   CHECK(signed_sum / n >= 0.0);  // a change that makes rows pessimistic must say why here
+}
+
+TEST_CASE("[calibration] NeMo 24.03 Llama 2 7B with context parallelism, 4K to 1M tokens",
+          "[train]") {
+  // The same profile and template as the pre-training rows (nemo-fp8, h100.yaml): sequences of
+  // 4K to 1,024K tokens on as many GPUs (tp, cp and dp as published, pp 2 at 8K), global batch
+  // shrinking with the sequence, so that attention's s^2 work goes from ~10% of a step to all
+  // of it.
+  const std::vector<Row> rows = long_sequence_rows();
+  REQUIRE(rows.size() == 9);
+  const test::ShippedSystem& sys = test::shipped_system("h100", "nemo-fp8");
+  const TrainingOptions o = TrainingOptions::from(
+      load_software_profile(test::source_path("templates/software/nemo-fp8.yaml")));
+  std::printf("\n%-10s %5s %-36s %9s %9s %7s\n", "NeMo 24.03", "gpus", "strategy", "measured",
+              "predicted", "error");
+  std::vector<double> errors;
+  for (const Row& r : rows) {
+    const auto [base, sets] = model_of(r);
+    const WorkloadSpec w =
+        load_workload(test::source_path("studies/workloads/" + base + ".yaml"), sets).spec;
+    const int dp = r.gpus / (r.tp * r.pp * r.cp);
+    REQUIRE(dp * r.tp * r.pp * r.cp == r.gpus);
+    std::string text = "tp" + std::to_string(r.tp) + "-pp" + std::to_string(r.pp) + "-dp" +
+                       std::to_string(dp) + (r.cp > 1 ? "-cp" + std::to_string(r.cp) : "") +
+                       "-mb" + std::to_string(r.mbs) + "-zero1";
+    if (r.tp > 1) text += "-sp";
+    const Strategy s = parse_strategy(text);
+    REQUIRE(check_strategy(s, w, r.gpus).empty());
+    const TrainingResult t = evaluate_training(sys.spec, sys.arch, w, s, o);
+    INFO(text << ": " << t.reason);
+    REQUIRE(t.feasible);  // every published configuration fits in 80 GB
+    const double pred = t.tokens_per_second / r.gpus;
+    errors.push_back((pred - r.tokens) / r.tokens);
+    std::printf("%5dK %9d %-36s %9.0f %9.0f %+6.1f%%\n", r.seq / 1024, r.gpus, text.c_str(),
+                r.tokens, pred, 100 * errors.back());
+  }
+  double mape = 0.0;
+  for (double e : errors) mape += std::abs(e);
+  mape /= static_cast<double>(errors.size());
+  std::printf("NeMo 24.03 long sequences (nemo-fp8 profile): MAPE %.1f%%, 4K %+.1f%%, 1M %+.1f%%\n",
+              100 * mape, 100 * errors.front(), 100 * errors.back());
+  // Measured today (bounds just above, so a regression fails): MAPE 26.5%, every row
+  // optimistic and more so as attention takes over: +7.4% at 4K, +17.5% at 16K, +34.8% at
+  // 128K, +40.2% at 1M (318 tokens/s/GPU measured: ~1.0 PFLOP of causal attention and dense
+  // work a token, ~320 TFLOP/s). The profile's default attention is a kernel on the native
+  // matrix instructions at FlashAttention-3's measured rates (kernels.attention: fused); with
+  // FlashAttention-2's (flash2) the rows are -5.8% at 4K, -14.4% at 16K, -23.7% at 128K and
+  // -26.1% at 1M: the measured kernel lies between, as Transformer Engine's cuDNN fused
+  // attention of early 2024 would. Which kernel NeMo 24.03's context parallelism ran is not
+  // recorded; nothing is refitted to these rows.
+  CHECK(mape <= 0.28);
+  CHECK(errors.front() <= 0.09);
+  CHECK(errors.back() <= 0.42);
+  for (std::size_t i = 1; i < errors.size(); ++i) {
+    CHECK(errors[i] > 0.0);  // optimistic everywhere: a change that flips a row says why here
+  }
 }
 
 }  // namespace pathfinder
