@@ -85,6 +85,8 @@ TEST_CASE("software profile errors are located", "[software][config-error]") {
         "p.yaml:5:3: error: overlap.data_paralel: unknown key; did you mean \"data_parallel\"?");
   CHECK(profile_error(std::string(kMinimal) + "overlap:\n  data_parallel: maybe\n") ==
         "p.yaml:5:18: error: overlap.data_parallel: expected true or false, got \"maybe\"");
+  CHECK(profile_error(std::string(kMinimal) + "overlap:\n  tensor_parallel_backward: 2\n") ==
+        "p.yaml:5:29: error: overlap.tensor_parallel_backward: expected true or false, got \"2\"");
   CHECK(profile_error(std::string(kMinimal) + "memory_model:\n  activation_factor: 0\n") ==
         "p.yaml:5:22: error: memory_model.activation_factor: expected a factor > 0, got \"0\"");
   CHECK(profile_error(std::string(kMinimal) + "memory_model:\n  zero_sharded_bytes: -1\n") ==

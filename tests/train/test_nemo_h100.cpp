@@ -56,8 +56,8 @@ struct Row {
 };
 
 
-// The newest row of each pre-training configuration, in the file's order of first appearance.
-std::vector<Row> pretraining_rows() {
+// The cells of every row of the file's `section`, the header checked.
+std::vector<std::vector<std::string>> section_cells(const std::string& section) {
   std::ifstream f(PATHFINDER_TEST_DATA "/calibration/h100/nemo_2407_h100_perf_summary.csv");
   REQUIRE(f.good());
   std::string line;
@@ -66,29 +66,42 @@ std::vector<Row> pretraining_rows() {
   REQUIRE(line.rfind("commit,date,section,container,system,Model,Task,Sequence Length (K),#-GPUs,"
                      "GBS,MBS,Sequence Length,Packed Sequence Length,TP,PP,CP,VP,DP,",
                      0) == 0);
+  std::vector<std::vector<std::string>> out;
+  while (std::getline(f, line)) {
+    std::vector<std::string> c = test::csv_cells(line);
+    REQUIRE(c.size() >= 20);
+    if (c[2] == section) out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// One row's configuration (model and sequence given: the long-sequence rows name neither).
+Row row_of(const std::vector<std::string>& c, const std::string& model, int seq) {
+  const auto num = [&](std::size_t i) { return c[i].empty() ? 1 : std::stoi(c[i]); };
+  Row r;
+  r.date = c[1];
+  r.model = model;
+  r.gpus = num(8);
+  r.gbs = num(9);
+  r.mbs = num(10);
+  r.seq = seq;
+  r.tp = num(13);
+  r.pp = num(14);
+  r.cp = num(15);
+  r.vp = num(16);
+  r.tokens = std::stod(c[18]);
+  return r;
+}
+
+// The newest row of each pre-training configuration, in the file's order of first appearance.
+std::vector<Row> pretraining_rows() {
   std::vector<std::string> order;
   std::map<std::string, Row> newest;
-  while (std::getline(f, line)) {
-    const std::vector<std::string> c = test::csv_cells(line);
-    REQUIRE(c.size() >= 20);
-    if (c[2] != "Pretraining") continue;
-    const auto num = [&](std::size_t i) { return c[i].empty() ? 1 : std::stoi(c[i]); };
-    Row r;
-    r.date = c[1];
-    r.model = c[5];
-    r.gpus = num(8);
-    r.gbs = num(9);
-    r.mbs = num(10);
-    r.seq = num(11);
-    r.tp = num(13);
-    r.pp = num(14);
-    r.cp = num(15);
-    r.vp = num(16);
-    r.tokens = std::stod(c[18]);
-    const std::string key = r.model + "/" + c[8] + "/" + c[13] + "-" + c[14] + "-" + c[15] + "-" +
+  for (const auto& c : section_cells("Pretraining")) {
+    const std::string key = c[5] + "/" + c[8] + "/" + c[13] + "-" + c[14] + "-" + c[15] + "-" +
                             c[16] + "-" + c[10] + "-" + c[9];
     if (!newest.count(key)) order.push_back(key);
-    newest[key] = r;  // dates ascend through the file
+    newest[key] = row_of(c, c[5], std::stoi(c[11]));  // dates ascend through the file
   }
   std::vector<Row> out;
   for (const std::string& k : order) out.push_back(newest[k]);
@@ -99,32 +112,24 @@ std::vector<Row> pretraining_rows() {
 // "the pre-training performance of the LLAMA2-7B with CP (context parallelism)" in FP8; the
 // CSV leaves the model's name empty and gives the sequence in K tokens.
 std::vector<Row> long_sequence_rows() {
-  std::ifstream f(PATHFINDER_TEST_DATA "/calibration/h100/nemo_2407_h100_perf_summary.csv");
-  REQUIRE(f.good());
-  std::string line;
-  std::getline(f, line);  // # source: ...
-  std::getline(f, line);  // header, checked by pretraining_rows
   std::vector<Row> out;
-  while (std::getline(f, line)) {
-    const std::vector<std::string> c = test::csv_cells(line);
-    REQUIRE(c.size() >= 20);
-    if (c[2] != "Long Input Sequences") continue;
-    const auto num = [&](std::size_t i) { return c[i].empty() ? 1 : std::stoi(c[i]); };
-    Row r;
-    r.date = c[1];
-    r.model = "LLAMA2-7B";
-    r.seq = num(7) * 1024;
-    r.gpus = num(8);
-    r.gbs = num(9);
-    r.mbs = num(10);
-    r.tp = num(13);
-    r.pp = num(14);
-    r.cp = num(15);
-    r.vp = num(16);
-    r.tokens = std::stod(c[18]);
-    out.push_back(r);
+  for (const auto& c : section_cells("Long Input Sequences")) {
+    out.push_back(row_of(c, "LLAMA2-7B", std::stoi(c[7]) * 1024));
   }
   return out;
+}
+
+// The published parallelism as a strategy: dp from the GPUs, the distributed optimizer
+// (zero1), sequence parallelism with tp > 1, interleaving with VP > 1.
+std::string strategy_text(const Row& r) {
+  const int dp = r.gpus / (r.tp * r.pp * r.cp);
+  REQUIRE(dp * r.tp * r.pp * r.cp == r.gpus);
+  std::string text = "tp" + std::to_string(r.tp) + "-pp" + std::to_string(r.pp) + "-dp" +
+                     std::to_string(dp) + (r.cp > 1 ? "-cp" + std::to_string(r.cp) : "") +
+                     "-mb" + std::to_string(r.mbs) + "-zero1";
+  if (r.tp > 1) text += "-sp";
+  if (r.vp > 1) text += "-interleaved-v" + std::to_string(r.vp);
+  return text;
 }
 
 // The row's model as overrides of a shipped workload (see the header).
@@ -182,13 +187,7 @@ TEST_CASE("[calibration] NeMo 24.07 FP8 pre-training on DGX H100: tokens/s/GPU",
   for (const Row& r : rows) {
     const auto [base, sets] = model_of(r);
     const WorkloadSpec w = load_workload(test::source_path("studies/workloads/" + base + ".yaml"), sets).spec;
-    const int dp = r.gpus / (r.tp * r.pp * r.cp);
-    REQUIRE(dp * r.tp * r.pp * r.cp == r.gpus);
-    std::string text = "tp" + std::to_string(r.tp) + "-pp" + std::to_string(r.pp) + "-dp" +
-                       std::to_string(dp) + (r.cp > 1 ? "-cp" + std::to_string(r.cp) : "") +
-                       "-mb" + std::to_string(r.mbs) + "-zero1";
-    if (r.tp > 1) text += "-sp";
-    if (r.vp > 1) text += "-interleaved-v" + std::to_string(r.vp);
+    const std::string text = strategy_text(r);
     const Strategy s = parse_strategy(text);
     REQUIRE(check_strategy(s, w, r.gpus).empty());
     const TrainingResult t = evaluate_training(sys.spec, sys.arch, w, s, o);
@@ -261,12 +260,7 @@ TEST_CASE("[calibration] NeMo 24.03 Llama 2 7B with context parallelism, 4K to 1
     const auto [base, sets] = model_of(r);
     const WorkloadSpec w =
         load_workload(test::source_path("studies/workloads/" + base + ".yaml"), sets).spec;
-    const int dp = r.gpus / (r.tp * r.pp * r.cp);
-    REQUIRE(dp * r.tp * r.pp * r.cp == r.gpus);
-    std::string text = "tp" + std::to_string(r.tp) + "-pp" + std::to_string(r.pp) + "-dp" +
-                       std::to_string(dp) + (r.cp > 1 ? "-cp" + std::to_string(r.cp) : "") +
-                       "-mb" + std::to_string(r.mbs) + "-zero1";
-    if (r.tp > 1) text += "-sp";
+    const std::string text = strategy_text(r);
     const Strategy s = parse_strategy(text);
     REQUIRE(check_strategy(s, w, r.gpus).empty());
     const TrainingResult t = evaluate_training(sys.spec, sys.arch, w, s, o);
