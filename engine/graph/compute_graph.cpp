@@ -145,7 +145,10 @@ const ParameterTensor& ComputeGraphBuilder::parameter(ParamId id) const {
 }
 
 ComputeGraph ComputeGraphBuilder::build() && {
-  for (const auto& p : g_.params_) g_.parameter_count_ += p.elements;
+  for (const auto& p : g_.params_) {
+    g_.parameter_count_ += p.elements;
+    if (p.trainable) g_.trainable_count_ += p.elements;
+  }
   for (const auto& k : g_.kernels_) {
     g_.total_flops_ += k.flops;
     g_.phase_flops_[static_cast<std::size_t>(k.phase)] += k.flops;

@@ -125,11 +125,13 @@ struct AttentionShape {
 using KernelId = std::uint32_t;
 using ParamId = std::uint32_t;
 
-// A trainable tensor: a weight matrix, a bias, a layernorm gain or an embedding table.
+// A parameter tensor: a weight matrix, a bias, a layernorm gain or an embedding table; frozen
+// ones (LoRA's base weights) are held and used but get no gradient or update.
 struct ParameterTensor {
   std::string name;
   int layer = -1;  // -1: outside the repeated layers (embeddings, output head)
   std::int64_t elements = 0;
+  bool trainable = true;
 };
 
 struct Kernel {
@@ -161,6 +163,7 @@ class ComputeGraph {
   [[nodiscard]] std::size_t size() const { return kernels_.size(); }
   [[nodiscard]] const std::vector<ParameterTensor>& parameters() const { return params_; }
   [[nodiscard]] std::int64_t parameter_count() const { return parameter_count_; }
+  [[nodiscard]] std::int64_t trainable_parameter_count() const { return trainable_count_; }
 
   // Sums over kernels (all, or one phase); gemm_flops counts 2·batch·m·n·k only. Summed once,
   // when the graph is built (in kernel order).
@@ -231,6 +234,7 @@ class ComputeGraph {
   std::array<Flops, 4> phase_flops_{};  // by Phase
   Bytes total_bytes_;
   std::int64_t parameter_count_ = 0;
+  std::int64_t trainable_count_ = 0;
   std::vector<std::uint32_t> timing_class_;
   std::vector<KernelId> class_first_;
   std::vector<std::uint8_t> pass_;

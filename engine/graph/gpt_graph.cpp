@@ -116,6 +116,8 @@ class GptBuilder {
     std::int64_t in;
     std::int64_t out;
     bool row_parallel = false;  // its output (and bias) on the T/t rows with sequence parallelism
+    bool frozen = false;        // LoRA's base weight: no weight gradient
+    std::int64_t rank = 0;      // a LoRA adapter's rank beside it (lora_fwd), 0: none
   };
   struct LayerFwd {
     KernelId ln1, qkv, scores, softmax, context, proj, res1, ln2, fc1, gelu, fc2, res2;
@@ -168,13 +170,92 @@ class GptBuilder {
     k.layer = layer < 0 ? layer : layer + part_.first_layer;
     return b_.add(std::move(k));
   }
+  // A parameter of the model: trained, or frozen under LoRA (GptSpec::lora_rank).
+  ParamId param(std::string n, int layer, std::int64_t elements) {
+    return b_.add_parameter({std::move(n), layer, elements, !s_.lora()});
+  }
   Linear linear(int layer, const std::string& n, std::int64_t in, std::int64_t out,
                 bool row_parallel = false) {
     const int global = layer + part_.first_layer;
-    const ParamId w = b_.add_parameter({name(layer, n + ".weight"), global, in * out});
+    const ParamId w = param(name(layer, n + ".weight"), global, in * out);
     std::optional<ParamId> bias;
-    if (s_.bias) bias = b_.add_parameter({name(layer, n + ".bias"), global, out});
-    return {w, bias, in, out, row_parallel};
+    if (s_.bias) bias = param(name(layer, n + ".bias"), global, out);
+    Linear l{w, bias, in, out, row_parallel, s_.lora(), 0};
+    const unsigned target = n == "qkv"                 ? kLoraQkv
+                            : n == "proj"              ? kLoraProj
+                            : n == "fc1" || n == "up"  ? kLoraFc1
+                            : n == "fc2"               ? kLoraFc2
+                                                       : 0u;
+    if (s_.lora_on(target)) {
+      l.rank = s_.lora_rank;
+      (void)b_.add_parameter({name(layer, n + ".lora_a"), global, in * lora_a_width(l), true});
+      (void)b_.add_parameter({name(layer, n + ".lora_b"), global, l.rank * out, true});
+    }
+    return l;
+  }
+  // The outputs of an adapter's A on this rank: r/t (rounded up) beside a column-parallel layer,
+  // all r beside a row-parallel one (gpt_layer_trainable_parameters).
+  [[nodiscard]] std::int64_t lora_a_width(const Linear& l) const {
+    return l.row_parallel ? l.rank : (l.rank + tp_ - 1) / tp_;
+  }
+  // LoRA (Hu et al. 2021) as NeMo's ParallelLinearAdapter runs it, in the activations'
+  // precision beside the (possibly FP8) layer: A (T, r_a, in) from the layer's input x; beside a
+  // column-parallel layer its r/t outputs all-gathered (ColumnParallelLinear with
+  // gather_output), beside a row-parallel one its partial sums all-reduced (RowParallelLinear);
+  // B (T, out, r); the product added into the layer's output (2 FLOPs an element: the scale
+  // alpha/r and the add). Returns the add.
+  KernelId lora_fwd(int layer, const std::string& n, const Linear& lin, Deps x, KernelId base) {
+    const KernelId a = add(gemm_kernel(name(layer, n + ".lora_a" + suffix_), KernelKind::kGemm,
+                                       phase_, dt_, GemmShape{1, T_, lora_a_width(lin), lin.in},
+                                       std::move(x)),
+                           layer);
+    const Deps ar = tp_comm(layer, n + (lin.row_parallel ? ".lora_a.reduce" : ".lora_a.gather") +
+                                       suffix_,
+                            lin.row_parallel ? CommKind::kAllReduce : CommKind::kAllGather,
+                            phase_, {a}, false, t_ * static_cast<double>(lin.rank) * p_);
+    const KernelId b = add(gemm_kernel(name(layer, n + ".lora_b" + suffix_), KernelKind::kGemm,
+                                       phase_, dt_, GemmShape{1, T_, lin.out, lin.rank}, ar),
+                           layer);
+    const double e = t_ * static_cast<double>(lin.out);
+    return stream(layer, n + ".lora_add" + suffix_, KernelKind::kElementwise, phase_, 2.0 * e,
+                  2.0 * e * p_, e * p_, {base, b});
+  }
+  // Its backward from the output gradient g: B's weight gradient (r, out, T) and input gradient
+  // (T, r, out); beside a column-parallel layer the gather's backward, a reduce-scatter (a
+  // row-parallel layer's all-reduce has the identity for one); A's weight gradient
+  // (in, r_a, T) from the layer's input x and its input gradient (T, in, r_a), added into the
+  // layer's data gradient `dgrad`. Returns the sum and A's weight gradient (after B's).
+  std::pair<KernelId, KernelId> lora_bwd(int layer, const std::string& n, const Linear& lin,
+                                         const Deps& g, const Deps& x, KernelId dgrad) {
+    const std::int64_t ra = lora_a_width(lin);
+    const KernelId bw = add(gemm_kernel(name(layer, n + ".lora_b.wgrad"), KernelKind::kGemm,
+                                        Phase::kBackwardWeight, dt_,
+                                        wgrad_shape(GemmShape{1, lin.rank, lin.out, T_}), g),
+                            layer);
+    const KernelId bd = add(gemm_kernel(name(layer, n + ".lora_b.dgrad"), KernelKind::kGemm,
+                                        Phase::kBackwardData, dt_,
+                                        GemmShape{1, T_, lin.rank, lin.out}, g),
+                            layer);
+    const Deps da =
+        lin.row_parallel
+            ? Deps{bd}
+            : tp_comm(layer, n + ".lora_a.scatter.bwd", CommKind::kReduceScatter,
+                      Phase::kBackwardData, {bd}, false, t_ * static_cast<double>(lin.rank) * p_);
+    Deps wdeps = da;
+    wdeps.insert(wdeps.end(), x.begin(), x.end());
+    wdeps.push_back(bw);
+    const KernelId aw = add(gemm_kernel(name(layer, n + ".lora_a.wgrad"), KernelKind::kGemm,
+                                        Phase::kBackwardWeight, dt_,
+                                        wgrad_shape(GemmShape{1, lin.in, ra, T_}), wdeps),
+                            layer);
+    const KernelId ad = add(gemm_kernel(name(layer, n + ".lora_a.dgrad"), KernelKind::kGemm,
+                                        Phase::kBackwardData, dt_,
+                                        GemmShape{1, T_, lin.in, ra}, da),
+                            layer);
+    const double e = t_ * static_cast<double>(lin.in);
+    return {stream(layer, n + ".lora.dgrad_add", KernelKind::kElementwise, Phase::kBackwardData,
+                   e, 2.0 * e * p_, e * p_, {dgrad, ad}),
+            aw};
   }
   // FP8 (GptPartition::fp8_linear): `elements` 16-bit values cast to FP8 with their transpose.
   KernelId fp8_cast(int layer, const std::string& n, Phase ph, double elements, Deps deps) {
@@ -188,6 +269,12 @@ class GptBuilder {
   }
   KernelId linear_fwd(int layer, const std::string& n, const Linear& lin, bool bias_epilogue,
                       Deps deps, bool cast_input = true) {
+    if (lin.rank > 0) {
+      const Deps x = deps;
+      return lora_fwd(layer, n, lin, x,
+                      linear_fwd(layer, n, unadapted(lin), bias_epilogue, std::move(deps),
+                                 cast_input));
+    }
     if (part_.fp8_linear && cast_input) {
       deps = {fp8_cast(layer, n + ".cast" + suffix_, phase_, t_ * static_cast<double>(lin.in),
                        std::move(deps))};
@@ -208,10 +295,20 @@ class GptBuilder {
     return stream(layer, n + ".bias" + suffix_, KernelKind::kElementwise, phase_, e,
                   e * p_ + static_cast<double>(lin.out) * p_, e * p_, {g});
   }
+  [[nodiscard]] static Linear unadapted(Linear l) {
+    l.rank = 0;
+    return l;
+  }
   // Data gradient (T, in, out) and weight gradient (in, out, T) with the bias gradient, a
-  // column sum of the output gradient, in the weight-gradient epilogue.
+  // column sum of the output gradient, in the weight-gradient epilogue. A frozen layer has no
+  // weight gradient: its data gradient stands in for it (or, with an adapter, the adapter's).
   std::pair<KernelId, KernelId> linear_bwd(int layer, const std::string& n, const Linear& lin,
                                            Deps deps, const Deps& wgrad_extra = {}) {
+    if (lin.rank > 0) {
+      const Deps g = deps;
+      const KernelId d = linear_bwd(layer, n, unadapted(lin), std::move(deps), wgrad_extra).first;
+      return lora_bwd(layer, n, lin, g, wgrad_extra, d);
+    }
     if (part_.fp8_linear) {  // the output gradient to FP8 (E5M2) with its transpose
       deps = {fp8_cast(layer, n + ".grad.cast", Phase::kBackwardData,
                        t_ * static_cast<double>(lin.out), std::move(deps))};
@@ -220,6 +317,10 @@ class GptBuilder {
                             linear_dtype(), GemmShape{1, T_, lin.in, lin.out}, deps);
     dg.weight = lin.weight;
     dg.promoted_accumulation = promoted(Phase::kBackwardData);
+    if (lin.frozen) {
+      const KernelId d = add(std::move(dg), layer);
+      return {d, d};
+    }
     Deps wdeps = deps;
     wdeps.insert(wdeps.end(), wgrad_extra.begin(), wgrad_extra.end());
     Kernel wg = gemm_kernel(name(layer, n + ".wgrad"), KernelKind::kGemm, Phase::kBackwardWeight,
@@ -329,8 +430,8 @@ class GptBuilder {
   // The norm's parameters: γ, and β for layernorm.
   void norm_params(int layer, const std::string& n, std::int64_t h) {
     const int global = layer < 0 ? -1 : layer + part_.first_layer;
-    (void)b_.add_parameter({name(layer, n + ".gain"), global, h});
-    if (!rms_) (void)b_.add_parameter({name(layer, n + ".bias"), global, h});
+    (void)param(name(layer, n + ".gain"), global, h);
+    if (!rms_) (void)param(name(layer, n + ".bias"), global, h);
   }
   // Rotary embedding of q and k (the first a/t + g_t heads of the QKV output), in place.
   // MLA: the rope_head_dim part of each local query head and of the one shared key part.
@@ -428,10 +529,13 @@ class GptBuilder {
     k.kind = KernelKind::kFlashAttention;
     k.phase = ph;
     k.dtype = dt_;
+    // Packed documents (GptSpec::document): each of the s queries of a sequence sees at most
+    // its document's keys, as the variable-length kernel runs them.
+    const bool packed = s_.attention_span() < s_.sequence;
     k.attention = AttentionShape{
-        s_.micro_batch * (s_.heads / tp_) / (a2a ? part_.context : 1), s_.sequence,
+        s_.micro_batch * (s_.heads / tp_) / (a2a ? part_.context : 1), s_.attention_span(),
         s_.head_dim(), s_.causal, !fwd, part_.attention_kernel,
-        part_.context > 1 && !a2a ? s_.sequence / part_.context : 0,
+        part_.context > 1 && !a2a ? s_.sequence / part_.context : packed ? s_.sequence : 0,
         s_.mla() ? s_.value_dim() : 0};
     const Flops f = k.attention->forward_flops();
     k.flops = fwd ? f : 2.5 * f;
@@ -881,7 +985,9 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
   if (adds_every_gradient()) {
     double elements = 0.0;
     for (const auto& p : b_.parameters()) {
-      if (p.layer == i + part_.first_layer) elements += static_cast<double>(p.elements);
+      if (p.layer == i + part_.first_layer && p.trainable) {
+        elements += static_cast<double>(p.elements);
+      }
     }
     grads.push_back(gradient_add(i, "grad.accumulate", elements, grads));
   }
@@ -1091,12 +1197,13 @@ Deps GptBuilder::head_bwd(const Deps& ce, ParamId logits_weight,
   ldg.weight = logits_weight;
   const Deps lg_d =
       reduce_out(-1, "logits.reduce.bwd", Phase::kBackwardData, {add(std::move(ldg), -1)});
+  const KernelId lnf_b = layernorm_bwd(-1, "final_ln", lg_d);
+  head_grads.push_back(lnf_b);
+  if (s_.lora()) return {lnf_b};  // a frozen head: no weight gradient
   Kernel lwg = gemm_kernel("logits.wgrad", KernelKind::kGemm, Phase::kBackwardWeight, dt_,
                            wgrad_shape(GemmShape{1, h, Vt, T_}), {ce_b});
   lwg.weight = logits_weight;
-  const KernelId lg_w = add(std::move(lwg), -1);
-  const KernelId lnf_b = layernorm_bwd(-1, "final_ln", lg_d);
-  head_grads.insert(head_grads.end(), {lg_w, lnf_b});
+  head_grads.push_back(add(std::move(lwg), -1));
   return {lnf_b};
 }
 
@@ -1109,8 +1216,8 @@ ComputeGraph GptBuilder::build() {
 
   std::optional<ParamId> tok, pos, head_w;
   if (part_.embedding) {
-    tok = b_.add_parameter({"embedding.token", -1, Vt * h});
-    if (!rotary_) pos = b_.add_parameter({"embedding.position", -1, s * h});
+    tok = param("embedding.token", -1, Vt * h);
+    if (!rotary_) pos = param("embedding.position", -1, s * h);
   }
   const std::int64_t qkv_out = (s_.heads / tp_ + 2 * kv_local_) * s_.head_dim();
   for (int i = 0; i < L; ++i) {
@@ -1159,7 +1266,7 @@ ComputeGraph GptBuilder::build() {
     norm_params(-1, "final_ln", h);
     // Without the embedding on this stage the tied logits weight is a copy (Megatron keeps
     // the word embedding on both the first and the last stage); untied, its own weight.
-    head_w = tok && s_.tied_embeddings ? *tok : b_.add_parameter({"head.weight", -1, Vt * h});
+    head_w = tok && s_.tied_embeddings ? *tok : param("head.weight", -1, Vt * h);
   }
   grads_.assign(static_cast<std::size_t>(L), {});
 
@@ -1187,7 +1294,7 @@ ComputeGraph GptBuilder::build() {
   if (part_.head) {
     g = head_bwd(head_fwd(x, *head_w), *head_w, head_grads);
     // The head's own weight and the final norm (a tied weight on this stage: the embedding's).
-    if (adds_every_gradient()) {
+    if (adds_every_gradient() && !s_.lora()) {
       const double own = head_w == tok ? 0.0 : static_cast<double>(Vt * h);
       head_grads.push_back(
           gradient_add(-1, "head.grad.accumulate", own + (rms_ ? 1.0 : 2.0) * hd, head_grads));
@@ -1203,7 +1310,7 @@ ComputeGraph GptBuilder::build() {
     }
     g = layer_bwd(i, fwd[iu], g);
   }
-  if (part_.embedding) {
+  if (part_.embedding && !s_.lora()) {  // a frozen table has no gradient
     // The token table's gradient zeroed (PyTorch's dense embedding backward starts from
     // zeros of the table's shape), T gradient rows scatter-added into it (read-modify-write of
     // T rows) and summed over the batch into the s position rows: 2·T·h adds.
@@ -1226,8 +1333,8 @@ ComputeGraph GptBuilder::build() {
     }
   }
 
-  // Optimizer step, one kernel per parameter group.
-  if (part_.embedding) {
+  // Optimizer step, one kernel per parameter group (with LoRA the adapters only).
+  if (part_.embedding && !s_.lora()) {
     (void)add(update_kernel("embedding.update", s_.optimizer, dt_,
                             b_.parameter(*tok).elements + (pos ? b_.parameter(*pos).elements : 0),
                             -1, {*emb_id}),
@@ -1236,7 +1343,7 @@ ComputeGraph GptBuilder::build() {
   std::vector<std::int64_t> layer_elements(static_cast<std::size_t>(L), 0);
   for (const auto& p : b_.parameters()) {
     const int li = p.layer - part_.first_layer;
-    if (p.layer >= 0) {
+    if (p.layer >= 0 && p.trainable) {
       PF_ASSERT(li >= 0 && li < L);
       layer_elements[static_cast<std::size_t>(li)] += p.elements;
     }
@@ -1261,7 +1368,7 @@ ComputeGraph GptBuilder::build() {
       (void)fp8_cast(i, "weights.cast", Phase::kUpdate, e, {u});
     }
   }
-  if (part_.head) {
+  if (part_.head && !s_.lora()) {
     const std::int64_t n =
         (rms_ ? h : 2 * h) + (part_.embedding && s_.tied_embeddings ? 0 : Vt * h);
     (void)add(update_kernel("final_ln.update", s_.optimizer, dt_, n, -1, head_grads), -1);
@@ -1286,6 +1393,9 @@ ComputeGraph build_gpt_graph(const GptSpec& spec, const GptPartition& part) {
   PF_ASSERT(part.context >= 1 && (spec.micro_batch * spec.sequence) % part.context == 0 &&
             (part.context == 1 || spec.attention == AttentionKind::kFlash));
   PF_ASSERT(!part.context_all_to_all || (spec.heads / part.tensor) % part.context == 0);
+  PF_ASSERT(spec.document == 0 || (spec.document <= spec.sequence && part.context == 1 &&
+                                   spec.attention == AttentionKind::kFlash));
+  PF_ASSERT(!spec.lora() || (!spec.moe() && !spec.mla() && spec.lora_targets != 0));
   return GptBuilder(spec, part).build();
 }
 

@@ -117,6 +117,23 @@ std::int64_t gpt_layer_parameters(const GptSpec& s, int tp, int ep) {
   return n;
 }
 
+// LoRA adapters of one layer on one rank (GptSpec::lora_targets), from the local widths the
+// graph builds: beside a column-parallel layer (QKV; the MLP's first layer, gate and up each)
+// A in × ceil(r/t) and B r × out/t; beside a row-parallel one (projection, the MLP's second)
+// A in/t × r and B r × out.
+std::int64_t gpt_layer_trainable_parameters(const GptSpec& s, int tp, int ep) {
+  if (!s.lora()) return gpt_layer_parameters(s, tp, ep);
+  const std::int64_t h = s.hidden, r = s.lora_rank, ra = (r + tp - 1) / tp;
+  const std::int64_t qkv_out = (s.heads / tp + 2 * local_kv_heads(s, tp)) * s.head_dim();
+  const std::int64_t f = s.ffn / tp;
+  std::int64_t n = 0;
+  if (s.lora_on(kLoraQkv)) n += h * ra + r * qkv_out;
+  if (s.lora_on(kLoraProj)) n += (s.value_width() / tp) * r + r * h;
+  if (s.lora_on(kLoraFc1)) n += (s.mlp == MlpKind::kGelu ? 1 : 2) * (h * ra + r * f);
+  if (s.lora_on(kLoraFc2)) n += f * r + r * h;
+  return n;
+}
+
 // Layers, the token table V·h, learned positions s·h, an untied output head V·h and the final
 // norm (layernorm 2h, rmsnorm h).
 std::int64_t gpt_parameters(const GptSpec& s) {
@@ -131,12 +148,15 @@ std::int64_t gpt_parameters(const GptSpec& s) {
 // Per token of the forward pass, 2 FLOPs per multiply-add: QKV 2·h·(h + 2·g·d) (MLA: its down
 // and up projections), projection 2·h·a·d_v, MLP 2·2h·f (gelu) or 2·3h·f (swiglu), scores and
 // context 2·s·a·(d + d_v) (the whole s×s, as Megatron and PaLM's MFU count it, causal or not),
-// logits 2·h·V; forward + backward = 3×.
+// logits 2·h·V; forward + backward = 3×. Packed documents (GptSpec::document) attend over
+// their own d tokens: 2·d·a·(d + d_v). LoRA counts what runs: the frozen layers forward and
+// their data gradients (2×), the attention core 3×, each adapter's 2·r·(in + out) 3×.
+
 // A mixture of experts counts what a token activates: the router 2·h·E, top_k routed and the
 // shared experts' MLPs of width expert_ffn; its leading dense layers their MLP of width f.
 double gpt_model_flops(const GptSpec& s) {
   const double h = static_cast<double>(s.hidden), f = static_cast<double>(s.ffn),
-               sq = static_cast<double>(s.sequence), V = static_cast<double>(s.vocabulary),
+               sq = static_cast<double>(s.attention_span()), V = static_cast<double>(s.vocabulary),
                kvd = static_cast<double>(s.kv() * s.head_dim());
   const double per_width = (s.mlp == MlpKind::kGelu ? 4.0 : 6.0) * h;
   const double sparse =
@@ -148,12 +168,20 @@ double gpt_model_flops(const GptSpec& s) {
   const double qkv = s.mla() ? 2.0 * static_cast<double>(mla_parameters(s, 1) - s.q_lora_rank -
                                                            s.kv_lora_rank)
                              : 2.0 * h * (ad + 2.0 * kvd);
-  const double attention = qkv + 2.0 * h * av + 2.0 * sq * (ad + av);
+  const double core = 2.0 * sq * (ad + av);
   const auto dense = static_cast<double>(s.dense_layers_in(0, s.layers));
-  const double mlps = s.moe() ? dense * per_width * f + (static_cast<double>(s.layers) - dense) * sparse
-                              : static_cast<double>(s.layers) * per_width * f;
-  const double tokens = static_cast<double>(s.global_batch) * sq;
-  return 3.0 * tokens * (static_cast<double>(s.layers) * attention + mlps + 2.0 * h * V);
+  const double L = static_cast<double>(s.layers);
+  const double mlps = s.moe() ? dense * per_width * f + (L - dense) * sparse : L * per_width * f;
+  const double tokens = static_cast<double>(s.global_batch) * static_cast<double>(s.sequence);
+  const double linear = L * (qkv + 2.0 * h * av) + mlps + 2.0 * h * V;
+  if (!s.lora()) return 3.0 * tokens * (linear + L * core);
+  const double r = static_cast<double>(s.lora_rank), kv = 2.0 * kvd;
+  double adapters = 0.0;  // per token and layer, forward
+  if (s.lora_on(kLoraQkv)) adapters += 2.0 * r * (h + ad + kv);
+  if (s.lora_on(kLoraProj)) adapters += 2.0 * r * (av + h);
+  if (s.lora_on(kLoraFc1)) adapters += (s.mlp == MlpKind::kGelu ? 1.0 : 2.0) * 2.0 * r * (h + f);
+  if (s.lora_on(kLoraFc2)) adapters += 2.0 * r * (f + h);
+  return tokens * (2.0 * linear + 3.0 * L * (core + adapters));
 }
 
 std::string_view to_string(Recompute r) { return enum_table::name(kRecomputes, r); }

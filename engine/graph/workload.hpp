@@ -86,6 +86,11 @@ enum class AttentionKind { kUnfused, kFlash };
 [[nodiscard]] std::vector<std::string> valid_position_kinds();
 [[nodiscard]] std::vector<std::string> valid_attention_kinds();
 
+// The linear layers a LoRA adapter can sit beside (GptSpec::lora_targets): the fused QKV, the
+// attention output projection, the MLP's first layer (with SwiGLU its gate and up GEMMs) and its
+// second.
+enum LoraTarget : unsigned { kLoraQkv = 1, kLoraProj = 2, kLoraFc1 = 4, kLoraFc2 = 8, kLoraAll = 15 };
+
 struct GptSpec {
   std::int64_t layers = 0;        // l
   std::int64_t hidden = 0;        // h
@@ -133,7 +138,23 @@ struct GptSpec {
   // The first dense_layers layers keep a dense MLP of width ffn (DeepSeek-V3's
   // first_k_dense_replace 3, GLM-4.5's 3: Liu et al. 2024 §4.2), the rest are sparse.
   std::int64_t dense_layers = 0;
+  // Packed sequences (fine-tuning on short examples: NeMo's packed_sequence, Megatron-Core's
+  // PackedSeqParams): documents of `document` tokens on average, weighted by length (E[l²]/E[l]),
+  // concatenated into each sequence; attention stays within a document (FlashAttention's
+  // variable-length kernel over cu_seqlens), so its work per token is ~document/2, not s/2.
+  // 0: one document per sequence.
+  std::int64_t document = 0;
+  // LoRA (Hu et al. 2021): every base weight frozen (no weight gradients, gradient buffers,
+  // optimizer states or gradient reduction for them), and beside each linear layer in
+  // lora_targets (LoraTarget bits) a trainable rank-lora_rank adapter: A (in -> r), B (r -> out),
+  // its output added to the layer's. 0: every parameter trained.
+  std::int64_t lora_rank = 0;
+  unsigned lora_targets = 0;
 
+  [[nodiscard]] bool lora() const { return lora_rank > 0; }
+  [[nodiscard]] bool lora_on(unsigned target) const { return lora() && (lora_targets & target) != 0; }
+  // Keys each query attends to at most: its document's, or the whole sequence's.
+  [[nodiscard]] std::int64_t attention_span() const { return document > 0 ? document : sequence; }
   [[nodiscard]] bool moe() const { return experts > 0; }
   // Whether layer `layer` (0-based, whole model) is a mixture of experts.
   [[nodiscard]] bool moe_layer(std::int64_t layer) const { return moe() && layer >= dense_layers; }
@@ -172,6 +193,10 @@ struct GptSpec {
 // (replicated norms and row-parallel biases counted whole) and, for a mixture of experts, an
 // ep-way expert group (E/ep experts each; router and shared experts on every rank).
 [[nodiscard]] std::int64_t gpt_layer_parameters(const GptSpec& s, int tp, int ep = 1);
+// Of those, the ones trained: all of them, or with LoRA only its adapters' A and B (the fused
+// QKV's and the first MLP layer's A split over the tensor group by its r outputs, as NeMo's
+// ParallelLinearAdapter's ColumnParallelLinear; the row-parallel layers' A by its inputs, B whole).
+[[nodiscard]] std::int64_t gpt_layer_trainable_parameters(const GptSpec& s, int tp, int ep = 1);
 // Of those, the routed experts' (sharded over the expert-data-parallel group, not the data).
 [[nodiscard]] std::int64_t gpt_layer_expert_parameters(const GptSpec& s, int tp, int ep = 1);
 // Whole-model parameters (no tensor parallelism, the tied head counted once).

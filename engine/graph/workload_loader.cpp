@@ -1,7 +1,9 @@
 #include "engine/graph/workload_loader.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <variant>
@@ -88,6 +90,36 @@ LstmSpec read_lstm(const ConfigNode& n) {
   return s;
 }
 
+// lora_rank and lora_targets (GptSpec): a comma-separated list of qkv, proj, fc1, fc2, or all
+// (the default).
+void read_lora(const ConfigNode& n, GptSpec& s) {
+  if (!n.has("lora_rank")) {
+    if (n.has("lora_targets")) throw n.error_at("lora_targets", "applies to LoRA; set lora_rank");
+    return;
+  }
+  s.lora_rank = size(n, "lora_rank", 1 << 16);
+  const std::string text = n.get_or<std::string>("lora_targets", "all");
+  static const std::vector<std::string> names = {"qkv", "proj", "fc1", "fc2", "all"};
+  static const unsigned bits[] = {kLoraQkv, kLoraProj, kLoraFc1, kLoraFc2, kLoraAll};
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string name = text.substr(start, comma - start);
+    const auto it = std::find(names.begin(), names.end(), name);
+    if (it == names.end()) {
+      throw n.error_at("lora_targets", "expected a comma-separated list of " +
+                                           join_alternatives(names) + ", got " +
+                                           n.quoted("lora_targets") + did_you_mean(name, names));
+    }
+    s.lora_targets |= bits[it - names.begin()];
+    start = comma + 1;
+  }
+  if (s.moe() || s.mla()) {
+    throw n.error_at("lora_rank", "LoRA is modelled for dense layers with multi-, grouped- or "
+                                  "single-query attention (no experts, no latent attention)");
+  }
+}
+
 GptSpec read_gpt(const ConfigNode& n) {
   GptSpec s;
   s.layers = size(n, "layers", kMaxLayers);
@@ -166,6 +198,18 @@ GptSpec read_gpt(const ConfigNode& n) {
       if (n.has(key)) throw n.error_at(key, "applies to a mixture of experts; set experts");
     }
   }
+  if (n.has("document")) {  // packed sequences (GptSpec::document)
+    s.document = size(n, "document", kMaxSequence);
+    if (s.document > s.sequence) {
+      throw n.error_at("document", "expected at most sequence (" + std::to_string(s.sequence) +
+                                       "), got " + n.quoted("document"));
+    }
+    if (s.attention != AttentionKind::kFlash) {
+      throw n.error_at("document", "packed documents are timed with attention: flash (the "
+                                   "variable-length kernel)");
+    }
+  }
+  read_lora(n, s);
   return s;
 }
 

@@ -239,8 +239,17 @@ MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, 
   const I64 first_here = span.first;
   const double experts = d(gpt_layer_expert_parameters(w, s.tp, s.ep)) *
                          d(layers_here - w.dense_layers_in(first_here, layers_here));
-  MemoryFootprint f = model_state_footprint(d(stage_parameters(w, s, stage, span)) - experts,
-                                            w.optimizer, w.precision, s.zero, s.dp * s.cp, mm);
+  // LoRA: the frozen weights held (sharded with ZeRO-3 like the rest), gradients and optimizer
+  // states for the adapters only (the embedding, head and norms frozen too).
+  const double base = d(stage_parameters(w, s, stage, span)) - experts;
+  const double adapters =
+      w.lora() ? d(gpt_layer_trainable_parameters(w, s.tp, s.ep) * span.count) : 0.0;
+  MemoryFootprint f = model_state_footprint(w.lora() ? adapters : base, w.optimizer,
+                                            w.precision, s.zero, s.dp * s.cp, mm);
+  if (w.lora()) {
+    f.weights +=
+        model_state_footprint(base, w.optimizer, w.precision, s.zero, s.dp * s.cp, mm).weights;
+  }
   if (experts > 0.0) {
     const MemoryFootprint e = model_state_footprint(experts, w.optimizer, w.precision, s.zero,
                                                     s.dp * s.cp / s.ep, mm);

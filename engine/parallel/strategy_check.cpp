@@ -156,6 +156,9 @@ void check_gpt(const Strategy& s, const GptSpec& w, Sink& k) {
     multiple(k, "expert_ffn", w.expert_width(), "tp", s.tp);
     multiple(k, "shared experts' width", w.shared_experts * w.expert_width(), "tp", s.tp);
   }
+  k.require(s.cp == 1 || w.document == 0, [&] {
+    return "context parallel (cp" + str(s.cp) + ") over packed documents is not modelled";
+  });
   k.require(!s.ulysses || s.cp > 1, [] {
     return std::string("ulysses is a kind of context parallelism: give cpN, N > 1");
   });

@@ -164,26 +164,29 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
   const double tp_overlap = tensor_overlap(s);
   const double tensor_contention = contention(pl.mapping.groups[0]);
   const auto part = [&](PartKind kind, int layers, int first_layer, bool embedding, bool head,
-                        double& params) {
+                        double& params, double& trained) {
     const std::shared_ptr<const ComputeGraph> g =
         part_graph(s, kind, layers, first_layer, embedding, head);
     params = static_cast<double>(g->parameter_count());
+    trained = static_cast<double>(g->trainable_parameter_count());
     return stage_times(*g, timer_, comm, tp_overlap, tensor_contention);
   };
   Parts parts;
   // A mixture of experts' layer is one after its leading dense layers.
   const auto dense = static_cast<int>(spec_.dense_layers_in(0, spec_.layers));
   parts.layer = part(PartKind::kLayer, 1, spec_.moe() ? dense : 0, false, false,
-                     parts.layer_parameters);
+                     parts.layer_parameters, parts.layer_trained);
   if (spec_.moe() && dense > 0) {
-    parts.dense_layer =
-        part(PartKind::kDenseLayer, 1, 0, false, false, parts.dense_layer_parameters);
+    parts.dense_layer = part(PartKind::kDenseLayer, 1, 0, false, false,
+                             parts.dense_layer_parameters, parts.dense_layer_trained);
   } else {
     parts.dense_layer = parts.layer;
     parts.dense_layer_parameters = parts.layer_parameters;
+    parts.dense_layer_trained = parts.layer_trained;
   }
-  parts.embedding = part(PartKind::kEmbedding, 0, 0, true, false, parts.embedding_parameters);
-  parts.head = part(PartKind::kHead, 0, 0, false, true, parts.head_parameters);
+  parts.embedding = part(PartKind::kEmbedding, 0, 0, true, false, parts.embedding_parameters,
+                         parts.embedding_trained);
+  parts.head = part(PartKind::kHead, 0, 0, false, true, parts.head_parameters, parts.head_trained);
   return parts_.emplace(key, std::move(parts)).first->second;
 }
 
@@ -207,17 +210,18 @@ GptTraining::ShardedUnits GptTraining::sharded_units(const Parts& pt,
   const Bytes p = bytes_per_element(spec_.precision);
   const Bytes g = bytes(gradient_reduction_bytes(options_.gradient_reduction, p.si(),
                                                  spec_.precision == DataType::kBf16));
-  const auto unit = [&](double params, double expert_params) {
+  // Every parameter is gathered, the trained ones' gradients reduce-scattered.
+  const auto unit = [&](double params, double expert_params, double trained) {
     ShardedUnit u;
     u.gather = collective_time(data, Collective::kAllGather, params * p);
-    u.scatter = collective_time(data, Collective::kReduceScatter, params * g);
+    u.scatter = collective_time(data, Collective::kReduceScatter, trained * g);
     if (expert_params > 0.0) {
       u.gather += collective_time(experts, Collective::kAllGather, expert_params * p);
       u.scatter += collective_time(experts, Collective::kReduceScatter, expert_params * g);
     }
     if (timing_only) return u;
     u.gather_bytes = link_bytes(data, Collective::kAllGather, params * p);
-    u.scatter_bytes = link_bytes(data, Collective::kReduceScatter, params * g);
+    u.scatter_bytes = link_bytes(data, Collective::kReduceScatter, trained * g);
     const auto add = [](std::array<Bytes, kMaxTiers>& to, const std::array<Bytes, kMaxTiers>& x) {
       for (std::size_t i = 0; i < to.size(); ++i) to[i] += x[i];
     };
@@ -227,10 +231,11 @@ GptTraining::ShardedUnits GptTraining::sharded_units(const Parts& pt,
   };
   ShardedUnits out;
   out.contention = contention(data);
-  out.layer = unit(pt.layer_parameters - layer_experts, layer_experts);
-  out.dense_layer = unit(pt.dense_layer_parameters, 0.0);
-  out.embedding = unit(pt.embedding_parameters, 0.0);
-  out.head = unit(pt.head_parameters, 0.0);
+  out.layer = unit(pt.layer_parameters - layer_experts, layer_experts,
+                   pt.layer_trained - layer_experts);
+  out.dense_layer = unit(pt.dense_layer_parameters, 0.0, pt.dense_layer_trained);
+  out.embedding = unit(pt.embedding_parameters, 0.0, pt.embedding_trained);
+  out.head = unit(pt.head_parameters, 0.0, pt.head_trained);
   return out;
 }
 
@@ -402,7 +407,7 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
   // embedding group; Narayanan et al. 2021 §2.2 footnote, Shoeybi et al. 2019 §3). A ring
   // all-reduce of two members moves the whole buffer once each way: one send of V/t·h
   // gradients over the pipeline group's link. Untied embeddings need none.
-  const bool tied = s.pp > 1 && spec_.tied_embeddings;
+  const bool tied = s.pp > 1 && spec_.tied_embeddings && !spec_.lora();
   const Bytes tied_bytes =
       static_cast<double>(spec_.vocabulary / s.tp) * static_cast<double>(spec_.hidden) * p;
   const Time tied_sync =
@@ -416,8 +421,8 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
       sharded ? sharded_units(pt, m.groups[1], pl.expert_data, layer_experts, timing_only)
               : ShardedUnits{};
   const double head_owned =
-      spec_.tied_embeddings && chunks == 1 && pt.head_parameters > 0.0
-          ? std::max(0.0, pt.head_parameters - tied_bytes / p) / pt.head_parameters
+      spec_.tied_embeddings && chunks == 1 && pt.head_trained > 0.0
+          ? std::max(0.0, pt.head_trained - tied_bytes / p) / pt.head_trained
           : 1.0;
   const auto outside = [&](ChunkCosts& c, const StageTimes& t) {
     c.outside_layers += chained(t.forward, launch) + chained(t.backward, launch) -
@@ -428,17 +433,17 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
     const StageSpan& span = spans_[static_cast<std::size_t>(c)];
     const auto layers = static_cast<int>(span.count);
     const auto dense = static_cast<int>(spec_.dense_layers_in(span.first, layers));
-    add(cc, pt.layer, layers - dense, pt.layer_parameters);
+    add(cc, pt.layer, layers - dense, pt.layer_trained);
     cc.expert_parameters = static_cast<double>(layers - dense) * layer_experts;
-    if (dense > 0) add(cc, pt.dense_layer, dense, pt.dense_layer_parameters);
+    if (dense > 0) add(cc, pt.dense_layer, dense, pt.dense_layer_trained);
     if (c == 0) {
-      add(cc, pt.embedding, 1.0, pt.embedding_parameters);
+      add(cc, pt.embedding, 1.0, pt.embedding_trained);
       outside(cc, pt.embedding);
       cc.sync += tied_sync;
       cc.step.add_link_bytes(tied_link);
     }
     if (c == chunks - 1) {
-      add(cc, pt.head, 1.0, pt.head_parameters, head_owned);
+      add(cc, pt.head, 1.0, pt.head_trained, head_owned);
       outside(cc, pt.head);
       cc.sync += tied_sync;
       cc.step.add_link_bytes(tied_link);

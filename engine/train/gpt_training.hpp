@@ -169,6 +169,9 @@ class GptTraining {
     StageTimes layer, dense_layer, embedding, head;
     double layer_parameters = 0.0, dense_layer_parameters = 0.0, embedding_parameters = 0.0,
            head_parameters = 0.0;
+    // Of those, the trained ones (all, or LoRA's adapters): gradients reduced, states updated.
+    double layer_trained = 0.0, dense_layer_trained = 0.0, embedding_trained = 0.0,
+           head_trained = 0.0;
   };
   // The tensor, data and pipeline groups' placements, and the data group's while it shares
   // the ports with the tensor and pipeline groups (see placements() in the source). `id`:

@@ -589,3 +589,101 @@ TEST_CASE("q, k, v layout copies: split, made contiguous, k and v packed", "[gra
   CHECK(bwd.bytes_read.in(units::bytes) == 98304.0 * 2);
   CHECK(g.size() == build_gpt_graph(s).size() + 2 * 2);  // two kernels a layer
 }
+
+TEST_CASE("packed documents: attention within each document, the rest unchanged",
+          "[graph][golden]") {
+  GptSpec s = tiny_llama();  // b 2, s 128, 8 heads of d 32: 16 (sequence, head) problems
+  s.document = 32;           // four 32-token documents per sequence
+  const ComputeGraph g = build_gpt_graph(s);
+  // Every query attends to at most its document's 32 keys: 16 problems of 128 queries against
+  // 32 keys, 4·16·128·32·32/2 = 4,194,304 FLOP, a quarter (d/s) of the unpacked 16,777,216.
+  const Kernel& fa = find(g, "l0.attn.flash.fwd");
+  CHECK(fa.attention->query_count() == 128);
+  CHECK(fa.attention->sequence == 32);
+  CHECK(fa.flops.in(units::flops) == 4194304.0);
+  CHECK(find(g, "l0.attn.flash.bwd").flops.in(units::flops) == 2.5 * 4194304.0);
+  // Q, K, V and O still move whole: the same bytes as the unpacked kernel.
+  const ComputeGraph whole = build_gpt_graph(tiny_llama());
+  CHECK(fa.bytes_read == find(whole, "l0.attn.flash.fwd").bytes_read);
+  CHECK(*find(g, "l0.qkv.fwd").gemm == *find(whole, "l0.qkv.fwd").gemm);
+  CHECK(g.size() == whole.size());
+  // Model FLOPs count 2·d·a·(d + d_v) per token and layer for the core instead of 2·s·...:
+  // the difference is 3·T_total·l·2·(s - d)·2·a·d = 3·(4·128)·2·2·96·512.
+  CHECK(gpt_model_flops(tiny_llama()) - gpt_model_flops(s) == 3.0 * 512 * 2 * 2 * 96 * 512);
+}
+
+TEST_CASE("LoRA: frozen base weights, rank-r adapters beside the chosen linears",
+          "[graph][golden]") {
+  GptSpec s = tiny_llama();  // h 256, QKV out 384, f 768, T 256, two layers, untied head
+  s.lora_rank = 8;
+  s.lora_targets = kLoraQkv | kLoraFc2;
+  const ComputeGraph g = build_gpt_graph(s);
+  // Adapters: QKV A 256·8 + B 8·384 = 5,120; fc2 A 768·8 + B 8·256 = 8,192; per layer 13,312,
+  // the only trained parameters (gpt_layer_trainable_parameters).
+  CHECK(gpt_layer_trainable_parameters(s, 1) == 13312);
+  CHECK(g.trainable_parameter_count() == 2 * 13312);
+  GptSpec full = tiny_llama();
+  const ComputeGraph base = build_gpt_graph(full);
+  CHECK(g.parameter_count() == base.parameter_count() + 2 * 13312);
+  // Forward: A (T, r, in), B (T, out, r), the product added into the layer's output.
+  CHECK(*find(g, "l0.qkv.lora_a.fwd").gemm == GemmShape{1, 256, 8, 256});
+  CHECK(*find(g, "l0.qkv.lora_b.fwd").gemm == GemmShape{1, 256, 384, 8});
+  const Kernel& sum = find(g, "l0.qkv.lora_add.fwd");
+  CHECK(sum.flops.in(units::flops) == 2.0 * 256 * 384);
+  const auto id = [&](const Kernel& k) { return static_cast<KernelId>(&k - g.kernels().data()); };
+  CHECK(std::find(sum.deps.begin(), sum.deps.end(), id(find(g, "l0.qkv.fwd"))) != sum.deps.end());
+  // No weight gradient for any base weight, the head or the embedding; each adapter's two.
+  std::size_t wgrads = 0;
+  for (const Kernel& k : g.kernels()) {
+    if (k.phase != Phase::kBackwardWeight) continue;
+    CHECK(k.name.find(".lora_") != std::string::npos);
+    ++wgrads;
+  }
+  CHECK(wgrads == 2 * 2 * 2);  // two layers, two adapters, A and B
+  CHECK(*find(g, "l0.fc2.lora_a.wgrad").gemm == GemmShape{1, 768, 8, 256});
+  // The base layers' data gradients stay (the adapters below need them); the proj and fc1
+  // layers have no adapter and no weight gradient.
+  CHECK(*find(g, "l0.proj.dgrad").gemm == *find(base, "l0.proj.dgrad").gemm);
+  // The optimizer steps only the adapters: each layer's update over 13,312 elements, and no
+  // embedding or final-norm update.
+  CHECK(find(g, "l1.update").flops == find(base, "l1.update").flops *
+                                           (13312.0 / static_cast<double>(
+                                                          gpt_layer_parameters(full, 1))));
+  CHECK(std::none_of(g.kernels().begin(), g.kernels().end(), [](const Kernel& k) {
+    return k.name == "embedding.update" || k.name == "final_ln.update" ||
+           k.name == "embedding.bwd" || k.name == "logits.wgrad";
+  }));
+  // Model FLOPs: the frozen linears twice (forward, data gradient), the attention core and the
+  // adapters three times. Per token and layer the adapters' forward is 2·8·(256 + 384) +
+  // 2·8·(768 + 256) = 26,624 FLOP.
+  const double tokens = 4.0 * 128, linear = 2.0 * (256.0 * 384 + 256.0 * 256 + 3 * 256.0 * 768),
+               core = 2.0 * 128 * 512, head = 2.0 * 256 * 1024;
+  CHECK(gpt_model_flops(s) ==
+        Approx(tokens * (2.0 * (2 * linear + head) + 3.0 * 2 * (core + 26624.0))).epsilon(1e-12));
+  CHECK(gpt_model_flops(full) ==
+        Approx(3.0 * tokens * (2 * (linear + core) + head)).epsilon(1e-12));
+}
+
+TEST_CASE("LoRA with tensor parallelism: A split or whole, its small collectives", "[graph]") {
+  GptSpec s = tiny_llama();
+  s.lora_rank = 8;
+  s.lora_targets = kLoraAll;
+  GptPartition tp2;
+  tp2.tensor = 2;
+  const ComputeGraph g = build_gpt_graph(s, tp2);
+  // Beside the column-parallel QKV: A's r/t = 4 outputs, all-gathered (T·r·2 B = 4,096 B),
+  // B (T, 192, 8) for this rank's half of the 384 outputs.
+  CHECK(*find(g, "l0.qkv.lora_a.fwd").gemm == GemmShape{1, 256, 4, 256});
+  CHECK(find(g, "l0.qkv.lora_a.gather.fwd").comm->bytes.in(units::bytes) == 4096.0);
+  CHECK(*find(g, "l0.qkv.lora_b.fwd").gemm == GemmShape{1, 256, 192, 8});
+  // Beside the row-parallel fc2: A over this rank's 384 inputs to all 8 outputs, all-reduced.
+  CHECK(*find(g, "l0.fc2.lora_a.fwd").gemm == GemmShape{1, 256, 8, 384});
+  CHECK(find(g, "l0.fc2.lora_a.reduce.fwd").comm->kind == CommKind::kAllReduce);
+  // SwiGLU's gate and up each have one; backward, the gather's reduce-scatter.
+  CHECK(find(g, "l0.up.lora_b.fwd").gemm->n == 384);
+  CHECK(find(g, "l0.qkv.lora_a.scatter.bwd").comm->kind == CommKind::kReduceScatter);
+  // Per rank: QKV 256·4 + 8·192, proj 128·8 + 8·256, gate and up 2·(256·4 + 8·384),
+  // fc2 384·8 + 8·256 = 2,560 + 3,072 + 8,192 + 5,120 = 18,944.
+  CHECK(gpt_layer_trainable_parameters(s, 2) == 18944);
+  CHECK(build_gpt_graph(s, tp2).trainable_parameter_count() == 2 * 18944);
+}

@@ -409,3 +409,37 @@ TEST_CASE("DeepSeek-V3: latent attention, 3 dense layers, 256 + 1 experts", "[gr
         "w.yaml:12:11: error: kv_heads: expected heads (4): latent attention up-projects keys and "
         "values for every head, got \"2\"");
 }
+
+TEST_CASE("fine-tuning keys: packed documents and LoRA, read and checked", "[graph][config-error]") {
+  const auto error = [](const std::string& text) {
+    return error_of([&] { (void)read_workload_file(ConfigNode::load_string(text, "w.yaml")); });
+  };
+  const std::string gpt = "name: g\nkind: gpt\nlayers: 2\nhidden: 256\nheads: 4\nvocabulary: "
+                          "1024\nsequence: 128\nmicro_batch: 1\n";
+  const auto spec = [](const std::string& text) {
+    return std::get<GptSpec>(read_workload_file(ConfigNode::load_string(text, "w.yaml")).spec);
+  };
+  // Defaults: one document per sequence, every parameter trained.
+  CHECK(spec(gpt).document == 0);
+  CHECK(!spec(gpt).lora());
+  CHECK(spec(gpt + "attention: flash\ndocument: 32\n").attention_span() == 32);
+  const GptSpec all = spec(gpt + "lora_rank: 16\n");
+  CHECK(all.lora_rank == 16);
+  CHECK(all.lora_targets == kLoraAll);
+  CHECK(spec(gpt + "lora_rank: 16\nlora_targets: qkv,fc2\n").lora_targets == (kLoraQkv | kLoraFc2));
+  CHECK(error(gpt + "attention: flash\ndocument: 129\n") ==
+        "w.yaml:10:11: error: document: expected at most sequence (128), got \"129\"");
+  CHECK(error(gpt + "document: 32\n") ==
+        "w.yaml:9:11: error: document: packed documents are timed with attention: flash (the "
+        "variable-length kernel)");
+  CHECK(error(gpt + "lora_targets: qkv\n") ==
+        "w.yaml:9:15: error: lora_targets: applies to LoRA; set lora_rank");
+  CHECK(error(gpt + "lora_rank: 8\nlora_targets: qkv,fc3\n") ==
+        "w.yaml:10:15: error: lora_targets: expected a comma-separated list of qkv, proj, fc1, "
+        "fc2 or all, got \"qkv,fc3\"; did you mean \"fc1\"?");
+  CHECK(error(gpt + "lora_rank: 0\n") ==
+        "w.yaml:9:12: error: lora_rank: expected a positive number, got \"0\"");
+  CHECK(error(gpt + "experts: 4\nlora_rank: 8\n") ==
+        "w.yaml:10:12: error: lora_rank: LoRA is modelled for dense layers with multi-, grouped- "
+        "or single-query attention (no experts, no latent attention)");
+}

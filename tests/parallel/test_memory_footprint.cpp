@@ -363,3 +363,25 @@ TEST_CASE("leading dense layers: their parameters and activations on the stages 
 }
 
 }  // namespace pathfinder
+
+TEST_CASE("LoRA holds every weight, but gradients and optimizer states for its adapters only",
+          "[dist][golden]") {
+  // Llama 3 8B on one device, bf16 Adam: 32 layers of 218,112,000 parameters (4096·6144 QKV,
+  // 4096² projection, 3·4096·14336 MLP, 2·4096 norms) + the token table and untied head
+  // 2·128,256·4096 + the final norm 4096 = 8,030,261,248 held in 2 bytes.
+  GptSpec w = shipped_gpt("llama3_8b");
+  w.lora_rank = 16;
+  w.lora_targets = kLoraQkv;
+  const MemoryFootprint f = gpt_memory_footprint(w, parse_strategy("tp1-mb1"));
+  // Adapters beside QKV: A 4096·16 + B 16·6144 = 163,840 per layer, 5,242,880 in all: 2-byte
+  // gradients, a 4-byte master copy and two 4-byte moments each.
+  const double adapters = 32.0 * 163840;
+  CHECK(gpt_layer_trainable_parameters(w, 1) == 163840);
+  CHECK(b(f.weights) == exactly(2.0 * (8030261248.0 + adapters)));
+  CHECK(b(f.gradients) == exactly(2.0 * adapters));
+  CHECK(b(f.optimizer) == exactly(12.0 * adapters));
+  // The activations are those of full training (every layer's inputs kept for the data
+  // gradients and the adapters).
+  GptSpec full = shipped_gpt("llama3_8b");
+  CHECK(f.activations == gpt_memory_footprint(full, parse_strategy("tp1-mb1")).activations);
+}

@@ -137,6 +137,14 @@ TEST_CASE("GQA: tp splits the KV heads or replicates them", "[dist][config-error
               "replicated over tp)"});
 }
 
+TEST_CASE("packed documents: no context parallelism across them", "[dist][config-error]") {
+  GptSpec l = shipped_gpt("llama3_8b");
+  l.document = 512;
+  CHECK(problems("tp1-pp1-dp2", l, 2).empty());
+  CHECK(problems("tp1-pp1-dp1-cp2", l, 2) ==
+        Lines{"context parallel (cp2) over packed documents is not modelled"});
+}
+
 TEST_CASE("LSTM rules: DeepFlow's kernel splits and stages", "[dist][config-error]") {
   // The paper's LM: B 16384, D 16384, V 800000 (= 2^8 x 5^5), 2 layers.
   const WorkloadSpec lm = shipped_workload("lstm_lm");

@@ -3,7 +3,8 @@
 // row the model can express, predicted tokens/s/GPU against the published one, per row and per
 // model family. Issue 13's goal is MAPE <= 8%; this test reports where the model stands and
 // fails on a regression. A second case times the file's long-input-sequence rows (NeMo
-// 24.03.01: Llama 2 7B with context parallelism, 4K to 1M tokens).
+// 24.03.01: Llama 2 7B with context parallelism, 4K to 1M tokens), a third its fine-tuning
+// rows (SFT and LoRA on packed SQuAD; their configuration is described there).
 //
 // How a row becomes an evaluation:
 //   rows       Pretraining, the newest published value of each (model, GPUs, parallelism)
@@ -116,6 +117,21 @@ std::vector<Row> long_sequence_rows() {
   for (const auto& c : section_cells("Long Input Sequences")) {
     out.push_back(row_of(c, "LLAMA2-7B", std::stoi(c[7]) * 1024));
   }
+  return out;
+}
+
+// The newest row of each fine-tuning configuration (task, model, GPUs, parallelism), in the
+// file's order of first appearance; the sequence is the packed one.
+std::vector<std::pair<std::string, Row>> finetuning_rows() {
+  std::vector<std::string> order;
+  std::map<std::string, std::pair<std::string, Row>> newest;
+  for (const auto& c : section_cells("Finetuning")) {
+    const std::string key = c[6] + "/" + c[5] + "/" + c[8] + "-" + c[13] + "-" + c[14];
+    if (!newest.count(key)) order.push_back(key);
+    newest[key] = {c[6], row_of(c, c[5], std::stoi(c[12]))};
+  }
+  std::vector<std::pair<std::string, Row>> out;
+  for (const std::string& k : order) out.push_back(newest[k]);
   return out;
 }
 
@@ -291,6 +307,96 @@ TEST_CASE("[calibration] NeMo 24.03 Llama 2 7B with context parallelism, 4K to 1
   for (std::size_t i = 1; i < errors.size(); ++i) {
     CHECK(errors[i] > 0.0);  // optimistic everywhere: a change that flips a row says why here
   }
+}
+
+TEST_CASE("[calibration] NeMo 24.07 FP8 fine-tuning on DGX H100: SFT and LoRA, packed SQuAD",
+          "[train]") {
+  // "For fine-tuning, we use SQuAD-v1.1 dataset, and the inputs are packed to 4096 tokens"
+  // (the summary). The configurations are NeMo-Framework-Launcher's conf/fine_tuning/llama/
+  // squad.yaml (SFT) and conf/peft/llama/squad.yaml (LoRA) with the table's GPUs, batch and
+  // parallelism:
+  //   both   sequence_parallel False (so no userbuffer overlap of the tensor group's
+  //          all-reduces), no recomputation, megatron_amp_O2, FP8 linear layers (the table)
+  //   SFT    hidden, attention and FFN dropout 0.1; distributed_fused_adam without
+  //          overlap_grad_sync (NeMo's default False): the distributed optimizer (zero1),
+  //          gradients reduced after the backward pass
+  //   LoRA   dropout 0; lora_tuning adapter_dim 32 on NeMo's default target, attention_qkv;
+  //          base weights, embedding and head frozen; fused_adam (zero0)
+  //   data   SQuAD v1.1 examples (context, question, answer and the template's separators)
+  //          average roughly 200 Llama tokens [R: our estimate, not a published count]; as
+  //          documents of 200 tokens their attention is ~0.3% of a step's work, so any value
+  //          from 100 to 400 moves a row by under 1%.
+  const auto rows = finetuning_rows();
+  REQUIRE(rows.size() == 6);  // SFT and LoRA, Llama 2 7B, 13B, 70B
+  const test::ShippedSystem& sys = test::shipped_system("h100", "nemo-fp8");
+  TrainingOptions o = TrainingOptions::from(
+      load_software_profile(test::source_path("templates/software/nemo-fp8.yaml")));
+  o.overlap_data_parallel = false;
+  o.overlap_zero_gradients = false;
+  o.tensor_comm_chunked = false;
+  o.tensor_comm_overlap = 0.0;
+  std::printf("\n%-14s %-5s %5s %-28s %9s %9s %7s\n", "NeMo 24.07", "task", "gpus", "strategy",
+              "measured", "predicted", "error");
+  std::map<std::string, std::pair<double, int>> by_task;
+  double sum = 0.0, signed_sum = 0.0;
+  int over_memory = 0;
+  for (const auto& [task, r] : rows) {
+    auto [base, sets] = model_of(r);
+    const bool lora = task == "LoRA";
+    std::vector<std::pair<std::string, std::string>> kv = {
+        {"document", "200"}, {"dropout", lora ? "false" : "true"}};
+    if (lora) kv.insert(kv.end(), {{"lora_rank", "32"}, {"lora_targets", "qkv"}});
+    for (const auto& [k, v] : kv) sets.push_back({k, v, k, std::nullopt});
+    const WorkloadSpec w =
+        load_workload(test::source_path("studies/workloads/" + base + ".yaml"), sets).spec;
+    const int dp = r.gpus / (r.tp * r.pp);
+    const std::string text = "tp" + std::to_string(r.tp) + "-pp" + std::to_string(r.pp) + "-dp" +
+                             std::to_string(dp) + "-mb" + std::to_string(r.mbs) +
+                             (lora ? "-zero0" : "-zero1");
+    const Strategy s = parse_strategy(text);
+    REQUIRE(check_strategy(s, w, r.gpus).empty());
+    TrainingResult t = evaluate_training(sys.spec, sys.arch, w, s, o);
+    std::string note;
+    if (!t.feasible) {  // timed anyway, and said
+      note = "  (" + t.reason + ")";
+      TrainingOptions unchecked = o;
+      unchecked.check_memory = false;
+      t = evaluate_training(sys.spec, sys.arch, w, s, unchecked);
+      ++over_memory;
+    }
+    INFO(task << " " << r.model << " " << text << ": " << t.reason);
+    REQUIRE(t.feasible);
+    const double pred = t.tokens_per_second / r.gpus;
+    const double e = (pred - r.tokens) / r.tokens;
+    sum += std::abs(e);
+    signed_sum += e;
+    by_task[task].first += std::abs(e);
+    ++by_task[task].second;
+    std::printf("%-14s %-5s %5d %-28s %9.0f %9.0f %+6.1f%%%s\n", r.model.c_str(), task.c_str(),
+                r.gpus, text.c_str(), r.tokens, pred, 100 * e, note.c_str());
+  }
+  const double n = static_cast<double>(rows.size());
+  std::printf("NeMo 24.07 fine-tuning (nemo-fp8 profile): MAPE %.1f%%, bias %+.1f%%;", 100 * sum / n,
+              100 * signed_sum / n);
+  for (const auto& [task, v] : by_task) {
+    std::printf("  %s %.1f%% (%d)", task.c_str(), 100 * v.first / v.second, v.second);
+  }
+  std::printf("\n");
+  // Measured today (bounds just above, so a regression fails): LoRA 4.4% (+1.8% 7B, -1.4%
+  // 13B, -9.9% 70B on tp2 x pp4), SFT 15.4% (+6.3% 7B; -14.1% 13B on pp4, whose 1F1B bubble
+  // over 16 micro-batches is 3/19 of the step; -25.9% 70B on tp4 x pp4, its tensor group's
+  // all-reduces exposed without sequence parallelism). The SFT rows with pp look as if they ran
+  // the pre-training table's tuning instead of the launcher's defaults (with sequence
+  // parallelism, userbuffer overlap and interleaving as in pre-training, 13B at v10 -2.4%, 70B
+  // at v5 +0.9%); the table does not say, so the documented configuration is timed.
+  // The 70B SFT row needs 113.6 GB a device in our memory model with the optimizer unsharded
+  // (dp 1) and no sequence parallelism: the published run fit in 80 GB (Apex's
+  // DistributedFusedAdam keeps 16-bit remainders of the fp32 master weights, Transformer Engine
+  // keeps FP8 copies of some activations; neither modelled), so it is timed unchecked.
+  CHECK(over_memory == 1);
+  CHECK(by_task["LoRA"].first / by_task["LoRA"].second <= 0.05);
+  CHECK(by_task["SFT"].first / by_task["SFT"].second <= 0.16);
+  CHECK(sum / n <= 0.105);
 }
 
 }  // namespace pathfinder
