@@ -59,6 +59,15 @@ struct CoreSpec {
   // datasheet: 1,979 vs 989 TFLOPS dense). 1 where the arrays have no faster FP8 path (A100,
   // V100: FP8 GEMMs then run at the 16-bit rate, only their operands are smaller).
   double fp8_throughput_ratio = 1.0;
+  // Dense FP4 (NVFP4: E2M1 with per-block scales) matrix throughput relative to FP16/BF16:
+  // 4 on B200 (HGX B200 datasheet: 9 PFLOPS dense FP4 against 2.25 dense BF16). 0: no FP4
+  // matrix units (Hopper and older), so FP4 linear layers are infeasible there.
+  double fp4_throughput_ratio = 0.0;
+  // Whether the matrix units apply per-block scale factors themselves (Blackwell's
+  // tcgen05.mma block_scale kinds: OCP MXFP8 and NVFP4; NVIDIA PTX ISA 8.7): what MXFP8 and
+  // NVFP4 scaling need. Hopper's do not (its block-scaled FP8 applies the scales on the CUDA
+  // cores, QuantRecipe::kBlockwise).
+  bool block_scaled_mma = false;
   // Throughput a long training run sustains, as a fraction of what one timed kernel reaches:
   // applies to training, not to one call or a benchmark loop. A residual fit for mechanisms not
   // modelled (the power-limited clock is modelled apart: flop_energy_factor).
@@ -77,6 +86,9 @@ struct CoreSpec {
   // against BF16's 80.3%, S. Bekman's maximum achievable matmul FLOPS table) is its power,
   // fp8_flop_energy_factor.
   double fp8_sustained_fraction = 1.0;
+  // The same two for FP4 operands (defaults: the FP8 ones; no FP4 training measurement here).
+  double fp4_flop_energy_factor = 1.0;
+  double fp4_sustained_fraction = 1.0;
   // Share of the matrix rate that kernels written for the previous generation's warp-level
   // MMA instructions reach (FlashAttention-2's mma.sync on Hopper: "about 2/3 the peak
   // throughput of the Hopper GPU Tensor Cores", Shah et al. 2024, FlashAttention-3 §1, after

@@ -40,6 +40,10 @@ DevicePower device_power(const ArchSpec& spec, const MicroArch& arch) {
   d.joule_per_fp8_flop = fp8 > 0.0
                              ? d.core_dynamic * spec.tmpl.core.fp8_flop_energy_factor / fp8
                              : d.joule_per_flop;
+  const double fp4 = c.fp4_peak.si();
+  d.joule_per_fp4_flop = fp4 > 0.0
+                             ? d.core_dynamic * spec.tmpl.core.fp4_flop_energy_factor / fp4
+                             : d.joule_per_fp8_flop;
   d.joule_per_vector_flop = vec > 0.0 ? per_flop / vec : 0.0;
   PF_ASSERT(arch.levels.size() <= static_cast<std::size_t>(kMaxOnChipLevels));  // the loader's
   for (const LevelStats& l : arch.levels) {

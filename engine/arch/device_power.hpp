@@ -37,6 +37,7 @@ struct DevicePower {
   double core_dynamic = 0.0;     // g·D: at full matrix rate, as provisioned
   double joule_per_flop = 0.0;   // matrix FLOP (FP16/BF16 operands)
   double joule_per_fp8_flop = 0.0;
+  double joule_per_fp4_flop = 0.0;  // the same for FP4 (fp4_flop_energy_factor)
   double joule_per_vector_flop = 0.0;
   // On-chip levels, innermost first (W, J per byte served): the first `levels` entries.
   int levels = 0;

@@ -66,6 +66,7 @@ CoreStats make_core(const ArchSpec& spec, const ResourceSplit& split) {
   c.effective = c.peak * t.core.max_utilization;
   c.vector_peak = c.peak * t.core.vector_throughput_ratio;
   c.fp8_peak = c.peak * t.core.fp8_throughput_ratio;
+  c.fp4_peak = c.peak * t.core.fp4_throughput_ratio;
   c.use.power_used = mcu_power * static_cast<double>(c.mcus) * p.power_ratio;
   return c;
 }

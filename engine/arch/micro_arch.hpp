@@ -41,6 +41,7 @@ struct CoreStats {
   Throughput effective;    // peak x max_utilization
   Throughput vector_peak;  // peak x vector_throughput_ratio: the element-wise units
   Throughput fp8_peak;     // peak x fp8_throughput_ratio: dense FP8 matrix throughput
+  Throughput fp4_peak;     // peak x fp4_throughput_ratio: dense FP4 (0: no FP4 units)
   CountBinding count_binding = CountBinding::kArea;
   VfBinding frequency_binding = VfBinding::kPower;
   BudgetUse use;

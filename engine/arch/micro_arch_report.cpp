@@ -46,6 +46,7 @@ nlohmann::ordered_json to_json(const MicroArch& a) {
                {"effective_tflops", r4(c.effective.in(units::teraflops_per_second))},
                {"vector_peak_tflops", r4(c.vector_peak.in(units::teraflops_per_second))},
                {"fp8_peak_tflops", r4(c.fp8_peak.in(units::teraflops_per_second))},
+               {"fp4_peak_tflops", r4(c.fp4_peak.in(units::teraflops_per_second))},
                {"count_binding", to_string(c.count_binding)},
                {"frequency_binding", to_string(c.frequency_binding)},
                {"use", use_json(c.use)}};

@@ -51,6 +51,14 @@ CoreSpec read_core(const ConfigNode& n) {
     throw n.error_at("fp8_throughput_ratio", "expected a ratio in [1, 8] (FP8 over FP16 dense "
                                              "throughput), got " + n.quoted("fp8_throughput_ratio"));
   }
+  c.fp4_throughput_ratio = n.get_or<double>("fp4_throughput_ratio", 0.0);
+  if (!(c.fp4_throughput_ratio == 0.0 ||
+        (c.fp4_throughput_ratio >= c.fp8_throughput_ratio && c.fp4_throughput_ratio <= 16.0))) {
+    throw n.error_at("fp4_throughput_ratio",
+                     "expected 0 (no FP4 units) or a ratio from fp8_throughput_ratio to 16 (FP4 "
+                     "over FP16 dense throughput), got " + n.quoted("fp4_throughput_ratio"));
+  }
+  c.block_scaled_mma = n.get_or<bool>("block_scaled_mma", false);
   c.sustained_fraction = read_derate(n, "sustained_fraction");
   const auto energy_factor = [&](std::string_view key, double fallback) {
     const double v = n.get_or<double>(key, fallback);
@@ -65,6 +73,10 @@ CoreSpec read_core(const ConfigNode& n) {
   c.fp8_sustained_fraction = n.has("fp8_sustained_fraction")
                                  ? read_derate(n, "fp8_sustained_fraction")
                                  : c.sustained_fraction;
+  c.fp4_flop_energy_factor = energy_factor("fp4_flop_energy_factor", c.fp8_flop_energy_factor);
+  c.fp4_sustained_fraction = n.has("fp4_sustained_fraction")
+                                 ? read_derate(n, "fp4_sustained_fraction")
+                                 : c.fp8_sustained_fraction;
   c.warp_mma_fraction = read_derate(n, "warp_mma_fraction");
   c.attention_backward_fraction = read_derate(n, "attention_backward_fraction");
   c.fp8_promoted_accumulation_fraction = read_derate(n, "fp8_promoted_accumulation_fraction");

@@ -100,7 +100,8 @@ nlohmann::ordered_json evaluate(const Evaluation& e) {
     strategy = complete_strategy(p, w.spec, e.devices, command_line("devices"));
     validate_strategy(strategy, w.spec, strategy.devices(), command_line("strategy"));
   }
-  const MicroArch a = generate_micro_arch(spec, ResourceSplit::from_template(in.tmpl));
+  MicroArch a = generate_micro_arch(spec, ResourceSplit::from_template(in.tmpl));
+  reject_unsupported_operands(w.spec, a);
   nlohmann::ordered_json j;
   if (!a.feasible) {
     j = infeasible_json(a, w);

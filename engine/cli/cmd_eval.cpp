@@ -320,7 +320,8 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
       validate_strategy(strategy, w.spec, strategy.devices(), where);
     }
 
-    const MicroArch arch = generate_micro_arch(spec, ResourceSplit::from_template(in.tmpl));
+    MicroArch arch = generate_micro_arch(spec, ResourceSplit::from_template(in.tmpl));
+    reject_unsupported_operands(w.spec, arch);
     std::string out;
     if (!arch.feasible) {
       if (!opt->trace.empty()) {

@@ -49,13 +49,21 @@ constexpr enum_table::Table<Phase, 4> kPhases{{
     {Phase::kBackwardWeight, "backward-weight"},
     {Phase::kUpdate, "update"},
 }};
-constexpr enum_table::Table<DataType, 4> kDataTypes{{
+constexpr enum_table::Table<DataType, 5> kDataTypes{{
     {DataType::kFp32, "fp32"},
     {DataType::kFp16, "fp16"},
     {DataType::kBf16, "bf16"},
     {DataType::kFp8, "fp8"},
+    {DataType::kFp4, "fp4"},
 }};
 
+constexpr enum_table::Table<QuantRecipe, 5> kQuantRecipes{{
+    {QuantRecipe::kDelayed, "delayed"},
+    {QuantRecipe::kCurrent, "current"},
+    {QuantRecipe::kMxfp8, "mxfp8"},
+    {QuantRecipe::kBlockwise, "blockwise"},
+    {QuantRecipe::kNvfp4, "nvfp4"},
+}};
 double d(std::int64_t v) { return static_cast<double>(v); }
 
 }  // namespace
@@ -65,6 +73,7 @@ std::string_view to_string(CommKind k) { return enum_table::name(kCommKinds, k);
 std::string_view to_string(CommGroup g) { return enum_table::name(kCommGroups, g); }
 std::string_view to_string(Phase p) { return enum_table::name(kPhases, p); }
 std::string_view to_string(DataType t) { return enum_table::name(kDataTypes, t); }
+std::string_view to_string(QuantRecipe r) { return enum_table::name(kQuantRecipes, r); }
 std::optional<KernelKind> parse_kernel_kind(std::string_view s) {
   return enum_table::parse(kKinds, s);
 }
@@ -82,6 +91,7 @@ Bytes bytes_per_element(DataType t) {
     case DataType::kFp16:
     case DataType::kBf16: return bytes(2);
     case DataType::kFp8: return bytes(1);
+    case DataType::kFp4: return bytes(0.5);
   }
   return bytes(0);
 }

@@ -34,7 +34,21 @@ enum class KernelKind {
   kFlashAttention,    // fused, tiled attention (Dao 2023, FlashAttention-2): no s×s in memory
 };
 enum class Phase { kForward, kBackwardData, kBackwardWeight, kUpdate };
-enum class DataType { kFp32, kFp16, kBf16, kFp8 };
+// How quantized linear layers scale their tensors (Transformer Engine's recipes: DelayedScaling,
+// Float8CurrentScaling, MXFP8BlockScaling, Float8BlockScaling, NVFP4BlockScaling).
+enum class QuantRecipe {
+  kDelayed,    // FP8, one scale per tensor from the amax history of earlier iterations
+  kCurrent,    // FP8, one scale per tensor from its own amax: a pass over it first
+  kMxfp8,      // FP8 in 32-element blocks with E8M0 scales the matrix units apply (OCP MX)
+  kBlockwise,  // FP8 in 1x128 (activations) and 128x128 (weights) blocks with FP32 scales applied
+               // on the CUDA cores every 128 of K (DeepSeek-V3 report, 2024, section 3.3)
+  kNvfp4,      // FP4 (E2M1) in 16-element blocks with E4M3 scales and a per-tensor FP32 one
+               // (NVIDIA, "Pretraining Large Language Models with NVFP4", 2025)
+};
+[[nodiscard]] std::string_view to_string(QuantRecipe r);
+
+// kFp4: NVFP4's E2M1 values, half a byte each (their block scales counted by the kernels).
+enum class DataType { kFp32, kFp16, kBf16, kFp8, kFp4 };
 
 // Communication a partitioned graph needs (issue 4): what moves, among which parallel group.
 enum class CommKind { kAllReduce, kReduceScatter, kAllGather, kSendRecv, kAllToAll };

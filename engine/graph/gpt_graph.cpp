@@ -257,15 +257,44 @@ class GptBuilder {
                    e, 2.0 * e * p_, e * p_, {dgrad, ad}),
             aw};
   }
-  // FP8 (GptPartition::fp8_linear): `elements` 16-bit values cast to FP8 with their transpose.
-  KernelId fp8_cast(int layer, const std::string& n, Phase ph, double elements, Deps deps) {
-    return stream(layer, n, KernelKind::kElementwise, ph, 2.0 * elements, elements * p_,
-                  elements * bytes(2), std::move(deps));
+  // The linear layers' quantization (GptPartition::quantized_linear, quant_recipe): `elements`
+  // 16-bit values read once and written as the GEMMs' row-wise and column-wise (transposed)
+  // operands, each with its scales, per element (bytes written; FLOPs):
+  //   delayed    2 x 1 (cast_transpose; the amax for a later scale fused in)          2
+  //   current    2 x 1, after a pass that reads the tensor for its amax               2 + 1
+  //   mxfp8      2 x (1 + 1/32): an E8M0 scale per 32 elements each way              3
+  //   blockwise  2 x (1 + 4/128): an FP32 scale per 128                              3
+  //   nvfp4      2 x (1/2 + 1/16): an E4M3 scale per 16, after an amax pass for the
+  //              per-tensor scale; the column-wise copy (the weight gradient's operand)
+  //              through a 16 x 16 random Hadamard transform first, 32 FLOPs          35 + 1
+  KernelId quantize(int layer, const std::string& n, Phase ph, double elements, Deps deps) {
+    const QuantRecipe r = part_.quant_recipe;
+    if (r == QuantRecipe::kCurrent || r == QuantRecipe::kNvfp4) {
+      deps = {stream(layer, n + ".amax", KernelKind::kElementwise, ph, elements, elements * p_,
+                     bytes(4), std::move(deps))};
+    }
+    double written = 2.0, work = 2.0;
+    switch (r) {
+      case QuantRecipe::kDelayed:
+      case QuantRecipe::kCurrent: break;
+      case QuantRecipe::kMxfp8: written = 2.0 * (1.0 + 1.0 / 32.0), work = 3.0; break;
+      case QuantRecipe::kBlockwise: written = 2.0 * (1.0 + 4.0 / 128.0), work = 3.0; break;
+      case QuantRecipe::kNvfp4: written = 2.0 * (0.5 + 1.0 / 16.0), work = 35.0; break;
+    }
+    return stream(layer, n, KernelKind::kElementwise, ph, work * elements, elements * p_,
+                  elements * bytes(written), std::move(deps));
   }
-  [[nodiscard]] DataType linear_dtype() const { return part_.fp8_linear ? DataType::kFp8 : dt_; }
-  // An FP8 gradient GEMM's accumulation (GptPartition::fp8_fast_backward_accumulation).
+  [[nodiscard]] DataType linear_dtype() const {
+    if (!part_.quantized_linear) return dt_;
+    return part_.quant_recipe == QuantRecipe::kNvfp4 ? DataType::kFp4 : DataType::kFp8;
+  }
+  // An FP8 GEMM's accumulation promoted out of the tensor cores: the gradient GEMMs' unless
+  // fast (GptPartition::fp8_fast_backward_accumulation), every one with block scales applied on
+  // the CUDA cores (QuantRecipe::kBlockwise).
   [[nodiscard]] bool promoted(Phase ph) const {
-    return part_.fp8_linear && !part_.fp8_fast_backward_accumulation && ph != Phase::kForward;
+    if (linear_dtype() != DataType::kFp8) return false;
+    return part_.quant_recipe == QuantRecipe::kBlockwise ||
+           (!part_.fp8_fast_backward_accumulation && ph != Phase::kForward);
   }
   KernelId linear_fwd(int layer, const std::string& n, const Linear& lin, bool bias_epilogue,
                       Deps deps, bool cast_input = true) {
@@ -275,8 +304,8 @@ class GptBuilder {
                       linear_fwd(layer, n, unadapted(lin), bias_epilogue, std::move(deps),
                                  cast_input));
     }
-    if (part_.fp8_linear && cast_input) {
-      deps = {fp8_cast(layer, n + ".cast" + suffix_, phase_, t_ * static_cast<double>(lin.in),
+    if (part_.quantized_linear && cast_input) {
+      deps = {quantize(layer, n + ".cast" + suffix_, phase_, t_ * static_cast<double>(lin.in),
                        std::move(deps))};
     }
     Kernel k = gemm_kernel(name(layer, n + suffix_), KernelKind::kGemm, phase_, linear_dtype(),
@@ -287,6 +316,7 @@ class GptBuilder {
       k.bytes_read += static_cast<double>(lin.out) * p_;
     }
     k.weight = lin.weight;
+    k.promoted_accumulation = promoted(Phase::kForward);
     const KernelId g = add(std::move(k), layer);
     if (!add_bias || !part_.separate_bias) return g;
     // Megatron-LM's linear: `output = torch.matmul(...)`, then `output + bias` as its own
@@ -309,8 +339,8 @@ class GptBuilder {
       const KernelId d = linear_bwd(layer, n, unadapted(lin), std::move(deps), wgrad_extra).first;
       return lora_bwd(layer, n, lin, g, wgrad_extra, d);
     }
-    if (part_.fp8_linear) {  // the output gradient to FP8 (E5M2) with its transpose
-      deps = {fp8_cast(layer, n + ".grad.cast", Phase::kBackwardData,
+    if (part_.quantized_linear) {  // the output gradient to FP8 (E5M2) with its transpose
+      deps = {quantize(layer, n + ".grad.cast", Phase::kBackwardData,
                        t_ * static_cast<double>(lin.out), std::move(deps))};
     }
     Kernel dg = gemm_kernel(name(layer, n + ".dgrad"), KernelKind::kGemm, Phase::kBackwardData,
@@ -1025,8 +1055,8 @@ Deps GptBuilder::moe_fwd(int i, LayerFwd& r, const Deps& local, const Deps& gath
     x = tp_comm(i, "experts.gather" + suffix_, CommKind::kAllGather, phase_, std::move(x), false,
                 bytes(rows * h * p_.si()));
   }
-  if (part_.fp8_linear) {
-    x = {fp8_cast(i, "experts.fc1.cast" + suffix_, phase_, rows * h, std::move(x))};
+  if (part_.quantized_linear) {
+    x = {quantize(i, "experts.fc1.cast" + suffix_, phase_, rows * h, std::move(x))};
   }
   const KernelId fc1 = expert_gemm(i, "experts.fc1" + suffix_, phase_,
                                    GemmShape{El, static_cast<std::int64_t>(m), s_.expert_width() / tp_,
@@ -1045,7 +1075,7 @@ Deps GptBuilder::moe_fwd(int i, LayerFwd& r, const Deps& local, const Deps& gath
                  rows * fe * p_, rows * fe * p_, {fc1});
   }
   Deps a = {act};
-  if (part_.fp8_linear) a = {fp8_cast(i, "experts.fc2.cast" + suffix_, phase_, rows * fe, a)};
+  if (part_.quantized_linear) a = {quantize(i, "experts.fc2.cast" + suffix_, phase_, rows * fe, a)};
   const KernelId fc2 = expert_gemm(i, "experts.fc2" + suffix_, phase_,
                                    GemmShape{El, static_cast<std::int64_t>(m), s_.hidden,
                                              s_.expert_width() / tp_},
@@ -1097,7 +1127,7 @@ Deps GptBuilder::moe_bwd(int i, const LayerFwd& f, const Deps& g_local, const De
     x = tp_comm(i, "experts.gather.bwd", CommKind::kAllGather, bd, std::move(x), false,
                 bytes(rows * h * p_.si()));
   }
-  if (part_.fp8_linear) x = {fp8_cast(i, "experts.fc2.grad.cast", bd, rows * h, std::move(x))};
+  if (part_.quantized_linear) x = {quantize(i, "experts.fc2.grad.cast", bd, rows * h, std::move(x))};
   const KernelId fc2_d = expert_gemm(i, "experts.fc2.dgrad", bd, GemmShape{El, m, fe_i, s_.hidden},
                                      x, w.e_fc2);
   wg.push_back(expert_gemm(i, "experts.fc2.wgrad", bw, GemmShape{El, fe_i, s_.hidden, m}, x,
@@ -1112,7 +1142,7 @@ Deps GptBuilder::moe_bwd(int i, const LayerFwd& f, const Deps& g_local, const De
     d = {stream(i, "experts.gelu.bwd", KernelKind::kElementwise, bd, 17.0 * rows * fe,
                 2.0 * rows * fe * p_, rows * fe * p_, {fc2_d})};
   }
-  if (part_.fp8_linear) d = {fp8_cast(i, "experts.fc1.grad.cast", bd, rows * fe, d)};
+  if (part_.quantized_linear) d = {quantize(i, "experts.fc1.grad.cast", bd, rows * fe, d)};
   Deps in_d = {expert_gemm(i, "experts.fc1.dgrad", bd, GemmShape{El, m, s_.hidden, fe_i}, d,
                            w.e_fc1)};
   Deps wdeps = d;
@@ -1353,7 +1383,7 @@ ComputeGraph GptBuilder::build() {
     const KernelId u = add(update_kernel(name(i, "update"), s_.optimizer, dt_, layer_elements[iu],
                                          i, grads_[iu]),
                            i);
-    if (part_.fp8_linear) {  // the updated linear weights cast once for the next iteration
+    if (part_.quantized_linear) {  // the updated linear weights cast once for the next iteration
       const LayerParams& w = params_[iu];
       double e = 0.0;
       for (const Linear* l : {&w.qkv, &w.proj, &w.fc1, &w.fc2, &w.q_down, &w.q_up, &w.kv_down,
@@ -1365,7 +1395,7 @@ ComputeGraph GptBuilder::build() {
         e += static_cast<double>(b_.parameter(w.e_fc1).elements + b_.parameter(w.e_fc2).elements +
                                  (swiglu_ ? b_.parameter(w.e_up).elements : 0));
       }
-      (void)fp8_cast(i, "weights.cast", Phase::kUpdate, e, {u});
+      (void)quantize(i, "weights.cast", Phase::kUpdate, e, {u});
     }
   }
   if (part_.head && !s_.lora()) {

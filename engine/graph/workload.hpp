@@ -189,15 +189,18 @@ struct GptSpec {
 // (t a multiple of g: each KV head replicated over t/g ranks, as vLLM and Megatron-Core's
 // GQA with tp > num_query_groups do).
 [[nodiscard]] std::int64_t local_kv_heads(const GptSpec& s, int tp);
-// Trainable parameters of one transformer layer on one device of a t-way tensor group
+// The model's parameters in one transformer layer on one device of a t-way tensor group
 // (replicated norms and row-parallel biases counted whole) and, for a mixture of experts, an
-// ep-way expert group (E/ep experts each; router and shared experts on every rank).
+// ep-way expert group (E/ep experts each; router and shared experts on every rank); LoRA's
+// adapters are not among them.
 [[nodiscard]] std::int64_t gpt_layer_parameters(const GptSpec& s, int tp, int ep = 1);
-// Of those, the ones trained: all of them, or with LoRA only its adapters' A and B (the fused
-// QKV's and the first MLP layer's A split over the tensor group by its r outputs, as NeMo's
-// ParallelLinearAdapter's ColumnParallelLinear; the row-parallel layers' A by its inputs, B whole).
+// The parameters trained in such a layer: those above, or with LoRA only its adapters' A and B,
+// held besides the frozen ones (the fused QKV's and the first MLP layer's A split over the
+// tensor group by its r outputs, as NeMo's ParallelLinearAdapter's ColumnParallelLinear; the
+// row-parallel layers' A by its inputs, B whole).
 [[nodiscard]] std::int64_t gpt_layer_trainable_parameters(const GptSpec& s, int tp, int ep = 1);
-// Of those, the routed experts' (sharded over the expert-data-parallel group, not the data).
+// Of gpt_layer_parameters, the routed experts' (sharded over the expert-data-parallel group,
+// not the data).
 [[nodiscard]] std::int64_t gpt_layer_expert_parameters(const GptSpec& s, int tp, int ep = 1);
 // Whole-model parameters (no tensor parallelism, the tied head counted once).
 [[nodiscard]] std::int64_t gpt_parameters(const GptSpec& s);
@@ -237,13 +240,13 @@ struct GptPartition {
   // weight gradient.
   bool overlap_tp_backward = false;
   // The layers' linear GEMMs (QKV, projection, MLP: forward, data and weight gradients) in FP8
-  // with per-tensor scaling, as Transformer Engine runs them (Micikevicius et al. 2022; NVIDIA
-  // TE docs, "Using FP8 with Transformer Engine"): each GEMM input cast to FP8 with its
-  // transpose (cast_transpose: read 16 bits, write two 8-bit copies; the amax reduction fused),
+  // or FP4 as Transformer Engine runs them (Micikevicius et al. 2022; NVIDIA TE docs, "Using
+  // FP8 with Transformer Engine"): each GEMM input quantized with its transpose (quant_recipe),
   // the output gradient likewise in backward, and the weights once per iteration (cached for
   // the micro-batches). Attention, norms, the embedding and the output layer stay in 16 bits.
-  bool fp8_linear = false;
-  // With fp8_linear: the backward (data- and weight-gradient) GEMMs with fast accumulation
+  bool quantized_linear = false;
+  QuantRecipe quant_recipe = QuantRecipe::kDelayed;
+  // With quantized_linear: the backward (data- and weight-gradient) GEMMs with fast accumulation
   // too. Off (Transformer Engine's _2X_ACC_DGRAD/_2X_ACC_WGRAD, torchao's Float8LinearConfig
   // default): their FP32 accumulators are promoted periodically (Kernel::promoted_accumulation);
   // the forward GEMMs use fast accumulation in both.
@@ -336,7 +339,7 @@ using WorkloadSpec = std::variant<GemmSpec, LstmSpec, GptSpec>;
 
 // Computed from a spec and its graph.
 struct WorkloadStats {
-  std::int64_t parameters = 0;     // trainable elements
+  std::int64_t parameters = 0;     // elements held (with LoRA the frozen ones and the adapters)
   std::int64_t micro_batches = 1;  // per iteration
   Flops forward_flops;             // one micro-batch
   Flops backward_flops;            // one micro-batch, data and weight gradients

@@ -70,6 +70,18 @@ GemmSpec read_gemm(const ConfigNode& n) {
   return s;
 }
 
+// A trained network's precision: its activations' and weights' type. FP4 is an operand format
+// only (a GEMM workload's, or the linear layers' by the software profile).
+DataType activation_precision(const ConfigNode& n) {
+  const DataType t = read_enum(n, "precision", parse_data_type, valid_data_types, DataType::kFp16);
+  if (t == DataType::kFp4) {
+    throw n.error_at("precision", "fp4 is an operand format: a network's activations and "
+                                  "weights are fp32, fp16, bf16 or fp8 (its linear layers' GEMMs "
+                                  "in FP4: the software profile's precision.linear_layers)");
+  }
+  return t;
+}
+
 LstmSpec read_lstm(const ConfigNode& n) {
   LstmSpec s;
   s.batch = size(n, "batch", kMaxBatch);
@@ -83,7 +95,7 @@ LstmSpec read_lstm(const ConfigNode& n) {
                                    " (the graph unrolls every layer at every step), got " +
                                    std::to_string(s.layers) + " x " + std::to_string(s.sequence));
   }
-  s.precision = read_enum(n, "precision", parse_data_type, valid_data_types, DataType::kFp16);
+  s.precision = activation_precision(n);
   s.optimizer = read_enum(n, "optimizer", parse_optimizer, valid_optimizers, Optimizer::kSgd);
   s.batching = read_enum(n, "batching", parse_lstm_batching, valid_lstm_batchings,
                          LstmBatching::kPerStep);
@@ -130,7 +142,7 @@ GptSpec read_gpt(const ConfigNode& n) {
   s.vocabulary = size(n, "vocabulary", kMaxVocabulary);
   s.micro_batch = size(n, "micro_batch", kMaxBatch);
   s.global_batch = optional_size(n, "global_batch", kMaxBatch).value_or(s.micro_batch);
-  s.precision = read_enum(n, "precision", parse_data_type, valid_data_types, DataType::kFp16);
+  s.precision = activation_precision(n);
   s.optimizer = read_enum(n, "optimizer", parse_optimizer, valid_optimizers, Optimizer::kAdam);
   s.dropout = n.get_or<bool>("dropout", true);
   s.kv_heads = optional_size(n, "kv_heads", kMaxWidth).value_or(s.heads);

@@ -46,23 +46,25 @@ namespace gemm_detail {
 struct Problem {
   std::int64_t batch, m, n, k;
   double e, c, acc;
-  bool fp8 = false;  // FP8 operands: the arrays' FP8 rate
+  DataType type = DataType::kFp16;  // the operands': FP8 and FP4 at the arrays' own rates
   double c_in = 0.0;
 };
 
 // FP8 GEMMs (Transformer Engine, Micikevicius et al. 2022, "FP8 Formats for Deep Learning")
-// read 1-byte operands and write their output in 16 bits (BF16), accumulating in FP32.
+// read 1-byte operands and write their output in 16 bits (BF16), accumulating in FP32; FP4
+// (NVFP4) ones half-byte operands, likewise (their block scales, 1/16 byte per element, not
+// counted).
 // Accumulating into a buffer (cuBLASLt with beta = 1, Megatron's wgrad_gemm_accum_fp32/_fp16,
 // Transformer Engine's accumulate=True into main_grad): C read once and written once per output
 // tile in the buffer's type.
 Problem make_problem(const GemmShape& s, DataType dt) {
   const double e = bytes_per_element(dt).si();
-  const bool fp8 = dt == DataType::kFp8;
+  const bool quantized = dt == DataType::kFp8 || dt == DataType::kFp4;
   if (s.accumulate > 0) {
     const double a = static_cast<double>(s.accumulate);
-    return {s.batch, s.m, s.n, s.k, e, a, std::max(e, 4.0), fp8, a};
+    return {s.batch, s.m, s.n, s.k, e, a, std::max(e, 4.0), dt, a};
   }
-  return {s.batch, s.m, s.n, s.k, e, fp8 ? 2.0 : e, std::max(e, 4.0), fp8};
+  return {s.batch, s.m, s.n, s.k, e, quantized ? 2.0 : e, std::max(e, 4.0), dt};
 }
 
 // The machine facts the model reads, precomputed once per call.
@@ -84,9 +86,15 @@ struct Ctx {
   double mcu_rate = 0.0;
 
   // The arrays' rate for this problem's operands.
+  // Without FP4 units FP4 operands run at the FP8 rate (the training model refuses them
+  // there: GptTraining::evaluate).
   [[nodiscard]] double flops() const {
-    return p.fp8 && mach.fp8_matrix_flops.si() > 0.0 ? mach.fp8_matrix_flops.si()
-                                                     : mach.matrix_flops.si();
+    if (p.type == DataType::kFp4 && mach.fp4_matrix_flops.si() > 0.0) {
+      return mach.fp4_matrix_flops.si();
+    }
+    const bool quantized = p.type == DataType::kFp8 || p.type == DataType::kFp4;
+    return quantized && mach.fp8_matrix_flops.si() > 0.0 ? mach.fp8_matrix_flops.si()
+                                                         : mach.matrix_flops.si();
   }
 
   Ctx(const PerfMachine& m, const Problem& prob) : mach(m), p(prob) {

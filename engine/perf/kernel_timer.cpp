@@ -269,9 +269,11 @@ KernelTime KernelTimer::time(const Kernel& k) {
   // Energy: the product's FLOPs on the matrix units, a fused epilogue's on the vector units;
   // each level's bytes as the plan serves them (GemmPlan::bytes).
   const double epilogue = std::max(0.0, flops - p.flops.si());
-  t.core_energy = Energy::from_si(
-      p.flops.si() * (k.dtype == DataType::kFp8 ? m_.energy_per_fp8_flop : m_.energy_per_flop).si() +
-      epilogue * m_.energy_per_vector_flop.si());
+  const EnergyPerFlop per_flop = k.dtype == DataType::kFp8   ? m_.energy_per_fp8_flop
+                                 : k.dtype == DataType::kFp4 ? m_.energy_per_fp4_flop
+                                                             : m_.energy_per_flop;
+  t.core_energy = Energy::from_si(p.flops.si() * per_flop.si() +
+                                  epilogue * m_.energy_per_vector_flop.si());
   double on_chip_energy = 0.0;
   for (int l = 0; l < p.levels; ++l) {
     on_chip_energy += p.bytes[static_cast<std::size_t>(l)].si() *

@@ -25,6 +25,11 @@ PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch, PerfM
       mode == PerfMode::kSustained ? spec.tmpl.core.fp8_sustained_fraction : 1.0;
   m.fp8_matrix_flops =
       arch.core.effective * spec.tmpl.core.fp8_throughput_ratio * fp8_sustained;
+  const double fp4_sustained =
+      mode == PerfMode::kSustained ? spec.tmpl.core.fp4_sustained_fraction : 1.0;
+  m.fp4_matrix_flops =
+      arch.core.effective * spec.tmpl.core.fp4_throughput_ratio * fp4_sustained;
+  m.block_scaled_mma = spec.tmpl.core.block_scaled_mma;
   m.vector_flops = arch.core.peak * spec.tmpl.core.vector_throughput_ratio * sustained;
   m.warp_mma_fraction = spec.tmpl.core.warp_mma_fraction;
   m.attention_backward_fraction = spec.tmpl.core.attention_backward_fraction;
@@ -41,6 +46,7 @@ PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch, PerfM
   // DevicePower's figures are plain J per FLOP and per byte: typed here.
   m.energy_per_flop = EnergyPerFlop::from_si(power.joule_per_flop);
   m.energy_per_fp8_flop = EnergyPerFlop::from_si(power.joule_per_fp8_flop);
+  m.energy_per_fp4_flop = EnergyPerFlop::from_si(power.joule_per_fp4_flop);
   m.energy_per_vector_flop = EnergyPerFlop::from_si(power.joule_per_vector_flop);
   if (mode != PerfMode::kBurst) {
     m.power_limit = {power.limit, power.chip_idle(), arch.core.voltage.si(), spec.logic.vf};

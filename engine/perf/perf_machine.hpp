@@ -28,6 +28,8 @@ struct PerfMachine {
   std::string name;
   Throughput matrix_flops;      // of the MCU arrays: peak x max_utilization
   Throughput fp8_matrix_flops;  // the same for FP8 operands (x fp8_throughput_ratio)
+  Throughput fp4_matrix_flops;  // the same for FP4 operands (x fp4_throughput_ratio; 0: none)
+  bool block_scaled_mma = false;  // the arrays apply per-block scales (MXFP8, NVFP4)
   Throughput vector_flops;      // for element-wise work
   double warp_mma_fraction = 1.0;  // of matrix_flops, for warp-MMA kernels (FlashAttention-2)
   double attention_backward_fraction = 1.0;  // of the rate, a fused attention's backward
@@ -48,6 +50,7 @@ struct PerfMachine {
   // work (device_power.hpp).
   EnergyPerFlop energy_per_flop;
   EnergyPerFlop energy_per_fp8_flop;
+  EnergyPerFlop energy_per_fp4_flop;
   EnergyPerFlop energy_per_vector_flop;
   // The board's power limit (off for a single timed call, PerfMode::kBurst).
   PowerLimit power_limit;

@@ -86,8 +86,21 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
     z->finish();
   }
   if (auto p = root.optional_child("precision")) {
-    s.fp8_linear = two_way(*p, "linear_layers", "workload", "fp8",
-                           "fp8 or workload (the workload's precision)");
+    const std::string linear = p->get_or<std::string>("linear_layers", "workload");
+    if (linear != "workload" && linear != "fp8" && linear != "fp4") {
+      p->report(p->error_at("linear_layers", "expected fp8, fp4 or workload (the workload's "
+                                             "precision), got " + p->quoted("linear_layers")));
+    }
+    s.quantized_linear = linear == "fp8" || linear == "fp4";
+    s.quant_recipe = one_of<QuantRecipe>(*p, "fp8_scaling", "delayed",
+                                         {{"delayed", QuantRecipe::kDelayed},
+                                          {"current", QuantRecipe::kCurrent},
+                                          {"mxfp8", QuantRecipe::kMxfp8},
+                                          {"blockwise", QuantRecipe::kBlockwise}});
+    if (p->has("fp8_scaling") && linear != "fp8") {
+      p->report(p->error_at("fp8_scaling", "applies to linear_layers: fp8"));
+    }
+    if (linear == "fp4") s.quant_recipe = QuantRecipe::kNvfp4;
     s.fp8_fast_backward_accumulation =
         two_way(*p, "fp8_backward_accumulation", "promoted", "fast", "promoted or fast");
     s.gradient_reduction = one_of<GradientReduction>(

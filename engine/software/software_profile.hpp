@@ -92,8 +92,11 @@ struct SoftwareProfile {
   // `overlap: {collective_sms: N}`: the SMs an overlapped collective's kernels hold while they
   // run beside compute (stage_times.hpp collective_contention); 0: none taken.
   int collective_sms = 0;
-  // `precision: {linear_layers: fp8}`: the layers' linear GEMMs in FP8 (GptPartition::fp8_linear).
-  bool fp8_linear = false;
+  // `precision: {linear_layers: fp8}` or `fp4`: the layers' linear GEMMs quantized
+  // (GptPartition::quantized_linear), FP8 scaled by `fp8_scaling: delayed` (default),
+  // `current`, `mxfp8` or `blockwise`, FP4 as NVFP4 (GptPartition::quant_recipe).
+  bool quantized_linear = false;
+  QuantRecipe quant_recipe = QuantRecipe::kDelayed;
   // `precision: {fp8_backward_accumulation: fast}`: the FP8 backward GEMMs with fast
   // accumulation; `promoted` (default): as Transformer Engine and torchao run them
   // (GptPartition::fp8_fast_backward_accumulation).

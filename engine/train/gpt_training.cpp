@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <string>
 
 #include "engine/core/error.hpp"
+#include "engine/core/format.hpp"
 #include "engine/parallel/layer_split.hpp"
 #include "engine/train/comm_collective.hpp"
 #include "engine/train/iteration.hpp"
@@ -97,7 +99,8 @@ GptPartition software_partition(const TrainingOptions& o, DataType precision) {
   GptPartition p;
   p.overlap_sp_regather = o.overlap_sp_regather;
   p.overlap_tp_backward = o.overlap_tp_backward;
-  p.fp8_linear = o.fp8_linear;
+  p.quantized_linear = o.quantized_linear;
+  p.quant_recipe = o.quant_recipe;
   p.fp8_fast_backward_accumulation = o.fp8_fast_backward_accumulation;
   p.attention_kernel = o.attention_kernel;
   p.metric_losses = o.metric_losses;
@@ -280,6 +283,23 @@ void GptTraining::add_sharded_passes(const Parts& pt, const ShardedUnits& u, int
   c.data_comm = f.exposed() + b.exposed();
 }
 
+bool GptTraining::reject_if_unsupported(TrainingResult& r) const {
+  if (!options_.quantized_linear) return false;
+  const PerfMachine& m = timer_.machine();
+  const QuantRecipe q = options_.quant_recipe;
+  const char* missing = nullptr;
+  if (q == QuantRecipe::kNvfp4 && m.fp4_matrix_flops <= Throughput{}) {
+    missing = "FP4 matrix units (core.fp4_throughput_ratio)";
+  } else if ((q == QuantRecipe::kNvfp4 || q == QuantRecipe::kMxfp8) && !m.block_scaled_mma) {
+    missing = "matrix units that apply block scales (core.block_scaled_mma)";
+  }
+  if (missing == nullptr) return false;
+  r.feasible = false;
+  r.reason = printf_string("%s quantization needs %s, which %s lacks",
+                           std::string(to_string(q)).c_str(), missing, m.name.c_str());
+  return true;
+}
+
 TrainingResult GptTraining::evaluate(const Strategy& s) {
   TrainingResult r;
   evaluate(s, r);
@@ -295,6 +315,7 @@ void GptTraining::evaluate(const Strategy& s, TrainingResult& r) {
   r.model_flops = flops(gpt_model_flops(spec_));  // Narayanan et al. 2021 eq. 3, generalised
   r.micro_batches = spec_.global_batch / (static_cast<std::int64_t>(s.dp) * s.micro_batch);
   if (reject_if_out_of_memory(r, options_.check_memory)) return;
+  if (reject_if_unsupported(r)) return;
   if (s.zero < 3 || s.dp == 1) {
     timed_ = 0;
     time_iteration(s, 0, r);

@@ -57,8 +57,10 @@ struct TrainingOptions {
   bool overlap_tp_backward = false;
   // SMs an overlapped collective holds beside compute (SoftwareProfile::collective_sms).
   int collective_sms = 0;
-  // The layers' linear GEMMs in FP8 (GptPartition::fp8_linear; the software profile's choice).
-  bool fp8_linear = false;
+  // The layers' linear GEMMs quantized, and how (GptPartition::quantized_linear, quant_recipe;
+  // the software profile's choice).
+  bool quantized_linear = false;
+  QuantRecipe quant_recipe = QuantRecipe::kDelayed;
   // The FP8 backward GEMMs with fast accumulation (GptPartition; the software profile's choice).
   bool fp8_fast_backward_accumulation = false;
   // Which fused attention kernel runs (GptPartition::attention_kernel; the profile's choice).
@@ -110,7 +112,8 @@ struct TrainingOptions {
     o.overlap_sp_regather = s.overlap_sp_regather;
     o.overlap_tp_backward = s.overlap_tp_backward;
     o.collective_sms = s.collective_sms;
-    o.fp8_linear = s.fp8_linear;
+    o.quantized_linear = s.quantized_linear;
+    o.quant_recipe = s.quant_recipe;
     o.fp8_fast_backward_accumulation = s.fp8_fast_backward_accumulation;
     o.attention_kernel = s.attention_kernel;
     o.metric_losses = s.metric_losses;
@@ -204,6 +207,9 @@ class GptTraining {
   const Placements& placements(const Strategy& s, int id);
   // Fills r's timing (iteration, breakdown, ...) with placements `id`.
   void time_iteration(const Strategy& s, int id, TrainingResult& r);
+  // A quantization recipe the device cannot run (FP4 without FP4 units; MXFP8 and NVFP4
+  // without matrix units that apply block scales): infeasible, with the reason.
+  bool reject_if_unsupported(TrainingResult& r) const;
   // The iteration's input (input_) for placements `id`. `timing_only`: the chunks' times and
   // sends alone (what iteration_lower_bound reads), without the energy accounting and the
   // step's collectives.

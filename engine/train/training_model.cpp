@@ -33,6 +33,17 @@ Model make_model(const ArchSpec& spec, const MicroArch& arch, const WorkloadSpec
 
 }  // namespace
 
+void reject_unsupported_operands(const WorkloadSpec& w, MicroArch& a) {
+  const auto* g = std::get_if<GemmSpec>(&w);
+  if (!a.feasible || g == nullptr || g->precision != DataType::kFp4 ||
+      a.core.fp4_peak > Throughput{}) {
+    return;
+  }
+  a.feasible = false;
+  a.infeasible_reason = "an FP4 GEMM needs FP4 matrix units (core.fp4_throughput_ratio), which " +
+                        a.name + " lacks";
+}
+
 Strategy trivial_strategy(const WorkloadSpec& w) {
   // One device: dp is 1 and never out of range, so completing cannot throw.
   return complete_strategy(PartialStrategy{}, w, 1, strategy_source());

@@ -28,6 +28,9 @@ namespace pathfinder {
 // micro-batch (GPT) and the grammar's defaults otherwise -- what `eval --devices 1` completes
 // an unwritten strategy to (complete_strategy).
 [[nodiscard]] Strategy trivial_strategy(const WorkloadSpec& w);
+// Marks `a` infeasible, with the reason, when the workload's own operands need matrix units it
+// lacks: a GEMM in FP4 on a device without FP4 units (core.fp4_throughput_ratio 0).
+void reject_unsupported_operands(const WorkloadSpec& w, MicroArch& a);
 
 class TrainingModel {
  public:

@@ -135,20 +135,23 @@ TEST_CASE("H200: the H100 die with six HBM3e stacks, within 3% of its datasheet"
 }
 
 TEST_CASE("B200: two dies as one device, within 3% of its datasheet", "[arch][golden][datasheet]") {
-  // NVIDIA HGX B200 (1000 W): 2.25 PFLOPS dense FP16/BF16, 4.5 PFLOPS dense FP8, 192 GB HBM3e
-  // (8 x 24 GiB) at 8 TB/s, NVLink 5 at 1.8 TB/s; 148 SMs of 4 tensor cores.
+  // NVIDIA HGX B200 (1000 W): 2.25 PFLOPS dense FP16/BF16, 4.5 PFLOPS dense FP8, 9 PFLOPS
+  // dense FP4, 192 GB HBM3e (8 x 24 GiB) at 8 TB/s, NVLink 5 at 1.8 TB/s; 148 SMs, each one
+  // SM-wide matrix unit of 8192 FLOP per clock (b200.yaml).
   const MicroArch a = generate_shipped("b200");
   REQUIRE(a.feasible);
   within_3pct(a.core.peak.in(units::teraflops_per_second), 2250.0);
   within_3pct(a.core.fp8_peak.in(units::teraflops_per_second), 4500.0);
+  within_3pct(a.core.fp4_peak.in(units::teraflops_per_second), 9000.0);
   within_3pct(a.main_memory.bandwidth.in(units::gigabytes_per_second), 8000.0);
   within_3pct(a.main_memory.capacity.in(units::gibibytes), 192.0);
   CHECK(a.main_memory.devices == 8);
   CHECK(a.core.bundles == 148);
   within_3pct(a.network(NetworkTier::kInterPackage)->bandwidth.in(units::gigabytes_per_second), 1800.0);
   CHECK(a.total.power_used.si() <= 1000.0 * (1 + 1e-12));
-  // 2.25 PFLOPS from 148 x 4 x 2048 FLOP per clock: 1.856 GHz.
-  CHECK(a.core.frequency.in(units::gigahertz) == Approx(2.25e15 / (148 * 4 * 2048) / 1e9).epsilon(0.03));
+  // 2.25 PFLOPS from 148 x 8192 FLOP per clock: 1.856 GHz.
+  CHECK(a.core.mcus == 148);
+  CHECK(a.core.frequency.in(units::gigahertz) == Approx(2.25e15 / (148 * 8192) / 1e9).epsilon(0.03));
   // Two Hopper-class dies' SRAMs at the H100's watts per unit: each L2 slice as fast as an
   // H100 slice (8.75 TB/s over 80) within 5%, 20.9 TB/s over 191 (b200.yaml split).
   const MicroArch h = generate_shipped("h100");
@@ -161,12 +164,13 @@ TEST_CASE("B200: two dies as one device, within 3% of its datasheet", "[arch][go
 TEST_CASE("GB200 NVL72: the B200's silicon at 1200 W, 72 GPUs to an NVLink domain",
           "[arch][golden][datasheet]") {
   // NVIDIA GB200 NVL72: 180 PFLOPS dense FP16/BF16 over 72 GPUs = 2.5 each, 5 PFLOPS dense FP8,
-  // 8 TB/s HBM3e, NVLink 5 at 1.8 TB/s. The tensor core's power ratio is the B200's fit; only
+  // 10 PFLOPS dense FP4, 8 TB/s HBM3e, NVLink 5 at 1.8 TB/s. The tensor core's power ratio is the B200's fit; only
   // the power split is the GB200's own.
   const MicroArch a = generate_shipped("gb200");
   REQUIRE(a.feasible);
   within_3pct(a.core.peak.in(units::teraflops_per_second), 2500.0);
   within_3pct(a.core.fp8_peak.in(units::teraflops_per_second), 5000.0);
+  within_3pct(a.core.fp4_peak.in(units::teraflops_per_second), 10000.0);
   within_3pct(a.main_memory.bandwidth.in(units::gigabytes_per_second), 8000.0);
   within_3pct(a.network(NetworkTier::kInterPackage)->bandwidth.in(units::gigabytes_per_second), 1800.0);
   CHECK(a.core.bundles == 148);

@@ -242,7 +242,7 @@ TEST_CASE("validate lists every problem of a workload, study, search, strategy, 
       w + ":8:8: error: heads: expected a whole number, got \"abc\"",
       w + ":9:1: error: fnn: unknown key; did you mean \"ffn\"?",
       w + ":13:15: error: global_batch: expected a whole number, got a list",
-      w + ":14:12: error: precision: expected one of fp32, fp16, bf16 or fp8, got \"fp17\"; "
+      w + ":14:12: error: precision: expected one of fp32, fp16, bf16, fp8 or fp4, got \"fp17\"; "
           "did you mean \"fp16\"?"});
   const std::string st = "tests/data/validate/study_three_problems.yaml";
   CHECK(problems(st) == std::vector<std::string>{

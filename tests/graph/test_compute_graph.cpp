@@ -35,7 +35,7 @@ TEST_CASE("kernel kinds, phases and data types round-trip through their names", 
     REQUIRE(r.has_value());
     CHECK(to_string(*r) == s);
   }
-  CHECK(valid_data_types() == std::vector<std::string>{"fp32", "fp16", "bf16", "fp8"});
+  CHECK(valid_data_types() == std::vector<std::string>{"fp32", "fp16", "bf16", "fp8", "fp4"});
   CHECK(valid_phases() ==
         std::vector<std::string>{"forward", "backward-data", "backward-weight", "update"});
   CHECK_FALSE(parse_kernel_kind("GEMM").has_value());  // spellings are exact

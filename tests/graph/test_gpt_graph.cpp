@@ -185,7 +185,7 @@ TEST_CASE("FP8 linear layers: GEMMs in FP8, casts with transposes, attention and
           "[graph][golden]") {
   GptSpec s = tiny_llama();
   GptPartition p;
-  p.fp8_linear = true;
+  p.quantized_linear = true;
   const ComputeGraph g = build_gpt_graph(s, p);
   for (const char* n : {"l0.qkv.fwd", "l0.proj.fwd", "l0.fc1.fwd", "l0.up.fwd", "l0.fc2.fwd",
                         "l0.qkv.dgrad", "l0.qkv.wgrad", "l1.fc2.wgrad"}) {
@@ -226,6 +226,53 @@ TEST_CASE("FP8 linear layers: GEMMs in FP8, casts with transposes, attention and
   CHECK(casts == 2 * (4 + 5 + 1));
   // Model FLOPs are the precision's business no more than before: the same GEMM FLOPs.
   CHECK(find(g, "l0.qkv.fwd").flops.in(units::flops) == 2.0 * 256 * 384 * 256);
+}
+
+TEST_CASE("quantization recipes: each cast's bytes and FLOPs, FP4 operands, promoted blocks",
+          "[graph][golden]") {
+  // The QKV input: T·h = 65,536 BF16 values (131,072 B read), written as a row-wise and a
+  // column-wise copy with their scales (gpt_graph.cpp quantize()).
+  const GptSpec s = tiny_llama();
+  const auto built = [&](QuantRecipe r) {
+    GptPartition p;
+    p.quantized_linear = true;
+    p.quant_recipe = r;
+    return build_gpt_graph(s, p);
+  };
+  const double e = 65536.0;
+  struct Case {
+    QuantRecipe recipe;
+    double written, flops;  // per element
+    bool amax;
+  };
+  for (const Case& c : {Case{QuantRecipe::kDelayed, 2.0, 2.0, false},
+                        Case{QuantRecipe::kCurrent, 2.0, 2.0, true},
+                        Case{QuantRecipe::kMxfp8, 2.0 * (1.0 + 1.0 / 32), 3.0, false},
+                        Case{QuantRecipe::kBlockwise, 2.0 * (1.0 + 4.0 / 128), 3.0, false},
+                        Case{QuantRecipe::kNvfp4, 2.0 * (0.5 + 1.0 / 16), 35.0, true}}) {
+    INFO(to_string(c.recipe));
+    const ComputeGraph g = built(c.recipe);
+    const Kernel& cast = find(g, "l0.qkv.cast.fwd");
+    CHECK(cast.bytes_read.in(units::bytes) == e * 2);
+    CHECK(cast.bytes_written.in(units::bytes) == Approx(e * c.written).epsilon(1e-12));
+    CHECK(cast.flops.in(units::flops) == e * c.flops);
+    // Per-tensor current scaling (and NVFP4's per-tensor scale) read the tensor once more for
+    // its amax first; the cast waits for it.
+    const bool amax = std::any_of(g.kernels().begin(), g.kernels().end(), [](const Kernel& k) {
+      return k.name == "l0.qkv.cast.fwd.amax";
+    });
+    CHECK(amax == c.amax);
+    if (c.amax) CHECK(find(g, "l0.qkv.cast.fwd.amax").bytes_read.in(units::bytes) == e * 2);
+    // NVFP4's GEMMs take half-byte operands; every other recipe's FP8.
+    const Kernel& qkv = find(g, "l0.qkv.fwd");
+    CHECK(qkv.dtype == (c.recipe == QuantRecipe::kNvfp4 ? DataType::kFp4 : DataType::kFp8));
+    CHECK(bytes_per_element(qkv.dtype).in(units::bytes) ==
+          (c.recipe == QuantRecipe::kNvfp4 ? 0.5 : 1.0));
+    // Block scales applied on the CUDA cores promote every FP8 GEMM's accumulation, forward
+    // too; the other FP8 recipes the gradient GEMMs' only; FP4 none (Blackwell's units).
+    CHECK(qkv.promoted_accumulation == (c.recipe == QuantRecipe::kBlockwise));
+    CHECK(find(g, "l0.qkv.dgrad").promoted_accumulation == (c.recipe != QuantRecipe::kNvfp4));
+  }
 }
 
 TEST_CASE("context parallel: s/cp tokens per rank, a key/value ring before each flash kernel",

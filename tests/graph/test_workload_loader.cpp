@@ -150,8 +150,8 @@ TEST_CASE("workload parse errors are exact and located", "[graph][config-error]"
         ":3:7: error: kind: expected one of gemm, lstm or gpt, got \"lstn\"; did you mean "
         "\"lstm\"?");
   CHECK(load_error("bad_precision") == fixture("bad_precision") +
-        ":7:12: error: precision: expected one of fp32, fp16, bf16 or fp8, got \"fp64\"; did "
-        "you mean \"fp32\"?");
+        ":7:12: error: precision: expected one of fp32, fp16, bf16, fp8 or fp4, got \"fp64\"; "
+        "did you mean \"fp4\"?");
   CHECK(load_error("lstm_bad_batching") == fixture("lstm_bad_batching") +
         ":9:11: error: batching: expected one of per_step or sequence, got \"sequense\"; did "
         "you mean \"sequence\"?");
@@ -198,8 +198,8 @@ TEST_CASE("workload overrides pass the file's own checks", "[graph][override]") 
   CHECK(error({set("micro_bach=2")}) ==
         "command line: error: --set micro_bach: unknown key; did you mean \"micro_batch\"?");
   CHECK(error({set("precision=fp64")}) ==
-        "command line: error: --set precision: expected one of fp32, fp16, bf16 or fp8, got "
-        "\"fp64\"; did you mean \"fp32\"?");
+        "command line: error: --set precision: expected one of fp32, fp16, bf16, fp8 or fp4, "
+        "got \"fp64\"; did you mean \"fp4\"?");
   // The semantic pass too: 512 / 3 is not whole, reported at the file's global_batch.
   CHECK(error({set("micro_batch=3")}) == shipped("gpt3_1.3b") +
         ":17:15: error: global_batch: expected a multiple of micro_batch (3), got \"512\"");
@@ -439,6 +439,11 @@ TEST_CASE("fine-tuning keys: packed documents and LoRA, read and checked", "[gra
         "fc2 or all, got \"qkv,fc3\"; did you mean \"fc1\"?");
   CHECK(error(gpt + "lora_rank: 0\n") ==
         "w.yaml:9:12: error: lora_rank: expected a positive number, got \"0\"");
+  // FP4 is an operand format, not a network's precision.
+  CHECK(error(gpt + "precision: fp4\n") ==
+        "w.yaml:9:12: error: precision: fp4 is an operand format: a network's activations and "
+        "weights are fp32, fp16, bf16 or fp8 (its linear layers' GEMMs in FP4: the software "
+        "profile's precision.linear_layers)");
   CHECK(error(gpt + "experts: 4\nlora_rank: 8\n") ==
         "w.yaml:10:12: error: lora_rank: LoRA is modelled for dense layers with multi-, grouped- "
         "or single-query attention (no experts, no latent attention)");

@@ -77,6 +77,25 @@ TEST_CASE("a dense GEMM on the B200 is held by neither its L2 nor its L1", "[per
   CHECK(pb.bytes[1].si() <= 0.55 * ph.bytes[1].si());
 }
 
+TEST_CASE("an FP4 GEMM on the B200 at the FP4 rate, half-byte operands", "[perf]") {
+  // 8192^3, one call: FP8 at 4.5 PFLOPS dense, FP4 at 9 (b200.yaml fp4_throughput_ratio 4).
+  // Both compute-bound, so FP4 takes half FP8's time; its operands stream half the bytes from
+  // main memory (2 x 8192^2 x 0.5 B against 1 B), its BF16 output the same.
+  KernelTimer timer(test::shipped_machine("b200"));
+  const GemmShape s{1, 8192, 8192, 8192};
+  const auto time = [&](DataType t) {
+    return timer.time(gemm_kernel("gemm", KernelKind::kGemm, Phase::kForward, t, s, {}));
+  };
+  const KernelTime f8 = time(DataType::kFp8), f4 = time(DataType::kFp4);
+  CHECK(timer.binding_name(f4.binding) == timer.binding_name(-1));
+  CHECK(f4.compute.si() == Approx(0.5 * f8.compute.si()).epsilon(1e-9));
+  CHECK(f4.achieved().si() >= 0.9 * 9.0e15);
+  const GemmPlan& p4 = timer.gemm_plan(s, DataType::kFp4);
+  const GemmPlan& p8 = timer.gemm_plan(s, DataType::kFp8);
+  CHECK(p4.main_memory_bytes().si() < p8.main_memory_bytes().si());
+  CHECK(p4.main_memory_bytes().si() >= 2.0 * 8192.0 * 8192.0 * (0.5 + 1.0));  // A, B; C in BF16
+}
+
 TEST_CASE("element-wise kernels stream their bytes from main memory", "[perf]") {
   // A100: 5 HBM2e stacks = 2039.9 GB/s; element-wise kernels reach 0.675 of it = 1377 GB/s
   // (templates/a100.yaml, stream_utilization); latency 100 ns.

@@ -104,13 +104,28 @@ namespace pathfinder {
 
 TEST_CASE("precision: the linear layers in FP8 is the profile's choice", "[software]") {
   const std::string dir = test::source_path("templates/software");
-  CHECK(load_software_profile(resolve_software_profile("megatron-core-fp8", {dir})).fp8_linear);
-  CHECK_FALSE(load_software_profile(resolve_software_profile("megatron-core", {dir})).fp8_linear);
+  CHECK(load_software_profile(resolve_software_profile("megatron-core-fp8", {dir})).quantized_linear);
+  CHECK_FALSE(load_software_profile(resolve_software_profile("megatron-core", {dir})).quantized_linear);
   CHECK(TrainingOptions::from(load_software_profile(resolve_software_profile("megatron-core-fp8", {dir})))
-            .fp8_linear);
-  CHECK(profile_error(std::string(kMinimal) + "precision:\n  linear_layers: fp4\n") ==
-        "p.yaml:5:18: error: precision.linear_layers: expected fp8 or workload (the workload's "
-        "precision), got \"fp4\"");
+            .quantized_linear);
+  CHECK(profile_error(std::string(kMinimal) + "precision:\n  linear_layers: int8\n") ==
+        "p.yaml:5:18: error: precision.linear_layers: expected fp8, fp4 or workload (the "
+        "workload's precision), got \"int8\"");
+  // FP8's scaling recipe, FP4's NVFP4; a recipe only with FP8.
+  const auto recipe = [&](const std::string& text) {
+    return TrainingOptions::from(
+               read_software_profile(ConfigNode::load_string(std::string(kMinimal) + text, "p.yaml")))
+        .quant_recipe;
+  };
+  CHECK(recipe("precision:\n  linear_layers: fp8\n") == QuantRecipe::kDelayed);
+  CHECK(recipe("precision:\n  linear_layers: fp8\n  fp8_scaling: mxfp8\n") == QuantRecipe::kMxfp8);
+  CHECK(recipe("precision:\n  linear_layers: fp4\n") == QuantRecipe::kNvfp4);
+  CHECK(profile_error(std::string(kMinimal) + "precision:\n  linear_layers: fp8\n  fp8_scaling: "
+                                              "tensorwise\n") ==
+        "p.yaml:6:16: error: precision.fp8_scaling: expected delayed, current, mxfp8 or "
+        "blockwise, got \"tensorwise\"");
+  CHECK(profile_error(std::string(kMinimal) + "precision:\n  fp8_scaling: current\n") ==
+        "p.yaml:5:16: error: precision.fp8_scaling: applies to linear_layers: fp8");
   // The backward GEMMs' accumulation: promoted unless the profile says fast.
   CHECK_FALSE(load_software_profile(resolve_software_profile("nemo-fp8", {dir}))
                   .fp8_fast_backward_accumulation);
@@ -127,7 +142,7 @@ TEST_CASE("tensor_parallel: chunked pipelines each collective with its GEMM", "[
   const SoftwareProfile n = load_software_profile(resolve_software_profile("nemo-fp8", {dir}));
   CHECK(n.tensor_comm_chunked);
   CHECK(n.tensor_comm_overlap == 0.0);
-  CHECK(n.fp8_linear);
+  CHECK(n.quantized_linear);
   CHECK(TrainingOptions::from(n).tensor_comm_chunked);
   CHECK_FALSE(load_software_profile(resolve_software_profile("megatron-core", {dir})).tensor_comm_chunked);
   CHECK(profile_error(std::string(kMinimal) + "overlap:\n  tensor_parallel: half\n") ==

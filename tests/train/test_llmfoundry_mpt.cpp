@@ -130,7 +130,7 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
     const Strategy s = parse_strategy(text);
     REQUIRE(check_strategy(s, w, r.gpus).empty());
     TrainingOptions o = base;
-    o.fp8_linear = r.precision == "amp_fp8";
+    o.quantized_linear = r.precision == "amp_fp8";
     // The row's FSDP mixed precision: DEFAULT reduce-scatters the gradients in fp32 (Composer's
     // reduce_dtype torch.float32, the profile's), PURE in bf16.
     if (r.mixed_precision == "PURE") o.gradient_reduction = GradientReduction::kWorkload;
@@ -150,7 +150,7 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
     bias_by_gpu[gpu] += e;
     ++n;
     std::printf("%-10s %-5s %6d %5d %-34s %9.0f %9.0f %+6.0f%%\n", r.gpu.c_str(), r.model.c_str(),
-                r.seq, r.gpus, (text + (o.fp8_linear ? " fp8" : "")).c_str(), r.tokens, pred,
+                r.seq, r.gpus, (text + (o.quantized_linear ? " fp8" : "")).c_str(), r.tokens, pred,
                 100 * e);
   }
   std::printf("llm-foundry (llm-foundry profile), %d rows:", n);

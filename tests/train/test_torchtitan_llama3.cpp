@@ -161,7 +161,7 @@ TEST_CASE("[calibration] torchtitan Llama 3.1 on H100 and H200: tokens/s/GPU", "
     }
     TrainingOptions o = TrainingOptions::from(load_software_profile(test::source_path("templates/software/fsdp.yaml")));
     o.check_memory = false;
-    o.fp8_linear = r.techniques.find("fp8") != std::string::npos;
+    o.quantized_linear = r.techniques.find("fp8") != std::string::npos;
     // Async TP (torchtitan's micro-pipelined collective matmuls on symmetric memory) splits
     // each tensor-parallel GEMM and its all-gather or reduce-scatter into tp chunks that
     // overlap: the decomposition the profiles call chunked tensor parallelism.
@@ -187,7 +187,7 @@ TEST_CASE("[calibration] torchtitan Llama 3.1 on H100 and H200: tokens/s/GPU", "
     by_table[r.table].first += std::abs(e);
     ++by_table[r.table].second;
     std::printf("%-28s %-13s %4d %-36s %9.0f %9.0f %+6.0f%%\n", r.table.c_str(), r.model.c_str(),
-                r.gpus, (text + (o.fp8_linear ? " fp8" : "")).c_str(), r.tokens, pred, 100 * e);
+                r.gpus, (text + (o.quantized_linear ? " fp8" : "")).c_str(), r.tokens, pred, 100 * e);
   }
   std::printf("MAPE by table:");
   for (const auto& [table, v] : by_table) std::printf("  %s %.0f%% (%d)", table.c_str(), 100 * v.first / v.second, v.second);

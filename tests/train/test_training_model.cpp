@@ -217,3 +217,25 @@ TEST_CASE("a ZeRO-3 strategy's time does not depend on what the model timed befo
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("an FP4 GEMM is infeasible on a device without FP4 units, timed on one with them",
+          "[train][model]") {
+  GemmSpec g{8192, 8192, 8192, DataType::kFp4};
+  const test::ShippedSystem& h = test::shipped_system("h100");
+  MicroArch a = h.arch;
+  reject_unsupported_operands(WorkloadSpec(g), a);
+  CHECK_FALSE(a.feasible);
+  CHECK(a.infeasible_reason == "an FP4 GEMM needs FP4 matrix units (core.fp4_throughput_ratio), "
+                               "which H100-SXM5-80GB lacks");
+  // The B200 has them (9 PFLOPS dense); an FP8 GEMM is never refused for them.
+  MicroArch b = test::shipped_system("b200").arch;
+  reject_unsupported_operands(WorkloadSpec(g), b);
+  CHECK(b.feasible);
+  MicroArch h8 = h.arch;
+  reject_unsupported_operands(WorkloadSpec(GemmSpec{8192, 8192, 8192, DataType::kFp8}), h8);
+  CHECK(h8.feasible);
+}
+
+}  // namespace pathfinder
