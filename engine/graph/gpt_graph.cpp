@@ -266,7 +266,8 @@ class GptBuilder {
   //   blockwise  2 x (1 + 4/128): an FP32 scale per 128                              3
   //   nvfp4      2 x (1/2 + 1/16): an E4M3 scale per 16, after an amax pass for the
   //              per-tensor scale; the column-wise copy (the weight gradient's operand)
-  //              through a 16 x 16 random Hadamard transform first, 32 FLOPs          35 + 1
+  //              through a 16 x 16 random Hadamard transform first, as a fast
+  //              Walsh-Hadamard transform (4 butterfly stages and a random sign)      8 + 1
   KernelId quantize(int layer, const std::string& n, Phase ph, double elements, Deps deps) {
     const QuantRecipe r = part_.quant_recipe;
     if (r == QuantRecipe::kCurrent || r == QuantRecipe::kNvfp4) {
@@ -279,7 +280,7 @@ class GptBuilder {
       case QuantRecipe::kCurrent: break;
       case QuantRecipe::kMxfp8: written = 2.0 * (1.0 + 1.0 / 32.0), work = 3.0; break;
       case QuantRecipe::kBlockwise: written = 2.0 * (1.0 + 4.0 / 128.0), work = 3.0; break;
-      case QuantRecipe::kNvfp4: written = 2.0 * (0.5 + 1.0 / 16.0), work = 35.0; break;
+      case QuantRecipe::kNvfp4: written = 2.0 * (0.5 + 1.0 / 16.0), work = 8.0; break;
     }
     return stream(layer, n, KernelKind::kElementwise, ph, work * elements, elements * p_,
                   elements * bytes(written), std::move(deps));

@@ -249,7 +249,7 @@ TEST_CASE("quantization recipes: each cast's bytes and FLOPs, FP4 operands, prom
                         Case{QuantRecipe::kCurrent, 2.0, 2.0, true},
                         Case{QuantRecipe::kMxfp8, 2.0 * (1.0 + 1.0 / 32), 3.0, false},
                         Case{QuantRecipe::kBlockwise, 2.0 * (1.0 + 4.0 / 128), 3.0, false},
-                        Case{QuantRecipe::kNvfp4, 2.0 * (0.5 + 1.0 / 16), 35.0, true}}) {
+                        Case{QuantRecipe::kNvfp4, 2.0 * (0.5 + 1.0 / 16), 8.0, true}}) {
     INFO(to_string(c.recipe));
     const ComputeGraph g = built(c.recipe);
     const Kernel& cast = find(g, "l0.qkv.cast.fwd");

@@ -22,11 +22,16 @@ const char* const kMinimal = "name: x\nhost:\n  dispatch: 12 us\n";
 
 TEST_CASE("shipped software profiles load with their sourced values", "[software]") {
   const std::string dir = test::source_path("templates/software");
-  for (const char* name : {"megatron-lm", "megatron-core", "megatron-core-fp8", "nemo-fp8",
-                           "nanotron", "fsdp", "llm-foundry", "deepflow-reference"}) {
+  for (const char* name : {"megatron-lm", "megatron-core", "megatron-core-fp8",
+                           "megatron-core-nvfp4", "nemo-fp8", "nanotron", "fsdp", "llm-foundry",
+                           "deepflow-reference"}) {
     const SoftwareProfile p = load_software_profile(resolve_software_profile(name, {dir}));
     CHECK(p.name == name);
   }
+  const SoftwareProfile nvfp4 =
+      load_software_profile(resolve_software_profile("megatron-core-nvfp4", {dir}));
+  CHECK(nvfp4.quantized_linear);
+  CHECK(nvfp4.quant_recipe == QuantRecipe::kNvfp4);
   const SoftwareProfile m = load_software_profile(resolve_software_profile("", {dir}));
   CHECK(m.name == "megatron-lm");  // the default
   // 12 us dispatch + the A100's 5 us launch + 11 us synchronize = the 28 us GEMM call floor.
