@@ -71,7 +71,8 @@ Time place(const SystemGraph& g, std::span<const ParallelDim> dims, std::span<co
       if ((crosses[i] & (1u << t)) == 0) continue;
       int sharers = 1;
       for (std::size_t j = 0; j < n; ++j) {
-        if (j != i && (crosses[j] & (1u << t)) != 0 && dims[i].concurrent && dims[j].concurrent) {
+        if (j != i && (crosses[j] & (1u << t)) != 0 && dims[i].concurrent && dims[j].concurrent &&
+            (dims[i].apart_from & (1u << j)) == 0 && (dims[j].apart_from & (1u << i)) == 0) {
           ++sharers;
         }
       }

@@ -28,6 +28,9 @@ struct ParallelDim {
   Bytes weight;  // what each member moves per iteration in this dimension (scores orders)
   Collective collective = Collective::kAllReduce;  // the pattern those bytes move in
   bool concurrent = true;  // communicates while the other concurrent dimensions do
+  // Dimensions (bit i: the caller's dimension i) this one never communicates at the same time
+  // as, though both are concurrent: it shares no port with them.
+  std::uint32_t apart_from = 0;
 };
 
 // The most dimensions best_mapping and map_dims place (tensor, second tensor, context, pipeline,

@@ -63,11 +63,14 @@ const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id
   const double k = spec_.moe() ? static_cast<double>(spec_.top_k) : 0.0;
   const Bytes all_to_all = s.ep > 1 ? 4.0 * act / s.tp * k * stage_layers * micro : Bytes{};
   const Bytes expert_rows = s.tp > 1 ? 4.0 * act * k * stage_layers * micro : Bytes{};
+  // The tensor group's collectives run inside a stage's passes, the pipeline's sends and
+  // receives between them (Megatron's schedules: p2p_communication's send_forward /
+  // recv_backward around each forward_step and backward_step): the two never share a port.
   std::array<ParallelDim, 3> dims{
       ParallelDim{"tp", s.tp, 4.0 * act * stage_layers * micro + expert_rows,
-                  Collective::kAllReduce, true},
+                  Collective::kAllReduce, true, 1u << 2},
       ParallelDim{"dp", data, params * p + all_to_all, Collective::kAllReduce, false},
-      ParallelDim{"pp", s.pp, 2.0 * act / s.tp * micro, Collective::kSendRecv, true}};
+      ParallelDim{"pp", s.pp, 2.0 * act / s.tp * micro, Collective::kSendRecv, true, 1u << 0}};
   Placements pl;
   if (id == 0) {
     pl.mapping = best_mapping(system_, dims);

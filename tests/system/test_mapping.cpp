@@ -37,6 +37,28 @@ TEST_CASE("concurrent dimensions share a switch port", "[system]") {
   CHECK(both.order == order);
 }
 
+TEST_CASE("dimensions that never communicate at once share no port", "[system]") {
+  // tp 4 and pp 2 on one DGX A100, both inside its NVSwitch: as concurrent dimensions they
+  // halve the port; apart from each other (the tensor group's collectives inside a stage's
+  // passes, the pipeline's sends between them) each has it whole.
+  const SystemGraph sys = shipped_system("a100", 8);
+  const double nvlink = sys.tiers[0].usable_bandwidth().si();
+  std::vector<ParallelDim> dims{{"tp", 4, bytes(1e9)}, {"pp", 2, bytes(1e8)}};
+  const std::vector<int> order{0, 1};
+  CHECK(map_dims(sys, dims, order).groups[0].span[0].bandwidth.si() == Approx(nvlink / 2));
+  dims[0].apart_from = 1u << 1;
+  const Mapping apart = map_dims(sys, dims, order);
+  CHECK(apart.groups[0].span[0].bandwidth.si() == Approx(nvlink));
+  CHECK(apart.groups[1].span[0].bandwidth.si() == Approx(nvlink));
+  // Either side's mark suffices.
+  dims[0].apart_from = 0;
+  dims[1].apart_from = 1u << 0;
+  CHECK(map_dims(sys, dims, order).groups[0].span[0].bandwidth.si() == Approx(nvlink));
+  dims.push_back({"ep", 1, bytes(0)});  // degree 1: crosses nothing, shares nothing
+  const std::vector<int> three{0, 1, 2};
+  CHECK(map_dims(sys, dims, three).groups[1].span[0].bandwidth.si() == Approx(nvlink));
+}
+
 TEST_CASE("best mapping puts the heavy dimension on the fast tier", "[system]") {
   const SystemGraph sys = shipped_system("a100", 1024);
   // Tensor parallel moves 10x the data parallel bytes: tensor first (contiguous, NVSwitch).

@@ -355,12 +355,17 @@ TEST_CASE("[calibration] nanotron H100 sweep: out-of-memory, allocated memory, t
   //     runs through the pipeline engine with many micro-batches crawl: e.g. 1.34G tp8-pp4-dp1
   //     from 18,287 tokens/s/GPU at acc 8 x mbs 32 to 1,032 at acc 256 x mbs 1, the same tokens
   //     per step; 10-180x below any modelled mechanism
+  //     Since the tensor group's collectives and the pipeline's sends stopped sharing ports
+  //     (they never run at once: gpt_training.cpp's placements) runs whose tensor and
+  //     pipeline groups both cross the network are faster in the model: 784% and 144%, clean
+  //     227% and 49%, before; 879% and 160%, clean 242% and 60%, now (4-node median +24% ->
+  //     +34%); with each job's measured network (below) the median is unchanged.
   CHECK(accuracy >= 0.97);
   CHECK(alloc.mape() <= 0.05);
-  CHECK(tokens.mape() <= 8.0);
-  CHECK(tokens.median_abs() <= 1.5);
-  CHECK(clean.mape() <= 2.35);
-  CHECK(clean.median_abs() <= 0.53);
+  CHECK(tokens.mape() <= 9.0);
+  CHECK(tokens.median_abs() <= 1.65);
+  CHECK(clean.mape() <= 2.5);
+  CHECK(clean.median_abs() <= 0.62);
   // By the nodes a run spans (clean runs, median signed error): 1 node +5% (66 runs), 2 nodes
   // +8% (146), then +25%, +55%, +54%, +121% and +410% at 4, 8, 16, 32 and 64 nodes. What the
   // model misses grows with the job's size, not with its parallelism: the sweep's own
@@ -457,8 +462,9 @@ TEST_CASE("[calibration] nanotron H100 sweep on the network each job measured",
   // signed error by nodes +25/+55/+54/+121/+410% -> +15/+14/+11/+34/+49% at 4-64 nodes. The
   // cluster's network explains most of the growth with the nodes; an optimism of ~+11-15%
   // beyond 2 nodes (+5% on one) and the 32-64 node runs' remainder stay unexplained.
+  // (MAPE 144%, median 34%, since the tensor and pipeline groups stopped sharing ports.)
   CHECK(unreached <= 64);
-  CHECK(measured.mape() <= 1.40);
+  CHECK(measured.mape() <= 1.50);
   CHECK(measured.median_abs() <= 0.37);
   CHECK(measured.mape() < 0.6 * fixed.mape());
   CHECK(std::abs(measured_by_nodes[16].median_signed()) <= 0.13);

@@ -382,21 +382,23 @@ TEST_CASE("[calibration] NeMo 24.07 FP8 fine-tuning on DGX H100: SFT and LoRA, p
     std::printf("  %s %.1f%% (%d)", task.c_str(), 100 * v.first / v.second, v.second);
   }
   std::printf("\n");
-  // Measured today (bounds just above, so a regression fails): LoRA 4.4% (+1.8% 7B, -1.4%
-  // 13B, -9.9% 70B on tp2 x pp4), SFT 15.4% (+6.3% 7B; -14.1% 13B on pp4, whose 1F1B bubble
-  // over 16 micro-batches is 3/19 of the step; -25.9% 70B on tp4 x pp4, its tensor group's
-  // all-reduces exposed without sequence parallelism). The SFT rows with pp look as if they ran
-  // the pre-training table's tuning instead of the launcher's defaults (with sequence
-  // parallelism, userbuffer overlap and interleaving as in pre-training, 13B at v10 -2.4%, 70B
-  // at v5 +0.9%); the table does not say, so the documented configuration is timed.
+  // Measured today (bounds just above, so a regression fails): LoRA 1.9% (+1.8% 7B, -1.4%
+  // 13B, -2.7% 70B on tp2 x pp4), SFT 11.8% (+6.3% 7B; -14.1% 13B on pp4, whose 1F1B bubble
+  // over 16 micro-batches is 3/19 of the step; -15.1% 70B on tp4 x pp4, its tensor group's
+  // all-reduces exposed without sequence parallelism); MAPE 6.9%, bias -4.2%. The 70B rows
+  // were -9.9% and -25.9% while the tensor and pipeline groups, both on one node's NVLink,
+  // shared its ports (they never communicate at once). The SFT rows with pp look as if they
+  // ran the pre-training table's tuning instead of the launcher's defaults (interleaving, and
+  // for 70B sequence parallelism with userbuffer overlap, bring 13B to -2% and 70B to about
+  // +1%); the table does not say, so the documented configuration is timed.
   // The 70B SFT row needs 113.6 GB a device in our memory model with the optimizer unsharded
   // (dp 1) and no sequence parallelism: the published run fit in 80 GB (Apex's
   // DistributedFusedAdam keeps 16-bit remainders of the fp32 master weights, Transformer Engine
   // keeps FP8 copies of some activations; neither modelled), so it is timed unchecked.
   CHECK(over_memory == 1);
-  CHECK(by_task["LoRA"].first / by_task["LoRA"].second <= 0.05);
-  CHECK(by_task["SFT"].first / by_task["SFT"].second <= 0.16);
-  CHECK(sum / n <= 0.105);
+  CHECK(by_task["LoRA"].first / by_task["LoRA"].second <= 0.025);
+  CHECK(by_task["SFT"].first / by_task["SFT"].second <= 0.125);
+  CHECK(sum / n <= 0.075);
 }
 
 }  // namespace pathfinder
