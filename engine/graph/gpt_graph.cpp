@@ -340,7 +340,7 @@ class GptBuilder {
       const KernelId d = linear_bwd(layer, n, unadapted(lin), std::move(deps), wgrad_extra).first;
       return lora_bwd(layer, n, lin, g, wgrad_extra, d);
     }
-    if (part_.quantized_linear) {  // the output gradient to FP8 (E5M2) with its transpose
+    if (part_.quantized_linear) {  // the output gradient quantized (FP8: E5M2) with its transpose
       deps = {quantize(layer, n + ".grad.cast", Phase::kBackwardData,
                        t_ * static_cast<double>(lin.out), std::move(deps))};
     }
@@ -1228,13 +1228,14 @@ Deps GptBuilder::head_bwd(const Deps& ce, ParamId logits_weight,
   ldg.weight = logits_weight;
   const Deps lg_d =
       reduce_out(-1, "logits.reduce.bwd", Phase::kBackwardData, {add(std::move(ldg), -1)});
+  if (!s_.lora()) {  // a frozen head has no weight gradient
+    Kernel lwg = gemm_kernel("logits.wgrad", KernelKind::kGemm, Phase::kBackwardWeight, dt_,
+                             wgrad_shape(GemmShape{1, h, Vt, T_}), {ce_b});
+    lwg.weight = logits_weight;
+    head_grads.push_back(add(std::move(lwg), -1));
+  }
   const KernelId lnf_b = layernorm_bwd(-1, "final_ln", lg_d);
   head_grads.push_back(lnf_b);
-  if (s_.lora()) return {lnf_b};  // a frozen head: no weight gradient
-  Kernel lwg = gemm_kernel("logits.wgrad", KernelKind::kGemm, Phase::kBackwardWeight, dt_,
-                           wgrad_shape(GemmShape{1, h, Vt, T_}), {ce_b});
-  lwg.weight = logits_weight;
-  head_grads.push_back(add(std::move(lwg), -1));
   return {lnf_b};
 }
 
