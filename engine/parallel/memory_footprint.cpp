@@ -261,10 +261,13 @@ MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, 
   local.sequence = w.sequence / s.cp;
   f.stage = stage;
   f.in_flight_micro_batches = in_flight_micro_batches(s, m, stage);
+  // Interleaved: the stage's fuller chunk (chunks of pp x v over the layers differ by one at
+  // most, stage_layers).
   const I64 chunk_layers = is_interleaved(s)
-                               ? w.layers / (I64{s.pp} * s.virtual_stages)
+                               ? (layers_here + s.virtual_stages - 1) / s.virtual_stages
                                : layers_here;
-  // Interleaved chunks hold the same layers' counts: their dense layers as the stage's share.
+  // Interleaved chunks hold about the same layers' counts: their dense layers as the stage's
+  // share.
   const I64 dense_chunk =
       is_interleaved(s) ? w.dense_layers_in(first_here, layers_here) * chunk_layers /
                               std::max<I64>(layers_here, 1)
@@ -303,7 +306,8 @@ MemoryFootprint gpt_memory_footprint(const GptSpec& w, const Strategy& s, const 
     for (int stage = 1; stage + 1 < s.pp; ++stage) {
       f = larger(f, gpt_stage_memory_footprint(w, s, stage, mm));
     }
-  } else if (s.pp > 2 && !is_interleaved(s) && w.layers % s.pp != 0) {
+  } else if (s.pp > 2 &&
+             w.layers % (I64{s.pp} * (is_interleaved(s) ? s.virtual_stages : 1)) != 0) {
     f = larger(f, gpt_stage_memory_footprint(w, s, 1, mm));
   }
   return f;

@@ -198,10 +198,13 @@ void check_gpt(const Strategy& s, const GptSpec& w, Sink& k) {
     k.require(s.virtual_stages >= 2, [&] {
       return "interleaved needs at least 2 virtual stages (v2), got v" + str(s.virtual_stages);
     });
+    // Chunks need not hold equal layer counts (stage_layers over pp x v chunks: Llama 3 405B's
+    // 126 layers as 32 x 4 less one on the first and the last chunk; Dubey et al. 2024
+    // section 3.3.2), only at least one each.
     const I64 chunks = I64{s.pp} * s.virtual_stages;
-    k.require(w.layers % chunks == 0, [&] {
-      return "layers = " + str(w.layers) + " is not a multiple of pp x v = " + str(s.pp) + " x " +
-             str(s.virtual_stages) + " = " + str(chunks);
+    k.require(w.layers >= chunks, [&] {
+      return "layers = " + str(w.layers) + " is fewer than pp x v = " + str(s.pp) + " x " +
+             str(s.virtual_stages) + " = " + str(chunks) + ": every model chunk holds a layer";
     });
   } else {
     // Stages need not hold equal layer counts (stage_layers), only at least one each.

@@ -127,7 +127,8 @@ class Enumerator {
       }
       const I64 limit = o_.max_virtual_stages > 0 ? o_.max_virtual_stages : g.layers;
       for (const int v : divisors(g.layers / s.pp, limit, false)) {
-        if (v < 2) continue;
+        // The search keeps to even chunks; an uneven split is the user's to write.
+        if (v < 2 || g.layers % (I64{s.pp} * v) != 0) continue;
         s.virtual_stages = v;
         gpt_options(s);
       }

@@ -84,14 +84,17 @@ TEST_CASE("GPT rules: Megatron divisibility, batch, sequence parallel, interleav
   // Megatron 22B: 48 layers, h 6144 (= 6 x 1024), 64 heads, f 24576, s 2048, V 51200, batch 4.
   const GptSpec g = shipped_gpt("megatron_22b");
   // Every problem at once, in rule order: heads, hidden, ffn, vocabulary (51200 = 2^11 x 25:
-  // not a multiple of 6), sequence, layers, micro-batches per pipeline (4 / (1 x 1) = 4).
+  // not a multiple of 6), sequence, micro-batches per pipeline (4 / (1 x 1) = 4). 48 layers
+  // over 5 x 2 chunks are uneven (4 and 5 a chunk, stage_layers), which is allowed.
   CHECK(problems("tp6-pp5-dp1-mb1-interleaved-v2-sp", g, 30) ==
         Lines{"heads = 64 is not a multiple of tp = 6",
               "vocabulary = 51200 is not a multiple of tp = 6",
               "sequence = 2048 is not a multiple of tp = 6 (sequence parallel splits it)",
-              "layers = 48 is not a multiple of pp x v = 5 x 2 = 10",
               "interleaved needs the micro-batches per pipeline, global_batch / (dp x mb) = 4, to "
               "be a multiple of pp = 5"});
+  // Every model chunk holds a layer: 48 layers cannot fill 4 x 16 chunks.
+  CHECK(problems("tp8-pp4-dp1-mb1-interleaved-v16", g, 32) ==
+        Lines{"layers = 48 is fewer than pp x v = 4 x 16 = 64: every model chunk holds a layer"});
   CHECK(problems("tp5-pp1-dp1", g, 5) == Lines{"heads = 64 is not a multiple of tp = 5",
                                                "hidden = 6144 is not a multiple of tp = 5",
                                                "ffn = 24576 is not a multiple of tp = 5"});
