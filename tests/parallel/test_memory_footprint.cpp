@@ -133,6 +133,15 @@ TEST_CASE("interleaved: the first stage holds L·(1 + (p−1)/(p·v)) layers", "
   const MemoryFootprint g1 = gpt_stage_memory_footprint(g, parse_strategy("tp8-pp8-dp1-mb1"), 0);
   CHECK(g1.in_flight_micro_batches == 8);
   CHECK(b(g1.activations) == exactly(96 * 578813952.0 + 8 * 25165824.0));
+  // Uneven chunks: 94 layers over 8 x 2 = 16 chunks hold 5 (the first and last) and 6 (the
+  // others; stage_layers); stage 0 holds 11 (5 + 6) and counts its fuller chunk, 6 layers, per
+  // chunk forward held: the same 23 x 6 layers as 96 even ones.
+  GptSpec uneven = g;
+  uneven.layers = 94;
+  const MemoryFootprint fu =
+      gpt_stage_memory_footprint(uneven, parse_strategy("tp8-pp8-dp1-mb1-interleaved-v2"), 0);
+  CHECK(fu.in_flight_micro_batches == 23);
+  CHECK(b(fu.activations) == exactly(138 * 578813952.0 + 15 * 25165824.0));
 }
 
 TEST_CASE("in-flight micro-batches by schedule", "[dist][golden]") {
