@@ -229,6 +229,12 @@ TEST_CASE("host, vector ratio and memory utilization errors are exact", "[arch][
   CHECK(patched_error(mcus, mcus + "  fp4_throughput_ratio: 32\n") ==
         "patched.yaml:10:25: error: core.fp4_throughput_ratio: expected 0 (no FP4 units) or a "
         "ratio from fp8_throughput_ratio to 16 (FP4 over FP16 dense throughput), got \"32\"");
+  CHECK(patched_error(mcus, mcus + "  fp4_sustained_fraction: 2\n") ==
+        "patched.yaml:10:27: error: core.fp4_sustained_fraction: expected a fraction in [0.01, 1], "
+        "got \"2\"");
+  CHECK(patched_error(mcus, mcus + "  fp4_flop_energy_factor: 0.5\n") ==
+        "patched.yaml:10:27: error: core.fp4_flop_energy_factor: expected a factor in [1, 10] "
+        "(energy per FLOP on real operands over the provisioned), got \"0.5\"");
   CHECK(patched_error(mcus, mcus + "  block_scaled_mma: sometimes\n") ==
         "patched.yaml:10:21: error: core.block_scaled_mma: expected true or false, got "
         "\"sometimes\"");

@@ -15,6 +15,7 @@
 #include "engine/graph/workload_loader.hpp"
 #include "engine/parallel/strategy_check.hpp"
 #include "engine/system/collectives.hpp"
+#include "tests/parallel/parallel_specs.hpp"
 #include "tests/train/train_fixtures.hpp"
 
 namespace pathfinder {
@@ -656,8 +657,7 @@ namespace pathfinder {
 
 TEST_CASE("context parallelism: long sequences fit, short ones cost about the same", "[train]") {
   // Llama 3 8B on one DGX H100 (8 GPUs, NVSwitch), ZeRO-1.
-  GptSpec w = std::get<GptSpec>(
-      load_workload_file(test::source_path("studies/workloads/llama3_8b.yaml")).spec);
+  GptSpec w = test::shipped_gpt("llama3_8b");
   w.global_batch = 64;
   GptTraining m = test::training_model("h100", w, 8);
   const TrainingResult dp8 = m.evaluate(parse_strategy("tp1-pp1-dp8-mb1-zero1"));
@@ -709,8 +709,7 @@ TEST_CASE("leading dense layers: each stage timed with the layers it holds", "[t
   // Mixtral 8x7B shapes cut to 8 layers, the first 4 dense, on 2 H100s as pp2: stage 0 holds
   // the 4 dense layers and is timed exactly as a dense model's stage 0; stage 1 the 4 sparse
   // ones, as an all-sparse model's stage 1.
-  GptSpec w = std::get<GptSpec>(
-      load_workload_file(test::source_path("studies/workloads/mixtral_8x7b.yaml")).spec);
+  GptSpec w = test::shipped_gpt("mixtral_8x7b");
   w.layers = 8;
   w.global_batch = 8;
   TrainingOptions o;
@@ -736,8 +735,7 @@ TEST_CASE("expert gradients reduce over the expert-data-parallel group", "[train
   // rank holds different experts: the expert-data group has dp/ep = 1 member and the experts'
   // gradients need no reduction, so their size does not change data_comm. With ep1 all 8
   // ranks hold every expert and reduce them.
-  GptSpec w = std::get<GptSpec>(
-      load_workload_file(test::source_path("studies/workloads/mixtral_8x7b.yaml")).spec);
+  GptSpec w = test::shipped_gpt("mixtral_8x7b");
   w.layers = 4;
   w.global_batch = 8;
   TrainingOptions o;
@@ -764,8 +762,7 @@ TEST_CASE("expert gradients reduce over the expert-data-parallel group", "[train
 TEST_CASE("expert parallelism: experts spread over the data group, all-to-alls on its links",
           "[train]") {
   // Mixtral 8x7B on 8 DGX H100 nodes (64 GPUs), tp1 pp4 dp16, ZeRO-1, bf16.
-  GptSpec w = std::get<GptSpec>(
-      load_workload_file(test::source_path("studies/workloads/mixtral_8x7b.yaml")).spec);
+  GptSpec w = test::shipped_gpt("mixtral_8x7b");
   w.global_batch = 256;
   TrainingOptions o;
   o.check_memory = false;  // ep1 does not fit; the comparison is of timing
@@ -797,8 +794,7 @@ namespace pathfinder {
 TEST_CASE("LoRA: no weight gradients or their reduction, only the adapters' step", "[train]") {
   // Llama 3 8B, 4,096 tokens, on one DGX H100 as 8 data-parallel replicas, gradients reduced
   // after the backward pass so that the reduction shows whole in data_comm.
-  GptSpec w = std::get<GptSpec>(
-      load_workload_file(test::source_path("studies/workloads/llama3_8b.yaml")).spec);
+  GptSpec w = test::shipped_gpt("llama3_8b");
   w.sequence = 4096;
   w.global_batch = 32;
   TrainingOptions o = TrainingOptions::from(test::shipped_software("h100"));
@@ -835,8 +831,7 @@ TEST_CASE("LoRA: no weight gradients or their reduction, only the adapters' step
 }
 
 TEST_CASE("packed documents: attention shrinks with the document, all else holds", "[train]") {
-  GptSpec w = std::get<GptSpec>(
-      load_workload_file(test::source_path("studies/workloads/llama3_8b.yaml")).spec);
+  GptSpec w = test::shipped_gpt("llama3_8b");
   w.global_batch = 8;  // s 8192
   const Strategy s = parse_strategy("tp1-pp1-dp1-mb1");
   const auto time = [&](std::int64_t document) {
@@ -868,13 +863,11 @@ namespace pathfinder {
 
 TEST_CASE("quantization recipes: what a device runs, and what each costs", "[train]") {
   // Llama 3 70B's layer shapes on 64 devices, tp4-pp4-dp4 with interleaving, Megatron-Core FP8.
-  GptSpec w = std::get<GptSpec>(
-      load_workload_file(test::source_path("studies/workloads/llama3_70b.yaml")).spec);
+  GptSpec w = test::shipped_gpt("llama3_70b");
   w.global_batch = 128;
   const Strategy s = parse_strategy("tp4-pp4-dp4-mb1-sp-zero1-interleaved-v5");
   const auto run = [&](const char* tmpl, QuantRecipe r) {
-    TrainingOptions o = TrainingOptions::from(load_software_profile(
-        test::source_path("templates/software/megatron-core-fp8.yaml")));
+    TrainingOptions o = test::profile_options("megatron-core-fp8");
     REQUIRE(o.quantized_linear);
     o.quant_recipe = r;
     GptTraining m = test::training_model(tmpl, w, 64, o);
@@ -922,14 +915,11 @@ TEST_CASE("interleaved chunks may hold uneven layer counts, as Llama 3 405B's sc
   // layers and the others 4 (Dubey et al. 2024 section 3.3.2: one layer fewer on the first and
   // the last stage). Meta's configuration at 16M tokens is then timed; it lands near the 41%
   // MFU they report (40.7%; nothing fitted to it: printed, bounded loosely).
-  GptSpec w = std::get<GptSpec>(
-      load_workload_file(test::source_path("studies/workloads/llama3_405b.yaml")).spec);
+  GptSpec w = test::shipped_gpt("llama3_405b");
   w.global_batch = 2048;
   const Strategy s = parse_strategy("tp8-pp16-dp128-mb1-sp-zero1-interleaved-v2");
   REQUIRE(check_strategy(s, w, 16384).empty());
-  GptTraining m = test::training_model("h100", w, 16384,
-                                       TrainingOptions::from(load_software_profile(test::source_path(
-                                           "templates/software/megatron-core.yaml"))));
+  GptTraining m = test::training_model("h100", w, 16384, test::profile_options("megatron-core"));
   const TrainingResult r = m.evaluate(s);
   REQUIRE(r.feasible);
   std::printf("\nLlama 3 405B, Meta's TP8-PP16-DP128 interleaved v2 at 16M tokens: %.3f s, "
@@ -937,10 +927,7 @@ TEST_CASE("interleaved chunks may hold uneven layer counts, as Llama 3 405B's sc
   CHECK(r.mfu > 0.30);
   CHECK(r.mfu < 0.50);
   // Interleaving shortens the 1F1B schedule's bubble (15 of 31 slots) on the same split.
-  GptTraining flat = test::training_model("h100", w, 16384,
-                                          TrainingOptions::from(load_software_profile(
-                                              test::source_path("templates/software/megatron-core.yaml"))));
-  CHECK(flat.evaluate(parse_strategy("tp8-pp16-dp128-mb1-sp-zero1")).iteration_time >
+  CHECK(m.evaluate(parse_strategy("tp8-pp16-dp128-mb1-sp-zero1")).iteration_time >
         r.iteration_time);
 }
 

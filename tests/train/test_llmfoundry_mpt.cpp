@@ -110,8 +110,7 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
   const std::vector<Row> all = rows();
   REQUIRE(all.size() == 216);
   const TrainingOptions base = [] {
-    TrainingOptions o = TrainingOptions::from(
-        load_software_profile(test::source_path("templates/software/llm-foundry.yaml")));
+    TrainingOptions o = test::profile_options("llm-foundry");
     o.check_memory = false;  // every row ran: the published micro-batches fit
     return o;
   }();

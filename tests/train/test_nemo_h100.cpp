@@ -193,8 +193,7 @@ TEST_CASE("[calibration] NeMo 24.07 FP8 pre-training on DGX H100: tokens/s/GPU",
   const std::vector<Row> rows = pretraining_rows();
   REQUIRE(rows.size() == 12);  // 5B, 20B, 175B x2, Llama 2 x3, Nemotron x3, Llama 3 x2
   const test::ShippedSystem& sys = test::shipped_system("h100", "nemo-fp8");
-  TrainingOptions o = TrainingOptions::from(
-      load_software_profile(test::source_path("templates/software/nemo-fp8.yaml")));
+  TrainingOptions o = test::profile_options("nemo-fp8");
   std::printf("\n%-14s %5s %-40s %9s %9s %7s\n", "NeMo 24.07", "gpus", "strategy", "measured",
               "predicted", "error");
   double sum = 0.0, signed_sum = 0.0;
@@ -267,8 +266,7 @@ TEST_CASE("[calibration] NeMo 24.03 Llama 2 7B with context parallelism, 4K to 1
   const std::vector<Row> rows = long_sequence_rows();
   REQUIRE(rows.size() == 9);
   const test::ShippedSystem& sys = test::shipped_system("h100", "nemo-fp8");
-  const TrainingOptions o = TrainingOptions::from(
-      load_software_profile(test::source_path("templates/software/nemo-fp8.yaml")));
+  const TrainingOptions o = test::profile_options("nemo-fp8");
   std::printf("\n%-10s %5s %-36s %9s %9s %7s\n", "NeMo 24.03", "gpus", "strategy", "measured",
               "predicted", "error");
   std::vector<double> errors;
@@ -329,8 +327,7 @@ TEST_CASE("[calibration] NeMo 24.07 FP8 fine-tuning on DGX H100: SFT and LoRA, p
   const auto rows = finetuning_rows();
   REQUIRE(rows.size() == 6);  // SFT and LoRA, Llama 2 7B, 13B, 70B
   const test::ShippedSystem& sys = test::shipped_system("h100", "nemo-fp8");
-  TrainingOptions o = TrainingOptions::from(
-      load_software_profile(test::source_path("templates/software/nemo-fp8.yaml")));
+  TrainingOptions o = test::profile_options("nemo-fp8");
   o.overlap_data_parallel = false;
   o.overlap_zero_gradients = false;
   o.tensor_comm_chunked = false;

@@ -159,7 +159,7 @@ TEST_CASE("[calibration] torchtitan Llama 3.1 on H100 and H200: tokens/s/GPU", "
                   check_strategy(s, w, r.gpus).front().message.c_str());
       continue;
     }
-    TrainingOptions o = TrainingOptions::from(load_software_profile(test::source_path("templates/software/fsdp.yaml")));
+    TrainingOptions o = test::profile_options("fsdp");
     o.check_memory = false;
     o.quantized_linear = r.techniques.find("fp8") != std::string::npos;
     // Async TP (torchtitan's micro-pipelined collective matmuls on symmetric memory) splits

@@ -32,6 +32,12 @@ inline std::vector<std::string> csv_cells(const std::string& line) {
   return out;
 }
 
+// The training options of a shipped software profile (templates/software/<name>.yaml).
+inline TrainingOptions profile_options(const std::string& name) {
+  return TrainingOptions::from(
+      load_software_profile(source_path("templates/software/" + name + ".yaml")));
+}
+
 struct ShippedSystem {
   ArchSpec spec;
   MicroArch arch;
