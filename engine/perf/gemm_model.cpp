@@ -86,8 +86,8 @@ struct Ctx {
   double mcu_rate = 0.0;
 
   // The arrays' rate for this problem's operands.
-  // Without FP4 units FP4 operands run at the FP8 rate (the training model refuses them
-  // there: GptTraining::evaluate).
+  // Without FP4 units FP4 operands run at the FP8 rate (the training models refuse them
+  // there: GptTraining::evaluate, GemmTraining::evaluate).
   [[nodiscard]] double flops() const {
     if (p.type == DataType::kFp4 && mach.fp4_matrix_flops.si() > 0.0) {
       return mach.fp4_matrix_flops.si();

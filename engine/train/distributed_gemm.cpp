@@ -43,6 +43,16 @@ GemmTraining::GemmTraining(GemmSpec spec, PerfMachine machine, SystemGraph syste
 
 TrainingResult GemmTraining::evaluate(const Strategy& s) {
   PF_ASSERT(s.devices() == system_.devices);
+  if (spec_.precision == DataType::kFp4 && !(timer_.machine().fp4_matrix_flops > Throughput{})) {
+    // Not a number at another precision's rate: a design without FP4 units cannot run it (every
+    // caller: eval, search, explore and study).
+    TrainingResult r;
+    r.strategy = s;
+    r.feasible = false;
+    r.reason = "an FP4 GEMM needs FP4 matrix units (core.fp4_throughput_ratio), which this "
+               "device lacks";
+    return r;
+  }
   const DistributedGemmResult g = evaluate_distributed_gemm(spec_, s, timer_, system_);
   TrainingResult r;
   r.strategy = s;

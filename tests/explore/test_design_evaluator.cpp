@@ -237,3 +237,33 @@ TEST_CASE("a top-k search with nothing in memory falls back to every strategy's 
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("a search over an FP4 GEMM on a device without FP4 units finds nothing to time",
+          "[explore]") {
+  // The H100 has no FP4 matrix units (templates/h100.yaml: no core.fp4_throughput_ratio): every
+  // strategy is infeasible with the reason, never timed at another precision's rate. The B200
+  // (fp4_throughput_ratio 4) times them.
+  const GemmSpec fp4{8192, 8192, 8192, DataType::kFp4};
+  for (const char* name : {"h100", "b200"}) {
+    const test::ShippedSystem& s = test::shipped_system(name);
+    const Eigen::VectorXd x = ResourceSplit::from_template(s.spec.tmpl).values();
+    const DesignEvaluator e(s.spec, WorkloadSpec(fp4), 8);
+    const std::vector<RankedStrategy> ranked = rank_strategies(e, x);
+    REQUIRE(ranked.size() == 5);  // RC 8x1, 4x2, 2x4, 1x8 and CR 8
+    for (const RankedStrategy& q : ranked) {
+      INFO(name << " " << to_string(q.strategy));
+      if (std::string(name) == "h100") {
+        CHECK_FALSE(q.result.feasible);
+        CHECK(q.result.reason == "an FP4 GEMM needs FP4 matrix units "
+                                 "(core.fp4_throughput_ratio), which this device lacks");
+        CHECK(std::isinf(e.objective(x, q.strategy)));
+      } else {
+        CHECK(q.result.feasible);
+      }
+    }
+  }
+}
+
+}  // namespace pathfinder

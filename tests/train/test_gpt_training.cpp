@@ -68,6 +68,11 @@ TEST_CASE("[calibration] vTrain: 1,440 single-node A100 training iterations", "[
   std::map<std::string, std::unique_ptr<GptTraining>> models;
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> groups;
   std::vector<double> errors;
+  struct Family {
+    double abs = 0.0, signed_sum = 0.0;
+    int n = 0;
+  };
+  std::map<std::string, Family> by_family;  // "tpN ppN"
   for (const VtrainRow& r : vtrain_rows()) {
     const std::int64_t pad = 128 * r.tp;
     const std::int64_t vocab = (50257 + pad - 1) / pad * pad;
@@ -87,6 +92,10 @@ TEST_CASE("[calibration] vTrain: 1,440 single-node A100 training iterations", "[
     REQUIRE(t.feasible);
     const double pred = t.iteration_time.si() * 1e3;
     errors.push_back((pred - r.ms) / r.ms);
+    Family& fam = by_family["tp" + std::to_string(r.tp) + " pp" + std::to_string(r.pp)];
+    fam.abs += std::abs(errors.back());
+    fam.signed_sum += errors.back();
+    fam.n += 1;
     groups[model].first.push_back(r.ms);
     groups[model].second.push_back(pred);
   }
@@ -110,6 +119,12 @@ TEST_CASE("[calibration] vTrain: 1,440 single-node A100 training iterations", "[
               errors.size(), 100 * mape, 100 * bias);
   std::printf("|error| percentiles: 50%% %.1f%%, 90%% %.1f%%, 99%% %.1f%%, max %.1f%%\n",
               100 * pct(0.5), 100 * pct(0.9), 100 * pct(0.99), 100 * abs_err.back());
+  std::printf("by tensor x pipeline parallelism (MAPE, bias, rows):");
+  for (const auto& [name, f] : by_family) {
+    std::printf("  %s %.1f%% %+.1f%% (%d)", name.c_str(), 100 * f.abs / f.n,
+                100 * f.signed_sum / f.n, f.n);
+  }
+  std::printf("\n");
   std::printf("strategy ranking: mean Spearman rho %.3f over %zu model/batch groups\n", rho,
               groups.size());
   CHECK(errors.size() == 1440);
