@@ -102,8 +102,13 @@ void add_study_command(CLI::App& app, int& exit_code) {
     study.set_template = machine.template_overrides;
     study.set_techlib = machine.techlib_overrides;
     if (!opt->software.empty()) {
+      if (const StudyAxis* axis = study.find_axis(AxisKind::kSoftware)) {
+        throw ConfigError(Diagnostic{axis->loc, "the study sweeps software; --software would "
+                                                "replace none of its points' profiles"});
+      }
       study.software = opt->software;
       study.software_loc = command_line("--software");
+      study.softwares.front() = StudyFile{study.software, study.software, study.software_loc};
     }
     const std::string out = opt->out.empty() ? "results/" + study.name : opt->out;
     std::optional<oneapi::tbb::global_control> threads;

@@ -1,5 +1,6 @@
 #include "engine/software/software_profile.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <initializer_list>
@@ -36,6 +37,51 @@ Enum one_of(const ConfigNode& n, const char* key, const char* fallback,
     ++i;
   }
   throw n.error_at(key, "expected " + expected + ", got " + n.quoted(key));
+}
+
+}  // namespace
+
+namespace {
+
+// A list of names from `allowed`, each once, as a bit per name's value; `empty_ok`: [] is none.
+std::uint8_t name_bits(const ConfigNode& n, const char* key,
+                       const std::vector<std::pair<std::string, unsigned>>& allowed,
+                       bool empty_ok) {
+  std::uint8_t bits = 0;
+  std::string names;
+  for (const auto& [name, bit] : allowed) names += (names.empty() ? "" : ", ") + name;
+  const std::vector<ConfigNode> items = n.items(key);
+  if (items.empty() && !empty_ok) throw n.error_at(key, "expected at least one of " + names);
+  for (const ConfigNode& item : items) {
+    const std::string v = item.as<std::string>();
+    const auto it = std::find_if(allowed.begin(), allowed.end(),
+                                 [&](const auto& a) { return a.first == v; });
+    if (it == allowed.end()) throw item.error("expected one of " + names + ", got \"" + v + "\"");
+    if ((bits >> it->second & 1U) != 0) throw item.error("\"" + v + "\" is listed twice");
+    bits = static_cast<std::uint8_t>(bits | 1U << it->second);
+  }
+  return bits;
+}
+
+ParallelismSupport read_parallelism(const ConfigNode& p) {
+  ParallelismSupport s;
+  if (p.has("schedules")) {
+    s.schedules = name_bits(p, "schedules",
+                            {{"gpipe", static_cast<unsigned>(PipelineSchedule::kGpipe)},
+                             {"1f1b", static_cast<unsigned>(PipelineSchedule::kOneFOneB)},
+                             {"interleaved", static_cast<unsigned>(PipelineSchedule::kInterleaved)}},
+                            true);  // []: no pipelining
+  }
+  if (p.has("zero")) s.zero_stages = name_bits(p, "zero", {{"0", 0}, {"1", 1}, {"2", 2}, {"3", 3}}, false);
+  if (p.has("context")) {
+    const std::uint8_t cp = name_bits(p, "context", {{"ring", 0}, {"all-to-all", 1}}, true);
+    s.ring_context = (cp & 1U) != 0;
+    s.ulysses = (cp & 2U) != 0;
+  }
+  s.expert = p.get_or<bool>("expert", true);
+  s.sequence_parallel = p.get_or<bool>("sequence_parallel", true);
+  p.finish();
+  return s;
 }
 
 }  // namespace
@@ -141,6 +187,7 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
                                : LayerSplit::kEven;
     pl->finish();
   }
+  if (auto p = root.optional_child("parallelism")) s.parallelism = read_parallelism(*p);
   if (auto m = root.optional_child("memory_model")) {
     s.memory.fp32_gradient_buffer = m->get_or<bool>("fp32_gradient_buffer", false);
     s.memory.zero_unsharded_bytes = m->get_or<double>("zero_unsharded_bytes", 0.0);

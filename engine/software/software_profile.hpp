@@ -15,6 +15,7 @@
 #include "engine/graph/compute_graph.hpp"
 #include "engine/graph/eager_ops.hpp"
 #include "engine/parallel/memory_model.hpp"
+#include "engine/parallel/parallelism_support.hpp"
 
 namespace pathfinder {
 
@@ -135,6 +136,9 @@ struct SoftwareProfile {
   // block; GPT workloads), and which layers each pipeline stage holds (`pipeline: {layer_split:
   // even|by-cost}`, MemoryModel::layer_split).
   MemoryModel memory;
+  // `parallelism: {schedules, zero, context, expert, sequence_parallel}`: what the stack's code
+  // can run (default: everything); a strategy outside it is infeasible with the reason.
+  ParallelismSupport parallelism;
 };
 
 // Throws ConfigError with the file, line and column of the first problem.

@@ -127,7 +127,7 @@ void append(std::string& text, const std::string& key, const std::string& value)
 
 // Everything besides the axis values that a row depends on.
 std::string settings_text(const StudySpec& s, const std::string& techlib_dir,
-                          const std::string& software_file) {
+                          const std::vector<SoftwareProfile>& software) {
   std::string t = "pathfinder study results v1\n";
   append(t, "devices", s.devices ? std::to_string(*s.devices) : "axis");
   append(t, "check_memory", s.check_memory ? "true" : "false");
@@ -161,7 +161,7 @@ std::string settings_text(const StudySpec& s, const std::string& techlib_dir,
   for (const std::vector<StudyFile>* list : {&s.templates, &s.workloads}) {
     for (const StudyFile& f : *list) files.emplace_back(f.path);
   }
-  files.emplace_back(software_file);
+  for (const SoftwareProfile& p : software) files.emplace_back(p.file);
   std::vector<std::filesystem::path> lib;
   std::error_code ec;
   for (std::filesystem::directory_iterator it(techlib_dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -344,6 +344,7 @@ std::vector<StudyPoint> enumerate_points(const StudySpec& s) {
         case AxisKind::kStrategy: p.strategy = v.strategy; break;
         case AxisKind::kTemplate: p.tmpl = v.file; break;
         case AxisKind::kWorkload: p.workload = v.file; break;
+        case AxisKind::kSoftware: p.software = v.file; break;
         case AxisKind::kSearch: p.search = *v.search; break;
         case AxisKind::kLabel: break;
       }
@@ -382,26 +383,33 @@ ArchTemplate point_template(const ArchTemplate& base, const StudyPoint& p) {
 StudyContext load_study_context(const StudySpec& s, const std::string& techlib_dir) {
   StudyContext c;
   c.lib = load_tech_library_dir(techlib_dir, s.set_techlib);
-  c.software = software_for(s.software, s.templates.front().path, s.software_loc);
+  // A profile's name is looked up beside the study's first template, then among the shipped.
+  c.softwares.push_back(software_for(s.software, s.templates.front().path, s.software_loc));
+  for (std::size_t i = 1; i < s.softwares.size(); ++i) {
+    const StudyFile& f = s.softwares[i];
+    c.softwares.push_back(software_for(f.path, s.templates.front().path, f.loc));
+  }
   for (const StudyFile& f : s.templates) {
     c.templates.push_back(located_load(f, "template", [&] {
       ArchTemplate t = load_template(f.path, s.set_template);
       (void)bind_template(c.lib, t);  // the template's own problems first
-      return with_software(std::move(t), c.software);
+      return t;
     }));
   }
   check_sweep_technologies(s, c);
   for (const StudyFile& f : s.workloads) {
     c.workloads.push_back(located_load(f, "workload", [&] { return load_workload_file(f.path, s.set_workload).spec; }));
   }
-  c.settings = hex64(fnv1a(settings_text(s, techlib_dir, c.software.file)));
+  c.settings = hex64(fnv1a(settings_text(s, techlib_dir, c.softwares)));
   return c;
 }
 
 PointResult evaluate_point(const StudySpec& s, const StudyContext& c, const StudyPoint& p) {
   try {
-    const ArchSpec spec = bind_template(c.lib, point_template(c.templates.at(p.tmpl), p));
-    TrainingOptions options = TrainingOptions::from(c.software);
+    const SoftwareProfile& software = c.softwares.at(p.software);
+    const ArchSpec spec = bind_template(
+        c.lib, point_template(with_software(c.templates.at(p.tmpl), software), p));
+    TrainingOptions options = TrainingOptions::from(software);
     options.check_memory = s.check_memory;
     if (const std::string why = cost_model_missing(s.goal, spec); !why.empty()) {
       return infeasible("a cost goal needs a cost model: " + why, written(p));

@@ -40,7 +40,8 @@ struct StudyPoint {
   // The axis, else the study's `strategy:`, as written: each point completes it for its
   // workload (micro-batch) and devices (dp), as eval does.
   std::optional<PartialStrategy> strategy;
-  std::size_t tmpl = 0, workload = 0;  // indices into StudySpec::templates, workloads
+  // Indices into StudySpec::templates, workloads and softwares (0: the `software:` key's).
+  std::size_t tmpl = 0, workload = 0, software = 0;
   StudySearch search = StudySearch::kNone;  // the axis, else the study's `search:`
 };
 
@@ -61,10 +62,12 @@ struct StudyPoint {
 // template or workload file that is missing or invalid is a ConfigError at the key or sweep
 // value naming it (the file's own problems follow).
 struct StudyContext {
-  std::vector<ArchTemplate> templates;  // StudySpec::templates, in order
+  std::vector<ArchTemplate> templates;  // StudySpec::templates, in order, without software
   std::vector<WorkloadSpec> workloads;  // StudySpec::workloads
   TechLibrary lib;
-  SoftwareProfile software;  // StudySpec::software, applied to every template
+  // StudySpec::softwares: [0] the `software:` key's (or the default), then the axis's; each
+  // point's is applied to its template (with_software) and options.
+  std::vector<SoftwareProfile> softwares;
   std::string settings;  // 16 hex digits
 };
 [[nodiscard]] StudyContext load_study_context(const StudySpec& s, const std::string& techlib_dir);

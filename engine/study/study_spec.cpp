@@ -11,6 +11,7 @@
 #include "engine/config/node.hpp"
 #include "engine/core/text.hpp"
 #include "engine/explore/search_study.hpp"
+#include "engine/software/software_profile.hpp"
 
 namespace pathfinder {
 namespace {
@@ -21,7 +22,7 @@ constexpr std::array<std::pair<StudySearch, std::string_view>, 3> kSearches{{
     {StudySearch::kArchitecture, "architecture"},
 }};
 
-constexpr std::array<std::pair<AxisKind, std::string_view>, 15> kAxes{{
+constexpr std::array<std::pair<AxisKind, std::string_view>, 16> kAxes{{
     {AxisKind::kLogic, "logic"},
     {AxisKind::kMemory, "memory"},
     {AxisKind::kNetwork, "network"},
@@ -35,6 +36,7 @@ constexpr std::array<std::pair<AxisKind, std::string_view>, 15> kAxes{{
     {AxisKind::kStrategy, "strategy"},
     {AxisKind::kTemplate, "template"},
     {AxisKind::kWorkload, "workload"},
+    {AxisKind::kSoftware, "software"},
     {AxisKind::kSearch, "search"},
     {AxisKind::kLabel, "label"},
 }};
@@ -123,6 +125,10 @@ AxisValue read_axis_value(AxisKind kind, const ConfigNode& item) {
       v.text = item.as<std::string>();
       if (v.text.empty()) throw item.error("expected a file path, got \"\"");
       break;
+    case AxisKind::kSoftware:
+      v.text = item.as<std::string>();
+      if (v.text.empty()) throw item.error("expected a software profile name or file, got \"\"");
+      break;
     case AxisKind::kSearch: v.search = located_search(item); break;
     case AxisKind::kLabel:
       v.text = item.as<std::string>();
@@ -136,7 +142,7 @@ AxisValue read_axis_value(AxisKind kind, const ConfigNode& item) {
 bool same_value(AxisKind kind, const AxisValue& a, const AxisValue& b) {
   if (a.strategy && b.strategy) return *a.strategy == *b.strategy;
   if (a.strategy || b.strategy) return false;
-  if (kind == AxisKind::kTemplate || kind == AxisKind::kWorkload) {
+  if (kind == AxisKind::kTemplate || kind == AxisKind::kWorkload || kind == AxisKind::kSoftware) {
     return std::filesystem::path(a.text).lexically_normal() ==
            std::filesystem::path(b.text).lexically_normal();
   }
@@ -371,6 +377,7 @@ void fill_points(StudySpec& s, const PointsRead& r, const std::string& strategy_
       case AxisKind::kWorkload:
         if (!s.workloads.empty()) unset.text = s.workloads.front().text;
         break;
+      case AxisKind::kSoftware: unset.text = s.softwares.front().text; break;
       case AxisKind::kDevices:
         if (s.devices) {
           unset.text = std::to_string(*s.devices);
@@ -471,15 +478,25 @@ void check_searches(const StudySpec& s, const ConfigNode& root) {
   }
 }
 
-// Every template and workload file the axes name, each once (the keys' come first), and each
-// value's index among them.
+bool names_a_file(const std::string& choice) {
+  return choice.find('/') != std::string::npos || choice.ends_with(".yaml");
+}
+
+// Every template, workload and software profile the axes name, each once (the keys' come
+// first), and each value's index among them. A profile's name stays a name.
 void register_files(StudySpec& s) {
   for (StudyAxis& a : s.axes) {
-    if (a.kind != AxisKind::kTemplate && a.kind != AxisKind::kWorkload) continue;
-    std::vector<StudyFile>& files = a.kind == AxisKind::kTemplate ? s.templates : s.workloads;
+    if (a.kind != AxisKind::kTemplate && a.kind != AxisKind::kWorkload &&
+        a.kind != AxisKind::kSoftware) {
+      continue;
+    }
+    std::vector<StudyFile>& files = a.kind == AxisKind::kTemplate   ? s.templates
+                                    : a.kind == AxisKind::kWorkload ? s.workloads
+                                                                    : s.softwares;
     for (AxisValue& v : a.values) {
       if (v.unset) continue;  // the key's, index 0
-      const std::string path = beside(s.file, v.text);
+      const bool file = a.kind != AxisKind::kSoftware || names_a_file(v.text);
+      const std::string path = file ? beside(s.file, v.text) : v.text;
       v.file = 0;
       while (v.file < files.size() && files[v.file].path != path) ++v.file;
       if (v.file == files.size()) files.push_back(StudyFile{path, v.text, v.loc});
@@ -591,11 +608,13 @@ StudySpec read_study(const ConfigNode& root) {
   }
   s.check_memory = root.get_or<bool>("check_memory", true);
   s.goal = read_goal(root);
-  if (auto sw = root.optional<std::string>("software")) {
-    check_single_line(root, "software", *sw);
-    const bool path = sw->find('/') != std::string::npos || sw->ends_with(".yaml");
-    s.software = path ? beside(s.file, *sw) : *sw;
+  s.softwares.push_back(StudyFile{"", kDefaultSoftwareProfile, root.loc()});
+  if (check_keyed_setting(s, root, points, AxisKind::kSoftware, false)) {
+    const std::string sw = root.require<std::string>("software");
+    check_single_line(root, "software", sw);
+    s.software = names_a_file(sw) ? beside(s.file, sw) : sw;
     s.software_loc = root.loc_of("software");
+    s.softwares.front() = StudyFile{s.software, sw, s.software_loc};
   }
   if (check_keyed_setting(s, root, points, AxisKind::kDevices, true)) {
     s.devices = root.require_positive<int>("devices");

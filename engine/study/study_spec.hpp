@@ -94,6 +94,7 @@ enum class AxisKind {
   kStrategy,
   kTemplate,
   kWorkload,
+  kSoftware,
   kSearch,
   kLabel,
 };
@@ -108,7 +109,8 @@ struct AxisValue {
   double number = 0.0;               // SI value of a budget, the count of devices/nodes
   std::optional<PartialStrategy> strategy;  // the strategy axis, as written
   std::optional<StudySearch> search;  // the search axis
-  std::size_t file = 0;  // template/workload axes: the index in StudySpec::templates/workloads
+  // template/workload/software axes: the index in StudySpec::templates/workloads/softwares
+  std::size_t file = 0;
   // An explicit point's cell for an axis it does not set: the study's key (or, without one,
   // the template's technology/budget, no fixed strategy); sets nothing itself.
   bool unset = false;
@@ -165,6 +167,9 @@ struct StudySpec {
   bool check_memory = true;
   std::string software;  // `software:` profile name or file (resolved); "" = the default
   SourceLoc software_loc;  // where it was given (the study file's key, or the command line)
+  // The software axis's profiles: a name, or a file resolved against the study's folder. Index 0
+  // stands for the `software:` key (the default profile without one): its path is not used.
+  std::vector<StudyFile> softwares;
   // Values set on the command line (`study --set`), applied to every template, workload or the
   // technology library (keys without the "techlib." prefix) before each is read.
   std::vector<ConfigOverride> set_template, set_workload, set_techlib;

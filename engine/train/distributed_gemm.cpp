@@ -48,6 +48,7 @@ TrainingResult GemmTraining::evaluate(const Strategy& s) {
     // caller: eval, search, explore and study).
     TrainingResult r;
     r.strategy = s;
+    r.memory_capacity = timer_.machine().main_memory.capacity;
     r.feasible = false;
     r.reason = "an FP4 GEMM needs FP4 matrix units (core.fp4_throughput_ratio), which this "
                "device lacks";

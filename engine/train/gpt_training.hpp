@@ -97,6 +97,9 @@ struct TrainingOptions {
   bool check_memory = true;
   // What the software stack keeps in memory beyond the ZeRO/Korthikanti counts.
   MemoryModel memory;
+  // What the stack can run (TrainingModel::evaluate refuses the rest) and its name.
+  ParallelismSupport parallelism;
+  std::string software;
   // Graphs shared with the other models of the same workload and options (a design
   // evaluator's, across the splits a search visits); null: each model keeps its own.
   std::shared_ptr<GraphCache> graphs;
@@ -123,6 +126,8 @@ struct TrainingOptions {
     o.separate_bias = s.separate_bias;
     o.gradient_reduction = s.gradient_reduction;
     o.selective_op = s.selective_op;
+    o.parallelism = s.parallelism;
+    o.software = s.name;
     return o;
   }
 };

@@ -54,7 +54,9 @@ TrainingModel::TrainingModel(const ArchSpec& spec, const MicroArch& arch, const 
     : model_(make_model(spec, arch, w, devices, options)),
       power_(device_power(spec, arch)),
       cost_(device_cost(spec, arch)),
-      devices_(devices) {}
+      devices_(devices),
+      support_(options.parallelism),
+      software_(options.software.empty() ? "this software stack" : options.software) {}
 
 TrainingResult TrainingModel::evaluate(const Strategy& s) {
   TrainingResult r;
@@ -63,6 +65,17 @@ TrainingResult TrainingModel::evaluate(const Strategy& s) {
 }
 
 void TrainingModel::evaluate(const Strategy& s, TrainingResult& r) {
+  // A run the stack cannot make has no time. (The paper's LSTM and GEMM models stand outside
+  // the LLM stacks the profiles describe.)
+  if (auto* gpt = std::get_if<GptTraining>(&model_); gpt != nullptr && !support_.runs(s)) {
+    r = TrainingResult{};
+    r.strategy = s;
+    r.memory = gpt_memory_footprint(gpt->spec(), s, gpt->options().memory);  // what it would hold
+    r.memory_capacity = gpt->memory_capacity();
+    r.feasible = false;
+    r.reason = support_.refuses(s, software_);
+    return;
+  }
   if (auto* gpt = std::get_if<GptTraining>(&model_)) {
     gpt->evaluate(s, r);
   } else if (auto* lstm = std::get_if<LstmTraining>(&model_)) {
@@ -102,6 +115,9 @@ void TrainingModel::evaluate(const Strategy& s, TrainingResult& r) {
 }
 
 std::optional<Time> TrainingModel::lower_bound(const Strategy& s) {
+  if (!support_.runs(s) && std::holds_alternative<GptTraining>(model_)) {
+    return std::nullopt;  // evaluate(s) refuses it
+  }
   auto* gpt = std::get_if<GptTraining>(&model_);
   if (gpt == nullptr) return Time{};
   const TrainingOptions& o = gpt->options();

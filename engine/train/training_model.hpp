@@ -57,6 +57,8 @@ class TrainingModel {
   DevicePower power_;
   DeviceCost cost_;
   int devices_ = 1;
+  ParallelismSupport support_;  // the software profile's (TrainingOptions::parallelism)
+  std::string software_;
 };
 
 // One evaluation without keeping the model: `s` on s->devices() devices, or, without a

@@ -349,3 +349,58 @@ TEST_CASE("overlap: collective_sms, the SMs an overlapped collective holds", "[s
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("parallelism: what the stack's code runs is the profile's to say", "[software]") {
+  const auto load = [](const char* name) {
+    return load_software_profile(test::source_path(std::string("templates/software/") + name +
+                                                   ".yaml"))
+        .parallelism;
+  };
+  // nanotron: pp_engine 1f1b or afab, ZeRO-1 at most (parallelism_config.py, README).
+  const ParallelismSupport nanotron = load("nanotron");
+  CHECK(nanotron.offers(PipelineSchedule::kOneFOneB));
+  CHECK(nanotron.offers(PipelineSchedule::kGpipe));
+  CHECK_FALSE(nanotron.offers(PipelineSchedule::kInterleaved));
+  CHECK(nanotron.zero_stages == 0b0011);
+  // PyTorch FSDP: no ZeRO-1; torchtitan's context parallelism is ring attention only.
+  const ParallelismSupport fsdp = load("fsdp");
+  CHECK(fsdp.zero_stages == 0b1101);
+  CHECK(fsdp.ring_context);
+  CHECK_FALSE(fsdp.ulysses);
+  // Megatron-LM 2021-2022: no context or expert parallelism, ZeRO-1 its distributed optimizer.
+  const ParallelismSupport megatron = load("megatron-lm");
+  CHECK_FALSE(megatron.ring_context);
+  CHECK_FALSE(megatron.expert);
+  CHECK(megatron.zero_stages == 0b0011);
+  CHECK_FALSE(megatron.offers(PipelineSchedule::kGpipe));
+  // Megatron-Core: every form but GPipe; llm-foundry's Composer FSDP: no pipeline at all.
+  const ParallelismSupport core = load("megatron-core");
+  CHECK(core == ParallelismSupport{.schedules = 0b110});
+  CHECK(load("llm-foundry").schedules == 0);
+  CHECK(load("deepflow-reference") == ParallelismSupport{});
+  // The options carry it, with the profile's name for the reason.
+  const TrainingOptions o = TrainingOptions::from(load_software_profile(
+      test::source_path("templates/software/nanotron.yaml")));
+  CHECK(o.parallelism == nanotron);
+  CHECK(o.software == "nanotron");
+}
+
+TEST_CASE("parallelism: errors are located", "[software][config-error]") {
+  const std::string head = std::string(kMinimal) + "parallelism:\n";  // lines 1-4
+  CHECK(profile_error(head + "  schedules: [1f1b, zero-bubble]\n") ==
+        "p.yaml:5:21: error: parallelism.schedules[1]: expected one of gpipe, 1f1b, interleaved, "
+        "got \"zero-bubble\"");
+  CHECK(profile_error(head + "  zero: [1, 1]\n") ==
+        "p.yaml:5:13: error: parallelism.zero[1]: \"1\" is listed twice");
+  CHECK(profile_error(head + "  zero: []\n") ==
+        "p.yaml:5:9: error: parallelism.zero: expected at least one of 0, 1, 2, 3");
+  CHECK(profile_error(head + "  context: [ulysses]\n") ==
+        "p.yaml:5:13: error: parallelism.context[0]: expected one of ring, all-to-all, got "
+        "\"ulysses\"");
+  CHECK(profile_error(head + "  experts: true\n") ==
+        "p.yaml:5:3: error: parallelism.experts: unknown key; did you mean \"expert\"?");
+}
+
+}  // namespace pathfinder

@@ -16,6 +16,7 @@
 #include "engine/graph/workload_loader.hpp"
 #include "engine/perf/kernel_timer.hpp"
 #include "engine/perf/perf_machine.hpp"
+#include "engine/train/training_model.hpp"
 #include "tests/study/study_fixtures.hpp"
 #include "tests/test_support.hpp"
 
@@ -133,9 +134,10 @@ TEST_CASE("search strategy takes the best ranked strategy, architecture never en
   const StudyPoint p = enumerate_points(ranked).back();  // N5
   const PointResult best = evaluate_point(ranked, c, p);
   REQUIRE(best.feasible);
-  const ArchSpec spec = bind_template(c.lib, point_template(c.templates.front(), p));
+  const ArchSpec spec =
+      bind_template(c.lib, point_template(with_software(c.templates.front(), c.softwares.front()), p));
   // The study's own evaluator: its software profile's options (the default profile here).
-  const DesignEvaluator e(spec, c.workloads.front(), 8, TrainingOptions::from(c.software));
+  const DesignEvaluator e(spec, c.workloads.front(), 8, TrainingOptions::from(c.softwares.front()));
   const Eigen::VectorXd split = ResourceSplit::from_template(spec.tmpl).values();
   CHECK(best.design.training.iteration_time.si() == rank_strategies(e, split).front().result.iteration_time.si());
 
@@ -493,6 +495,54 @@ TEST_CASE("a study's strategy without mbN or dpN takes the workload's micro-batc
   // the reason; the study goes on.
   CHECK(t.cell(2, *t.column("feasible")) == "0");
   CHECK_FALSE(t.cell(2, *t.column("reason")).empty());
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("a software axis: each point under its own profile, as eval --software would time it",
+          "[study]") {
+  const std::string fixed = "search: none\nstrategy: tp2-pp1-dp4-mb1\n";
+  const StudySpec s = read_study(ConfigNode::load_string(
+      "name: s\nquestion: q\ntemplate: " + test::source_path("templates/a100.yaml") +
+          "\nworkload: " + test::source_path("studies/workloads/gpt3_1.3b.yaml") +
+          "\ndevices: 8\n" + fixed + "sweep:\n  software: [megatron-core, fsdp]\n",
+      "s.yaml"));
+  const StudyContext c = load_study_context(s, test::source_path("techlib"));
+  REQUIRE(c.softwares.size() == 3);
+  CHECK(c.softwares[1].name == "megatron-core");
+  CHECK(c.softwares[2].name == "fsdp");
+  const std::vector<StudyPoint> points = enumerate_points(s);
+  REQUIRE(points.size() == 2);
+  std::vector<double> times;
+  for (const StudyPoint& p : points) {
+    const PointResult r = evaluate_point(s, c, p);
+    REQUIRE(r.feasible);
+    // The profile's host costs on the template and its options, as eval applies them.
+    const SoftwareProfile& sw = c.softwares[p.software];
+    const ArchSpec spec =
+        bind_template(c.lib, point_template(with_software(c.templates.front(), sw), p));
+    const TrainingResult direct =
+        evaluate_training(spec, generate_micro_arch(spec, ResourceSplit::from_template(spec.tmpl)),
+                          c.workloads.front(), parse_strategy("tp2-pp1-dp4-mb1"),
+                          TrainingOptions::from(sw));
+    CHECK(r.design.training.iteration_time.si() == direct.iteration_time.si());
+    times.push_back(direct.iteration_time.si());
+  }
+  // The stacks differ (FSDP's FlashAttention-2 and fp32 loss against Megatron-Core's fused
+  // kernels): the axis is not ignored.
+  CHECK(times[1] > times[0]);
+  // A profile that does not exist is an error at its sweep value.
+  const std::string bad = test::error_of([&] {
+    (void)load_study_context(
+        read_study(ConfigNode::load_string(
+            "name: s\nquestion: q\ntemplate: " + test::source_path("templates/a100.yaml") +
+                "\nworkload: w.yaml\ndevices: 8\n" + fixed + "sweep:\n  software: [nope]\n",
+            "s.yaml")),
+        test::source_path("techlib"));
+  });
+  CHECK(bad.rfind("s.yaml:9:14: error: sweep.software[0]: ", 0) == 0);
 }
 
 }  // namespace pathfinder

@@ -90,7 +90,7 @@ TEST_CASE("study errors name the file, line, column and key", "[study][config-er
         "s.yaml:9:9: error: sweep.logc: unknown axis (expected logic, memory, network, devices, "
         "nodes_per_package, budget.power, budget.power_limit, budget.chip_area, budget.node_area, "
         "budget.perimeter, "
-        "strategy, template, workload, search or label); did you mean \"logic\"?");
+        "strategy, template, workload, software, search or label); did you mean \"logic\"?");
   CHECK(study_error(kHead + fixed + "sweep:\n  logic: []\n") ==
         "s.yaml:9:10: error: sweep.logic: expected at least one value");
   CHECK(study_error(kHead + fixed + "sweep:\n  budget.power: [300 W, 400 GB/s]\n")
@@ -415,6 +415,52 @@ TEST_CASE("a study's objective, budgets and Pareto key", "[study][goal]") {
         "comma, got \"time,time\" (the same measure twice)");
   CHECK(study_error(kHead + fixed + "objective: speed\n") ==
         "s.yaml:8:12: error: objective: expected one of time, energy, edp or cost, got \"speed\"");
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("a software axis: profile names stay names, files resolve beside the study",
+          "[study]") {
+  const StudySpec s = read_study(ConfigNode::load_string(
+      "name: t\nquestion: q\ndevices: 8\ntemplate: ../templates/h100.yaml\n"
+      "workload: workloads/llama3_8b.yaml\nsearch: strategy\nsweep:\n"
+      "  software: [megatron-core, profiles/mine.yaml, fsdp]\n",
+      "studies/s.yaml"));
+  // [0] stands for the software: key (here absent: the default profile), then the axis's.
+  REQUIRE(s.softwares.size() == 4);
+  CHECK(s.softwares[0].text == "megatron-lm");
+  CHECK(s.softwares[1].path == "megatron-core");
+  CHECK(s.softwares[2].path == "studies/profiles/mine.yaml");
+  CHECK(s.softwares[3].path == "fsdp");
+  const std::vector<StudyPoint> points = enumerate_points(s);
+  REQUIRE(points.size() == 3);
+  CHECK(points[0].software == 1);
+  CHECK(points[1].software == 2);
+  CHECK(points[2].software == 3);
+  CHECK(points[2].values == std::vector<std::string>{"fsdp"});
+  // Without the axis every point takes the key's profile, index 0.
+  const StudySpec keyed = read_study(ConfigNode::load_string(
+      "name: t\nquestion: q\ndevices: 8\ntemplate: a.yaml\nworkload: w.yaml\nsearch: strategy\n"
+      "software: nanotron\n",
+      "s.yaml"));
+  REQUIRE(keyed.softwares.size() == 1);
+  CHECK(keyed.softwares[0].path == "nanotron");
+  CHECK(enumerate_points(keyed).front().software == 0);
+}
+
+TEST_CASE("a software axis: exactly one of key and axis, values named once",
+          "[study][config-error]") {
+  const std::string head =  // lines 1-6
+      "name: t\nquestion: q\ndevices: 8\ntemplate: a.yaml\nworkload: w.yaml\nsearch: strategy\n";
+  CHECK(study_error(head + "software: fsdp\nsweep:\n  software: [nanotron]\n") ==
+        "s.yaml:7:11: error: software: given both here and as a sweep axis; keep one");
+  CHECK(study_error(head + "sweep:\n  software: [fsdp, \"\"]\n") ==
+        "s.yaml:8:20: error: sweep.software[1]: expected a software profile name or file, got "
+        "\"\"");
+  CHECK(study_error(head + "sweep:\n  software: [x/p.yaml, x/../x/p.yaml]\n") ==
+        "s.yaml:8:24: error: sweep.software[1]: \"x/../x/p.yaml\" repeats \"x/p.yaml\" (line 8)");
 }
 
 }  // namespace pathfinder

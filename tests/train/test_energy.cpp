@@ -26,7 +26,9 @@ TrainingResult run(const std::string& tmpl, const WorkloadSpec& w, const std::st
   const ArchSpec spec = bind_template(test::shipped_techlib(), t);
   const MicroArch arch = generate_micro_arch(spec, ResourceSplit::from_template(spec.tmpl));
   const Strategy s = parse_strategy(strategy);
-  TrainingModel m(spec, arch, w, s.devices(), TrainingOptions::from(test::shipped_software(tmpl)));
+  TrainingOptions o = TrainingOptions::from(test::shipped_software(tmpl));
+  o.parallelism = ParallelismSupport{};  // ZeRO-3 too, which Megatron-LM's code does not offer
+  TrainingModel m(spec, arch, w, s.devices(), o);
   return m.evaluate(s);
 }
 

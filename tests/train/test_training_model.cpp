@@ -20,6 +20,14 @@ WorkloadSpec workload(const std::string& path) {
 }
 
 TrainingOptions a100_options() { return TrainingOptions::from(test::shipped_software("a100")); }
+// The same with every strategy the model can time, whatever Megatron-LM's code offers (its
+// profile refuses GPipe, ZeRO-2/3, context and expert parallelism): the properties below hold
+// for each.
+TrainingOptions any_strategy_options() {
+  TrainingOptions o = a100_options();
+  o.parallelism = ParallelismSupport{};
+  return o;
+}
 
 // One device without a strategy against the trivial strategy spelled out and evaluated on a
 // one-device model: the same number to 1e-12 relative.
@@ -173,7 +181,7 @@ TEST_CASE("the lower bound never exceeds the iteration, which never undercuts a 
   // chunks on 2 stages, the first ZeRO-3 orders chosen for another micro-batch size.
   const test::ShippedSystem& a100 = test::shipped_system("a100");
   const WorkloadSpec w = workload("studies/workloads/gpt3_175b.yaml");
-  TrainingModel model(a100.spec, a100.arch, w, 1024, a100_options());
+  TrainingModel model(a100.spec, a100.arch, w, 1024, any_strategy_options());
   int timed = 0, bounded = 0;
   double tightest = 0.0;
   TrainingResult r;
@@ -208,8 +216,8 @@ TEST_CASE("a ZeRO-3 strategy's time does not depend on what the model timed befo
   const WorkloadSpec w = workload("studies/workloads/gpt3_13b.yaml");
   const Strategy first = parse_strategy("tp8-pp2-dp4-mb4-zero3");
   const Strategy then = parse_strategy("tp8-pp2-dp4-mb1-zero3");
-  TrainingModel fresh(a100.spec, a100.arch, w, 64, a100_options());
-  TrainingModel used(a100.spec, a100.arch, w, 64, a100_options());
+  TrainingModel fresh(a100.spec, a100.arch, w, 64, any_strategy_options());
+  TrainingModel used(a100.spec, a100.arch, w, 64, any_strategy_options());
   (void)used.evaluate(first);
   const TrainingResult a = fresh.evaluate(then), b = used.evaluate(then);
   REQUIRE(a.feasible);
@@ -236,6 +244,42 @@ TEST_CASE("an FP4 GEMM is infeasible on a device without FP4 units, timed on one
   MicroArch h8 = h.arch;
   reject_unsupported_operands(WorkloadSpec(GemmSpec{8192, 8192, 8192, DataType::kFp8}), h8);
   CHECK(h8.feasible);
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("a strategy the software stack cannot run is infeasible with the reason, not timed",
+          "[train][model]") {
+  // nanotron's pipeline engines are 1F1B and all-forward-all-backward (templates/software/
+  // nanotron.yaml): the interleaved schedule is refused, its lower bound absent so a search
+  // prunes it; the same strategy under Megatron-Core is timed. The paper's LSTM and GEMM models
+  // stand outside the stacks.
+  const test::ShippedSystem& h100 = test::shipped_system("h100");
+  const WorkloadSpec w = workload("studies/workloads/llama3_8b.yaml");
+  const Strategy interleaved = parse_strategy("tp2-pp4-dp1-mb1-interleaved-v2");
+  TrainingModel nanotron(h100.spec, h100.arch, w, 8,
+                         test::profile_options("nanotron"));
+  const TrainingResult r = nanotron.evaluate(interleaved);
+  CHECK_FALSE(r.feasible);
+  CHECK(r.reason == "nanotron runs no interleaved pipeline schedule (its software profile's "
+                    "parallelism.schedules)");
+  CHECK_FALSE(nanotron.lower_bound(interleaved).has_value());
+  CHECK(nanotron.evaluate(parse_strategy("tp2-pp4-dp1-mb1-1f1b")).feasible);
+  TrainingModel core(h100.spec, h100.arch, w, 8,
+                     test::profile_options("megatron-core"));
+  CHECK(core.evaluate(interleaved).feasible);
+  // GPipe, which Megatron-Core's code does not offer, is refused for a GPT workload but timed
+  // for the paper's LSTM (memory unchecked: the paper's comparison setting).
+  CHECK(core.evaluate(parse_strategy("tp2-pp4-dp1-mb1-gpipe")).reason ==
+        "megatron-core runs no gpipe pipeline schedule (its software profile's "
+        "parallelism.schedules)");
+  TrainingOptions paper_options = test::profile_options("megatron-core");
+  paper_options.check_memory = false;
+  TrainingModel paper(h100.spec, h100.arch, workload("studies/workloads/lstm_lm.yaml"), 8,
+                      paper_options);
+  CHECK(paper.evaluate(parse_strategy("RC-1-1-d2-p4-gpipe")).feasible);
 }
 
 }  // namespace pathfinder
