@@ -13,7 +13,7 @@ constexpr enum_table::Table<Dataflow, 4> kDataflows{{
 }};
 constexpr enum_table::Table<Scope, 3> kScopes{{
     {Scope::kMcu, "mcu"}, {Scope::kBundle, "bundle"}, {Scope::kGlobal, "global"}}};
-constexpr enum_table::Table<Topology, 7> kTopologies{{
+constexpr enum_table::Table<Topology, 8> kTopologies{{
     {Topology::kRing, "ring"},
     {Topology::kMesh2D, "mesh-2d"},
     {Topology::kTorus2D, "torus-2d"},
@@ -21,6 +21,7 @@ constexpr enum_table::Table<Topology, 7> kTopologies{{
     {Topology::kFatTree, "fat-tree"},
     {Topology::kMesh3D, "mesh-3d"},
     {Topology::kTorus3D, "torus-3d"},
+    {Topology::kFullMesh, "full-mesh"},
 }};
 
 }  // namespace

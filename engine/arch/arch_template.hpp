@@ -15,7 +15,9 @@ namespace pathfinder {
 
 enum class Dataflow { kWeightStationary, kActivationStationary, kOutputStationary, kBest };
 enum class Scope { kMcu, kBundle, kGlobal };
-enum class Topology { kRing, kMesh2D, kTorus2D, kSwitch, kFatTree, kMesh3D, kTorus3D };
+// kFullMesh: every position wired directly to every other (AMD Infinity Fabric's 8-GPU hive:
+// seven point-to-point links per GPU, no switch).
+enum class Topology { kRing, kMesh2D, kTorus2D, kSwitch, kFatTree, kMesh3D, kTorus3D, kFullMesh };
 // Grids lay positions out x-fastest with rings along each axis; a torus wraps every axis.
 [[nodiscard]] constexpr bool is_grid(Topology t) {
   return t == Topology::kMesh2D || t == Topology::kTorus2D || t == Topology::kMesh3D ||

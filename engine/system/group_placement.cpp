@@ -97,6 +97,14 @@ void set_bandwidths(TierSpan& s, const TierLink& link, long long block, int shar
       s.latency = lat;
       break;
     }
+    case Topology::kFullMesh:
+      // The group's members reach each other over their own direct links, members - 1 of them
+      // each, one hop: a collective's rings are laid over edge-disjoint cycles of the clique
+      // (RCCL's channels), and the links of concurrent groups are disjoint (a link joins one
+      // pair of positions, which share at most one group), so no sharer divides them.
+      s.bandwidth = port_bw * (s.members - 1);
+      s.latency = lat;
+      return;
     case Topology::kRing: {
       const LineRing r = line_ring(port_bw, lat, link.group_size, s.members, s.spacing, true);
       s.bandwidth = r.bandwidth;

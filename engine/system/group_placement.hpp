@@ -16,6 +16,8 @@
 //   mesh-2d, torus-2d four ports; the group's positions form an a x b block; rings along x
 //                     and along y as for a ring (a torus axis covered whole wraps around).
 //   mesh-3d, torus-3d six ports; an a x b x c block, rings along x, y and z likewise.
+//   full-mesh         a direct link to each other position (group_size - 1 ports): a group of
+//                     m positions drives its m - 1 links, whatever else runs beside it.
 // Everything is a fixed-size value: collective_time reads it without allocating.
 #pragma once
 

@@ -1,5 +1,6 @@
 #include "engine/system/system_graph.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/core/enum_table.hpp"
@@ -100,6 +101,7 @@ int TierLink::ports() const {
     case Topology::kSwitch:
     case Topology::kFatTree: return 1;
     case Topology::kRing: return 2;
+    case Topology::kFullMesh: return std::max(group_size - 1, 1);  // one link per peer
     case Topology::kMesh2D:
     case Topology::kTorus2D:
     case Topology::kMesh3D:

@@ -185,3 +185,23 @@ TEST_CASE("3-D torus placements form blocks, a torus covered whole wraps every a
 }
 
 }  // namespace
+
+TEST_CASE("a full mesh gives a group its own direct links, m - 1 of them", "[system]") {
+  // 8 positions wired pairwise (an MI300X hive: 7 Infinity Fabric links per GPU), 448 GB/s per
+  // device and direction over its 7 ports: 64 GB/s a link.
+  SystemGraph g;
+  g.devices = 8;
+  g.tiers.push_back(simple_tier(Tier::kInterPackage, Topology::kFullMesh, 8, 448, 1));
+  CHECK(g.tiers[0].ports() == 7);
+  // All 8: every link, 448 GB/s, one hop.
+  CHECK(place_group(g, 8, 1).span[0].bandwidth.si() == Approx(448e9));
+  CHECK(place_group(g, 8, 1).span[0].latency.si() == Approx(1e-6));
+  // A pair has one link: 64 GB/s (a switch would give it the device's 448).
+  CHECK(place_group(g, 2, 1).span[0].bandwidth.si() == Approx(64e9));
+  CHECK(place_group(g, 2, 4).span[0].bandwidth.si() == Approx(64e9));  // spacing costs nothing
+  // Four members: three links, 192 GB/s, and no sharing with a concurrent group: the groups
+  // {0,1,2,3} and {0,4} through device 0 use disjoint links.
+  PortSharing two;
+  two.sharers[0] = 2;
+  CHECK(place_group(g, 4, 1, two).span[0].bandwidth.si() == Approx(192e9));
+}
