@@ -487,7 +487,7 @@ TEST_CASE("scale-out and congestion errors are exact", "[arch][config-error]") {
         "got \"0.5\"");
   CHECK(with_scale_out("{bandwidth: 25 GB/s, latency: 5 us, topology: fat-tre}") ==
         "patched.yaml:18:60: error: network.scale_out.topology: expected one of ring, mesh-2d, "
-        "torus-2d, switch, fat-tree, mesh-3d or torus-3d, got \"fat-tre\"; did you mean "
+        "torus-2d, switch, fat-tree, mesh-3d, torus-3d or full-mesh, got \"fat-tre\"; did you mean "
         "\"fat-tree\"?");
   CHECK(with_scale_out("{bandwidth: 25 GB/s, latency: 5 us, topology: switch, technology: HDR-x8}") ==
         "patched.yaml:18:68: error: network.scale_out.technology: unknown key");
