@@ -177,3 +177,32 @@ TEST_CASE("GB200 NVL72: the B200's silicon at 1200 W, 72 GPUs to an NVLink domai
   CHECK(a.total.power_used.si() <= 1200.0 * (1 + 1e-12));
   CHECK(load_template(source_path("templates/gb200.yaml")).packages == 72);
 }
+
+TEST_CASE("MI300X: eight compute dies and a full-mesh hive, within 3% of its datasheet",
+          "[arch][golden][datasheet]") {
+  // AMD Instinct MI300X datasheet: 1,307.4 TFLOPS dense FP16/BF16 (304 CUs x 4 matrix cores x
+  // 256 FMA x 2 x 2.1 GHz), 2,614.9 dense FP8, 81.7 TFLOPS FP32 vector, 192 GB HBM3 (8 x 24 GB)
+  // at 5.3 TB/s, 256 MB Infinity Cache, 4 MB L2 per XCD, 7 Infinity Fabric links x 128 GB/s =
+  // 896 GB/s, 750 W.
+  const MicroArch a = generate_shipped("mi300x");
+  REQUIRE(a.feasible);
+  within_3pct(a.core.peak.in(units::teraflops_per_second), 1307.4);
+  within_3pct(a.core.fp8_peak.in(units::teraflops_per_second), 2614.9);
+  within_3pct(a.core.vector_peak.in(units::teraflops_per_second), 81.7);
+  within_3pct(a.core.frequency.in(units::gigahertz), 2.1);
+  CHECK(a.core.bundles_built == 320);  // 8 XCDs x 40 CUs
+  CHECK(a.core.bundles == 304);        // 38 enabled per XCD
+  CHECK(a.core.fp4_peak == Throughput{});  // no FP4 units on CDNA 3
+  within_3pct(a.main_memory.bandwidth.in(units::gigabytes_per_second), 5300.0);
+  within_3pct(a.main_memory.capacity.in(units::gibibytes), 192.0);
+  CHECK(a.main_memory.devices == 8);
+  REQUIRE(a.levels.size() == 4);
+  within_3pct(a.levels[2].capacity.in(units::mebibytes), 32.0);   // L2
+  within_3pct(a.levels[3].capacity.in(units::mebibytes), 256.0);  // Infinity Cache
+  const NetworkStats* link = a.network(NetworkTier::kInterPackage);
+  REQUIRE(link != nullptr);
+  within_3pct(link->bandwidth.in(units::gigabytes_per_second), 896.0);
+  CHECK(link->topology == Topology::kFullMesh);
+  CHECK(a.total.power_used.si() <= 750.0 * (1 + 1e-12));
+  CHECK(a.total.area_used <= a.total.area_budget);
+}
