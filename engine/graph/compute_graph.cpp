@@ -57,9 +57,10 @@ constexpr enum_table::Table<DataType, 5> kDataTypes{{
     {DataType::kFp4, "fp4"},
 }};
 
-constexpr enum_table::Table<QuantRecipe, 5> kQuantRecipes{{
+constexpr enum_table::Table<QuantRecipe, 6> kQuantRecipes{{
     {QuantRecipe::kDelayed, "delayed"},
     {QuantRecipe::kCurrent, "current"},
+    {QuantRecipe::kRowwise, "rowwise"},
     {QuantRecipe::kMxfp8, "mxfp8"},
     {QuantRecipe::kBlockwise, "blockwise"},
     {QuantRecipe::kNvfp4, "nvfp4"},

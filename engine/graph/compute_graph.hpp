@@ -39,6 +39,8 @@ enum class Phase { kForward, kBackwardData, kBackwardWeight, kUpdate };
 enum class QuantRecipe {
   kDelayed,    // FP8, one scale per tensor from the amax history of earlier iterations
   kCurrent,    // FP8, one scale per tensor from its own amax: a pass over it first
+  kRowwise,    // FP8 with a scale per row of each GEMM operand (torchao's axiswise "rowwise"
+               // recipe): the row-wise copy's amax in its cast, the column-wise copy's in a pass
   kMxfp8,      // FP8 in 32-element blocks with E8M0 scales the matrix units apply (OCP MX)
   kBlockwise,  // FP8 in 1x128 (activations) and 128x128 (weights) blocks with FP32 scales applied
                // on the CUDA cores every 128 of K (DeepSeek-V3 report, 2024, section 3.3)

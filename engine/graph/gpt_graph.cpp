@@ -262,6 +262,10 @@ class GptBuilder {
   // operands, each with its scales, per element (bytes written; FLOPs):
   //   delayed    2 x 1 (cast_transpose; the amax for a later scale fused in)          2
   //   current    2 x 1, after a pass that reads the tensor for its amax               2 + 1
+  //   rowwise    2 x 1, a scale per row each way (4 bytes per row, negligible): the
+  //              row-wise copy's amax taken in its own cast kernel (a row per thread
+  //              block), the column-wise copy's in a pass first; the two casts read the
+  //              tensor once each                                                    2 + 1
   //   mxfp8      2 x (1 + 1/32): an E8M0 scale per 32 elements each way              3
   //   blockwise  2 x (1 + 4/128): an FP32 scale per 128                              3
   //   nvfp4      2 x (1/2 + 1/16): an E4M3 scale per 16, after an amax pass for the
@@ -270,19 +274,20 @@ class GptBuilder {
   //              Walsh-Hadamard transform (4 butterfly stages and a random sign)      8 + 1
   KernelId quantize(int layer, const std::string& n, Phase ph, double elements, Deps deps) {
     const QuantRecipe r = part_.quant_recipe;
-    if (r == QuantRecipe::kCurrent || r == QuantRecipe::kNvfp4) {
+    if (r == QuantRecipe::kCurrent || r == QuantRecipe::kRowwise || r == QuantRecipe::kNvfp4) {
       deps = {stream(layer, n + ".amax", KernelKind::kElementwise, ph, elements, elements * p_,
                      bytes(4), std::move(deps))};
     }
-    double written = 2.0, work = 2.0;
+    double written = 2.0, work = 2.0, read = 1.0;
     switch (r) {
       case QuantRecipe::kDelayed:
       case QuantRecipe::kCurrent: break;
+      case QuantRecipe::kRowwise: read = 2.0; break;
       case QuantRecipe::kMxfp8: written = 2.0 * (1.0 + 1.0 / 32.0), work = 3.0; break;
       case QuantRecipe::kBlockwise: written = 2.0 * (1.0 + 4.0 / 128.0), work = 3.0; break;
       case QuantRecipe::kNvfp4: written = 2.0 * (0.5 + 1.0 / 16.0), work = 8.0; break;
     }
-    return stream(layer, n, KernelKind::kElementwise, ph, work * elements, elements * p_,
+    return stream(layer, n, KernelKind::kElementwise, ph, work * elements, read * elements * p_,
                   elements * bytes(written), std::move(deps));
   }
   [[nodiscard]] DataType linear_dtype() const {
@@ -326,6 +331,16 @@ class GptBuilder {
     return stream(layer, n + ".bias" + suffix_, KernelKind::kElementwise, phase_, e,
                   e * p_ + static_cast<double>(lin.out) * p_, e * p_, {g});
   }
+  // A row-wise scaled FP8 GEMM with promoted accumulation runs as cuBLAS's tensor-wise GEMM
+  // with unit scales, its `elements` outputs then multiplied by the row and column scales in a
+  // kernel of their own (torchao's float8 ops: "The rowwise CUTLASS-based kernel is so slow
+  // without fast-accum", pytorch/ao PR 1325; the extra rescaling kernel per GEMM, pytorch/ao
+  // issue 2184). Others: the GEMM itself.
+  KernelId rescaled(int layer, const std::string& n, Phase ph, double elements, KernelId gemm) {
+    if (part_.quant_recipe != QuantRecipe::kRowwise || !promoted(ph)) return gemm;
+    return stream(layer, n + ".rescale", KernelKind::kElementwise, ph, elements, elements * p_,
+                  elements * p_, {gemm});
+  }
   [[nodiscard]] static Linear unadapted(Linear l) {
     l.rank = 0;
     return l;
@@ -362,7 +377,8 @@ class GptBuilder {
     }
     wg.weight = lin.weight;
     wg.promoted_accumulation = promoted(Phase::kBackwardWeight);
-    const KernelId d = add(std::move(dg), layer);
+    const KernelId d = rescaled(layer, n + ".dgrad", Phase::kBackwardData,
+                                t_ * static_cast<double>(lin.in), add(std::move(dg), layer));
     if (lin.bias && part_.separate_bias) {
       // Megatron-LM: `grad_output.sum(dim=0)` (or autograd's reduction of a broadcast bias) as
       // its own kernel reading the output gradient's rows (T/t of them for a row-parallel
@@ -372,7 +388,10 @@ class GptBuilder {
       (void)stream(layer, n + ".bias.grad", KernelKind::kElementwise, Phase::kBackwardWeight, e,
                    e * p_, static_cast<double>(lin.out) * p_, deps);
     }
-    return {d, add(std::move(wg), layer)};
+    const KernelId w =
+        rescaled(layer, n + ".wgrad", Phase::kBackwardWeight,
+                 static_cast<double>(lin.in) * static_cast<double>(lin.out), add(std::move(wg), layer));
+    return {d, w};
   }
   KernelId stream(int layer, const std::string& n, KernelKind kind, Phase ph, double work,
                   Bytes read, Bytes written, Deps deps) {

@@ -141,6 +141,7 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
     s.quant_recipe = one_of<QuantRecipe>(*p, "fp8_scaling", "delayed",
                                          {{"delayed", QuantRecipe::kDelayed},
                                           {"current", QuantRecipe::kCurrent},
+                                          {"rowwise", QuantRecipe::kRowwise},
                                           {"mxfp8", QuantRecipe::kMxfp8},
                                           {"blockwise", QuantRecipe::kBlockwise}});
     if (p->has("fp8_scaling") && linear != "fp8") {

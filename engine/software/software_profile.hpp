@@ -94,7 +94,7 @@ struct SoftwareProfile {
   // run beside compute (stage_times.hpp collective_contention); 0: none taken.
   int collective_sms = 0;
   // `precision: {linear_layers: fp8}` or `fp4`: the layers' linear GEMMs quantized
-  // (GptPartition::quantized_linear), FP8 scaled by `fp8_scaling: delayed` (default),
+  // (GptPartition::quantized_linear), FP8 scaled by `fp8_scaling: delayed` (default), `rowwise`,
   // `current`, `mxfp8` or `blockwise`, FP4 as NVFP4 (GptPartition::quant_recipe).
   bool quantized_linear = false;
   QuantRecipe quant_recipe = QuantRecipe::kDelayed;

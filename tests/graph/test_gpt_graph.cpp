@@ -244,16 +244,18 @@ TEST_CASE("quantization recipes: each cast's bytes and FLOPs, FP4 operands, prom
     QuantRecipe recipe;
     double written, flops;  // per element
     bool amax;
+    double read = 1.0;  // tensor reads by the cast itself
   };
   for (const Case& c : {Case{QuantRecipe::kDelayed, 2.0, 2.0, false},
                         Case{QuantRecipe::kCurrent, 2.0, 2.0, true},
+                        Case{QuantRecipe::kRowwise, 2.0, 2.0, true, 2.0},
                         Case{QuantRecipe::kMxfp8, 2.0 * (1.0 + 1.0 / 32), 3.0, false},
                         Case{QuantRecipe::kBlockwise, 2.0 * (1.0 + 4.0 / 128), 3.0, false},
                         Case{QuantRecipe::kNvfp4, 2.0 * (0.5 + 1.0 / 16), 8.0, true}}) {
     INFO(to_string(c.recipe));
     const ComputeGraph g = built(c.recipe);
     const Kernel& cast = find(g, "l0.qkv.cast.fwd");
-    CHECK(cast.bytes_read.in(units::bytes) == e * 2);
+    CHECK(cast.bytes_read.in(units::bytes) == e * 2 * c.read);
     CHECK(cast.bytes_written.in(units::bytes) == Approx(e * c.written).epsilon(1e-12));
     CHECK(cast.flops.in(units::flops) == e * c.flops);
     // Per-tensor current scaling (and NVFP4's per-tensor scale) read the tensor once more for
@@ -272,6 +274,21 @@ TEST_CASE("quantization recipes: each cast's bytes and FLOPs, FP4 operands, prom
     // too; the other FP8 recipes the gradient GEMMs' only; FP4 none (Blackwell's units).
     CHECK(qkv.promoted_accumulation == (c.recipe == QuantRecipe::kBlockwise));
     CHECK(find(g, "l0.qkv.dgrad").promoted_accumulation == (c.recipe != QuantRecipe::kNvfp4));
+    // Row-wise scales with promoted accumulation: each gradient GEMM is cuBLAS's tensor-wise one
+    // followed by a kernel scaling its output (torchao): the QKV data gradient's T·h = 65,536
+    // BF16 values read and written, the weight gradient's h·(a + 2g)·d = 256·384.
+    const bool rescale = std::any_of(g.kernels().begin(), g.kernels().end(), [](const Kernel& k) {
+      return k.name == "l0.qkv.dgrad.rescale";
+    });
+    CHECK(rescale == (c.recipe == QuantRecipe::kRowwise));
+    if (rescale) {
+      CHECK(find(g, "l0.qkv.dgrad.rescale").bytes_read.in(units::bytes) == e * 2);
+      CHECK(find(g, "l0.qkv.dgrad.rescale").bytes_written.in(units::bytes) == e * 2);
+      CHECK(find(g, "l0.qkv.wgrad.rescale").bytes_read.in(units::bytes) == 256.0 * 384 * 2);
+      CHECK_FALSE(std::any_of(g.kernels().begin(), g.kernels().end(), [](const Kernel& k) {
+        return k.name == "l0.qkv.fwd.rescale";  // the forward GEMM applies its scales itself
+      }));
+    }
   }
 }
 

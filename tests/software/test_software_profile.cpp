@@ -125,10 +125,12 @@ TEST_CASE("precision: the linear layers in FP8 is the profile's choice", "[softw
   CHECK(recipe("precision:\n  linear_layers: fp8\n") == QuantRecipe::kDelayed);
   CHECK(recipe("precision:\n  linear_layers: fp8\n  fp8_scaling: mxfp8\n") == QuantRecipe::kMxfp8);
   CHECK(recipe("precision:\n  linear_layers: fp4\n") == QuantRecipe::kNvfp4);
+  CHECK(recipe("precision:\n  linear_layers: fp8\n  fp8_scaling: rowwise\n") ==
+        QuantRecipe::kRowwise);
   CHECK(profile_error(std::string(kMinimal) + "precision:\n  linear_layers: fp8\n  fp8_scaling: "
                                               "tensorwise\n") ==
-        "p.yaml:6:16: error: precision.fp8_scaling: expected delayed, current, mxfp8 or "
-        "blockwise, got \"tensorwise\"");
+        "p.yaml:6:16: error: precision.fp8_scaling: expected delayed, current, rowwise, mxfp8 "
+        "or blockwise, got \"tensorwise\"");
   CHECK(profile_error(std::string(kMinimal) + "precision:\n  fp8_scaling: current\n") ==
         "p.yaml:5:16: error: precision.fp8_scaling: applies to linear_layers: fp8");
   // The backward GEMMs' accumulation: promoted unless the profile says fast.
