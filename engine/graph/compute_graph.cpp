@@ -203,6 +203,7 @@ ComputeGraph ComputeGraphBuilder::build() && {
                 : k.comm->ring_steps > 0  ? Kind::kRingComm
                 : k.comm->overlapped      ? Kind::kOverlappedComm
                                           : Kind::kComm;
+    step.host_sync = k.host_sync;
     step.deps_begin = static_cast<std::uint32_t>(g_.step_deps_.size());
     // A kernel on the compute stream (a device kernel or a blocking collective) cannot be held
     // up by inputs that ran on that stream before it: they ended by the time the stream is

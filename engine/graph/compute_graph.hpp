@@ -168,6 +168,10 @@ struct Kernel {
   // (cuBLASLt without fast accumulation): timed at the template's
   // fp8_promoted_accumulation_fraction of the FP8 rate.
   bool promoted_accumulation = false;
+  // The host waits for the device to finish the compute stream's work before issuing this
+  // kernel (a device-to-host copy it must read, then a stream synchronize): the device then
+  // idles until the host has issued it and what follows.
+  bool host_sync = false;
   std::vector<KernelId> deps;        // kernels that must finish first; each id < this kernel's
   [[nodiscard]] Bytes bytes() const { return bytes_read + bytes_written; }
 };
@@ -216,6 +220,7 @@ class ComputeGraph {
     KernelId id = 0;
     std::uint32_t cls = 0;
     StepKind kind = StepKind::kCompute;
+    bool host_sync = false;  // Kernel::host_sync
     // Its dependencies in the same pass that can delay it (inputs of earlier passes count as
     // present; for a kernel on the compute stream, none if every input ran on that stream
     // before it), then those that are ring transfers (any pass), in dependency order.

@@ -168,6 +168,7 @@ class GptBuilder {
   }
   KernelId add(Kernel k, int layer) {
     k.layer = layer < 0 ? layer : layer + part_.first_layer;
+    k.host_sync = k.host_sync || std::exchange(host_sync_next_, false);
     return b_.add(std::move(k));
   }
   // A parameter of the model: trained, or frozen under LoRA (GptSpec::lora_rank).
@@ -731,6 +732,7 @@ class GptBuilder {
   DataType dt_;
   Phase phase_ = Phase::kForward;
   std::string suffix_ = ".fwd";
+  bool host_sync_next_ = false;  // the next kernel added waits for the host (Kernel::host_sync)
   ComputeGraphBuilder b_;
   std::vector<LayerParams> params_;
   std::vector<std::vector<KernelId>> grads_;  // kernels producing each layer's gradients
@@ -1070,6 +1072,12 @@ Deps GptBuilder::moe_fwd(int i, LayerFwd& r, const Deps& local, const Deps& gath
   in_topk.push_back(r.topk);
   r.permuted = stream(i, "moe.permute" + suffix_, KernelKind::kElementwise, phase_, 0.0,
                       tok * h * p_ + tok * k * bytes(8), tok * k * h * p_, std::move(in_topk));
+  // Dropless routing sizes the all-to-all (and the experts' GEMMs) on the host: Megatron-Core's
+  // MoEAlltoAllTokenDispatcher copies the split sizes to the CPU and synchronizes the stream
+  // "before expert parallel AlltoAll communication to get the input_splits and output_splits
+  // CPU values" (cuda_sync_point before_ep_alltoall; before_finish without expert
+  // parallelism): the next kernel is issued only once the device has caught up.
+  host_sync_next_ = true;
   Deps x = ep_comm(i, "moe.dispatch" + suffix_, phase_, {r.permuted}, tok * k * h * p_);
   if (part_.sequence_parallel) {  // every tensor rank's experts see all the rows
     x = tp_comm(i, "experts.gather" + suffix_, CommKind::kAllGather, phase_, std::move(x), false,

@@ -83,6 +83,9 @@ PassTimes time_pass(const ComputeGraph& g, int p, Scratch& scratch, Time dispatc
     // On the compute stream. Collectives are enqueued by the same host thread but cost it
     // little (a NCCL call) next to a framework operator; only compute kernels pace the host.
     const Time t = stream[c];
+    // A host synchronize before it: the host issues it only once the compute stream's work so
+    // far has ended (sum + lead), so the stream then waits launch and the host's issue pace.
+    if (st.host_sync) issue = later(issue, sum + lead);
     const Time host_ready = issue + launch;
     issue += pace[static_cast<std::size_t>(st.kind)];
     if (st.deps_begin == st.rings_end) {

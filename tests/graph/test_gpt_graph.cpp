@@ -393,6 +393,12 @@ TEST_CASE("mixture of experts: router, all-to-all dispatch, grouped expert GEMMs
   CHECK(dispatch.comm->group == CommGroup::kExpert);
   CHECK(dispatch.comm->bytes.in(units::bytes) == 262144.0);
   CHECK(find(g, "l0.moe.combine.bwd").comm->bytes.in(units::bytes) == 262144.0);
+  // Dropless routing: the host reads the split sizes before the forward all-to-all (Megatron-
+  // Core's cuda_sync_point before_ep_alltoall), nowhere else; backward reuses them.
+  CHECK(dispatch.host_sync);
+  CHECK(std::count_if(g.kernels().begin(), g.kernels().end(),
+                      [](const Kernel& k) { return k.host_sync; }) == 2);  // one per layer
+  CHECK_FALSE(find(g, "l0.moe.dispatch.bwd").host_sync);
   // 2 local experts, each T·k·ep/E = 256 rows (balanced): (2; 256, 128, 256).
   CHECK(*find(g, "l0.experts.fc1.fwd").gemm == GemmShape{2, 256, 128, 256});
   CHECK(*find(g, "l0.experts.fc2.fwd").gemm == GemmShape{2, 256, 256, 128});
@@ -418,6 +424,8 @@ TEST_CASE("mixture of experts: router, all-to-all dispatch, grouped expert GEMMs
   s.expert_imbalance = 1.5;
   const ComputeGraph local = build_gpt_graph(s);
   CHECK(count(local, KernelKind::kCommunication) == 0);
+  // There the host synchronizes before the experts' first kernel (before_finish).
+  CHECK(find(local, "l0.experts.fc1.fwd").host_sync);
   CHECK(*find(local, "l0.experts.fc1.fwd").gemm == GemmShape{4, 192, 128, 256});
 }
 

@@ -162,3 +162,58 @@ TEST_CASE("a hidden collective takes SMs from the compute it hides behind", "[tr
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("a host synchronize: the host issues the next kernel once the stream has caught up",
+          "[train]") {
+  // Four 4096^3 GEMMs (stream-bound: the host runs ahead), a blocking collective, then small
+  // kernels. Marking the collective host_sync (a device-to-host copy and a stream synchronize
+  // before it, as Megatron-Core's token dispatcher does before its all-to-all) sets the host's
+  // issue time to the stream's free time: the recurrence f' = max(f, h) + t with h = issue +
+  // launch and issue = max(issue, f) at the sync.
+  KernelTimer timer(test::shipped_machine("a100"));
+  const HostSpec& host = timer.machine().host;
+  const auto build = [](bool sync) {
+    ComputeGraphBuilder b;
+    KernelId prev = 0;
+    for (int i = 0; i < 10; ++i) {
+      std::vector<KernelId> deps;
+      if (i > 0) deps.push_back(prev);
+      if (i < 4) {
+        prev = b.add(gemm_kernel("g", KernelKind::kGemm, Phase::kForward, DataType::kBf16,
+                                 GemmShape{1, 4096, 4096, 4096}, deps));
+      } else if (i == 4) {
+        const Communication c{CommKind::kAllToAll, CommGroup::kExpert, bytes(1e6), false, 0};
+        Kernel k = comm_kernel("dispatch", Phase::kForward, DataType::kBf16, c, deps);
+        k.host_sync = sync;
+        prev = b.add(std::move(k));
+      } else {
+        prev = b.add(stream_kernel("s", KernelKind::kElementwise, Phase::kForward,
+                                   DataType::kBf16, flops(0.0), bytes(1e6), bytes(0.0), deps));
+      }
+    }
+    return std::move(b).build();
+  };
+  const FixedComm comm(50e-6);
+  for (const bool sync : {false, true}) {
+    const ComputeGraph g = build(sync);
+    double issue = 0.0, free = 0.0;
+    for (const Kernel& k : g.kernels()) {
+      const double t = k.comm ? 50e-6 : timer.time(k).device.si();
+      if (k.host_sync) issue = std::max(issue, free);
+      const double h = issue + host.launch_latency.si();
+      if (!k.comm) issue += host.training_dispatch.si();
+      free = std::max(free, h) + t;
+    }
+    INFO("sync " << sync);
+    CHECK(stage_times(g, timer, comm).forward.span.si() == Approx(free).epsilon(1e-12));
+  }
+  // The sync costs the launch latency before the collective and the host's pace for the five
+  // small kernels after it, which the host had issued early without it.
+  const double with = stage_times(build(true), timer, comm).forward.span.si();
+  const double without = stage_times(build(false), timer, comm).forward.span.si();
+  CHECK(with > without + host.launch_latency.si());
+}
+
+}  // namespace pathfinder
