@@ -188,7 +188,8 @@ std::string import_hf_config(const std::string& json_text, const std::string& fi
     r.fail("mlp_bias", "expected false: MLP biases without attention biases are not modelled");
   }
 
-  std::int64_t experts = 0, top_k = 0, expert_ffn = 0, shared = 0, dense = 0;
+  std::int64_t experts = 0, top_k = 0, expert_ffn = 0, shared = 0, dense = 0, groups = 0,
+               routed_groups = 0;
   if (deepseek) {
     if (r.has("n_routed_experts")) {
       experts = r.whole("n_routed_experts");
@@ -196,6 +197,11 @@ std::string import_hf_config(const std::string& json_text, const std::string& fi
       expert_ffn = r.whole("moe_intermediate_size");
       shared = r.count_or("n_shared_experts", 0);
       dense = r.count_or("first_k_dense_replace", 0);
+      // Group-limited (DeepSeek-V2/V3 node-limited) routing: topk_group of n_group groups.
+      if (r.has("n_group") && r.has("topk_group") && r.whole("n_group") > 1) {
+        groups = r.whole("n_group");
+        routed_groups = r.whole("topk_group");
+      }
       if (dense >= layers) {
         r.fail("first_k_dense_replace", "expected fewer than num_hidden_layers (" +
                                             std::to_string(layers) + "), got " +
@@ -283,6 +289,10 @@ std::string import_hf_config(const std::string& json_text, const std::string& fi
     y += "expert_ffn: " + std::to_string(expert_ffn) + "\n";
     if (shared > 0) y += "shared_experts: " + std::to_string(shared) + "\n";
     if (dense > 0) y += "dense_layers: " + std::to_string(dense) + "\n";
+    if (groups > 0) {
+      y += "expert_groups: " + std::to_string(groups) + "\n";
+      y += "routed_groups: " + std::to_string(routed_groups) + "\n";
+    }
   }
   y += "sequence: " + std::to_string(choices.sequence) + "\n";
   y += "vocabulary: " + std::to_string(vocab) + "\n";
@@ -309,7 +319,7 @@ std::string import_hf_config(const std::string& json_text, const std::string& fi
     const std::string key =
         e.diagnostics().empty() ? std::string() : e.diagnostics().front().loc.key_path;
     // At the config key the workload key came from, or at the command-line option.
-    const std::array<std::array<const char*, 2>, 14> from{{
+    const std::array<std::array<const char*, 2>, 16> from{{
         {"layers", "num_hidden_layers"}, {"hidden", "hidden_size"},
         {"heads", "num_attention_heads"}, {"kv_heads", "num_key_value_heads"},
         {"head_dim", "head_dim"}, {"ffn", "intermediate_size"}, {"vocabulary", "vocab_size"},
@@ -318,6 +328,7 @@ std::string import_hf_config(const std::string& json_text, const std::string& fi
                                         : "num_experts"},
         {"top_k", "num_experts_per_tok"}, {"expert_ffn", "moe_intermediate_size"},
         {"dense_layers", deepseek ? "first_k_dense_replace" : "mlp_only_layers"},
+        {"expert_groups", "n_group"}, {"routed_groups", "topk_group"},
         {"sequence", "--sequence"}, {"micro_batch", "--micro-batch"},
         {"global_batch", "--global-batch"}}};
     SourceLoc at = r.at("model_type");

@@ -135,6 +135,11 @@ struct GptSpec {
   std::int64_t expert_ffn = 0;  // 0: ffn
   std::int64_t shared_experts = 0;
   double expert_imbalance = 1.0;
+  // Group-limited routing (DeepSeek-V2/V3's node-limited routing; Hugging Face n_group and
+  // topk_group): the experts in expert_groups equal groups, each token's top_k chosen among the
+  // routed_groups groups of highest affinity. 0: any expert (no limit).
+  std::int64_t expert_groups = 0;
+  std::int64_t routed_groups = 0;
   // The first dense_layers layers keep a dense MLP of width ffn (DeepSeek-V3's
   // first_k_dense_replace 3, GLM-4.5's 3: Liu et al. 2024 §4.2), the rest are sparse.
   std::int64_t dense_layers = 0;

@@ -200,13 +200,23 @@ GptSpec read_gpt(const ConfigNode& n) {
                        "expected a factor in [1, 64] (the busiest expert rank's tokens over the "
                        "mean), got " + n.quoted("expert_imbalance"));
     }
+    if (n.has("expert_groups") || n.has("routed_groups")) {
+      s.expert_groups = size(n, "expert_groups", s.experts);
+      s.routed_groups = size(n, "routed_groups", s.expert_groups);
+      if (s.experts % s.expert_groups != 0) {
+        throw n.error_at("expert_groups", "expected a divisor of experts (" +
+                                              std::to_string(s.experts) + "), got " +
+                                              n.quoted("expert_groups"));
+      }
+    }
     if (s.shared_experts > 64) {
       throw n.error_at("shared_experts", "expected at most 64 shared experts, got " +
                                              n.quoted("shared_experts"));
     }
   } else {
     for (const char* key :
-         {"top_k", "expert_ffn", "shared_experts", "expert_imbalance", "dense_layers"}) {
+         {"top_k", "expert_ffn", "shared_experts", "expert_imbalance", "dense_layers",
+          "expert_groups", "routed_groups"}) {
       if (n.has(key)) throw n.error_at(key, "applies to a mixture of experts; set experts");
     }
   }

@@ -189,6 +189,10 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
     pl->finish();
   }
   if (auto p = root.optional_child("parallelism")) s.parallelism = read_parallelism(*p);
+  if (auto m = root.optional_child("moe")) {
+    s.forwarded_dispatch = two_way(*m, "dispatcher", "alltoall", "deepep", "alltoall or deepep");
+    m->finish();
+  }
   if (auto m = root.optional_child("memory_model")) {
     s.memory.fp32_gradient_buffer = m->get_or<bool>("fp32_gradient_buffer", false);
     s.memory.zero_unsharded_bytes = m->get_or<double>("zero_unsharded_bytes", 0.0);

@@ -139,6 +139,8 @@ struct SoftwareProfile {
   // `parallelism: {schedules, zero, context, expert, sequence_parallel}`: what the stack's code
   // can run (default: everything); a strategy outside it is infeasible with the reason.
   ParallelismSupport parallelism;
+  // `moe: {dispatcher: alltoall | deepep}` (TrainingOptions::forwarded_dispatch).
+  bool forwarded_dispatch = false;
 };
 
 // Throws ConfigError with the file, line and column of the first problem.

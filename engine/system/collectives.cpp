@@ -232,6 +232,62 @@ Time all_to_all(const GroupPlacement& g, Bytes n) {
   return alpha + transfer;
 }
 
+// Chunks of n/size each tier carries per member in a forwarded all-to-all (collectives.hpp):
+// the scale-out span's flat count times cross_share; every span inside a domain its flat count
+// times the domains the group spans (copies from every source land there). Empty when flat.
+struct ForwardedCounts {
+  bool forwarded = false;
+  std::array<double, kMaxTiers> count{};
+};
+ForwardedCounts forwarded_counts(const GroupPlacement& g, double cross_share) {
+  ForwardedCounts f;
+  if (g.levels < 2 || !(cross_share < 1.0) || g.outermost().tier != Tier::kScaleOut) return f;
+  f.forwarded = true;
+  const double domains = static_cast<double>(g.size) / static_cast<double>(g.outermost().below);
+  for (int l = 0; l < g.levels; ++l) {
+    const TierSpan& s = g.span[static_cast<std::size_t>(l)];
+    const int next = l + 1 < g.levels ? g.span[static_cast<std::size_t>(l + 1)].below : g.size;
+    const double flat = std::max(0, next - s.below);
+    f.count[static_cast<std::size_t>(l)] =
+        l == g.levels - 1 ? flat * std::max(cross_share, 0.0) : flat * domains;
+  }
+  return f;
+}
+
+}  // namespace
+
+Time forwarded_all_to_all(const GroupPlacement& g, Bytes n, double cross_share) {
+  if (g.size <= 1 || g.levels == 0 || !(n > Bytes{})) return Time{};
+  const ForwardedCounts f = forwarded_counts(g, cross_share);
+  if (!f.forwarded) return all_to_all(g, n);
+  const Bytes c = n / g.size;
+  Time alpha, transfer;
+  for (int l = 0; l < g.levels; ++l) {
+    const TierSpan& s = g.span[static_cast<std::size_t>(l)];
+    const double count = f.count[static_cast<std::size_t>(l)];
+    if (!(count > 0.0)) continue;
+    // Messages to each peer position reached over this span (as the flat all-to-all's).
+    const int next = l + 1 < g.levels ? g.span[static_cast<std::size_t>(l + 1)].below : g.size;
+    alpha += static_cast<double>(std::max(0, next - s.below)) * s.latency;
+    transfer = std::max(transfer, count * c / s.bandwidth + s.half_bandwidth_message / s.bandwidth);
+  }
+  return alpha + transfer;
+}
+
+std::array<Bytes, kMaxTiers> forwarded_all_to_all_link_bytes(const GroupPlacement& g, Bytes n,
+                                                             double cross_share) {
+  const ForwardedCounts f = forwarded_counts(g, cross_share);
+  if (!f.forwarded) return link_bytes(g, Collective::kAllToAll, n);
+  std::array<Bytes, kMaxTiers> out{};
+  for (int l = 0; l < g.levels; ++l) {
+    const auto tier = static_cast<std::size_t>(g.span[static_cast<std::size_t>(l)].tier);
+    out[tier] += f.count[static_cast<std::size_t>(l)] * n / static_cast<double>(g.size);
+  }
+  return out;
+}
+
+namespace {
+
 Time send_recv(const GroupPlacement& g, Bytes n) {
   const TierSpan& s = g.outermost();
   return message(s.latency, s.bandwidth, s.half_bandwidth_message, n);

@@ -103,6 +103,18 @@ enum class CollectiveAlgorithm {
 [[nodiscard]] std::array<Bytes, kMaxTiers> link_bytes(const GroupPlacement& g, Collective c,
                                                       Bytes bytes);
 
+// An all-to-all whose copies bound for one remote scale-up domain cross the scale-out tier
+// once and are forwarded inside it (DeepEP's dispatch and combine: "forwarding data from NVLink
+// domain to RDMA domain"; Megatron-Core's flex dispatcher): of the flat all-to-all's
+// scale-out bytes only `cross_share` (a token's distinct remote domains over its copies) cross
+// it, and each tier inside a domain carries what lands on the domain's other members from
+// every source, the forwarding overlapped with the transfers (the slower tier binds). Without a
+// scale-out span, or at cross_share >= 1, the flat all-to-all. Time and bytes per tier.
+[[nodiscard]] Time forwarded_all_to_all(const GroupPlacement& g, Bytes bytes, double cross_share);
+[[nodiscard]] std::array<Bytes, kMaxTiers> forwarded_all_to_all_link_bytes(const GroupPlacement& g,
+                                                                         Bytes bytes,
+                                                                         double cross_share);
+
 // The algorithm kAuto picks (the first of ring, tree, recursive doubling, torus,
 // hierarchical among equals); kRing for p = 1.
 [[nodiscard]] CollectiveAlgorithm auto_algorithm(const GroupPlacement& g, Collective c,

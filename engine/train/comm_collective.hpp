@@ -29,7 +29,11 @@ namespace pathfinder {
 // thread's; no allocation).
 class PlacedComm final : public CommTimes {
  public:
-  explicit PlacedComm(std::array<const GroupPlacement*, 6> groups) : groups_(groups) {}
+  // `expert_cross_share` < 1: the expert group's all-to-alls forwarded through each remote
+  // domain (forwarded_all_to_all; a dispatcher such as DeepEP), that share of the scale-out
+  // copies crossing.
+  explicit PlacedComm(std::array<const GroupPlacement*, 6> groups, double expert_cross_share = 1.0)
+      : groups_(groups), expert_cross_share_(expert_cross_share) {}
   [[nodiscard]] Time time(const Communication& c) const override { return entry(c).time; }
   [[nodiscard]] std::array<Bytes, kMaxTiers> link_bytes(const Communication& c) const override {
     return entry(c).link;
@@ -53,13 +57,20 @@ class PlacedComm final : public CommTimes {
     const GroupPlacement* g = groups_[static_cast<std::size_t>(c.group)];
     PF_ASSERT(g != nullptr);
     Entry& e = memo_[next_];
-    e = Entry{c.kind, c.group, bytes, collective_time(*g, collective_of(c.kind), bytes),
-              pathfinder::link_bytes(*g, collective_of(c.kind), bytes)};
+    if (c.group == CommGroup::kExpert && c.kind == CommKind::kAllToAll &&
+        expert_cross_share_ < 1.0) {
+      e = Entry{c.kind, c.group, bytes, forwarded_all_to_all(*g, bytes, expert_cross_share_),
+                forwarded_all_to_all_link_bytes(*g, bytes, expert_cross_share_)};
+    } else {
+      e = Entry{c.kind, c.group, bytes, collective_time(*g, collective_of(c.kind), bytes),
+                pathfinder::link_bytes(*g, collective_of(c.kind), bytes)};
+    }
     next_ = (next_ + 1) % kMemo;
     size_ = std::min(size_ + 1, kMemo);
     return e;
   }
   std::array<const GroupPlacement*, 6> groups_;
+  double expert_cross_share_ = 1.0;
   mutable std::array<Entry, kMemo> memo_{};
   mutable std::size_t size_ = 0, next_ = 0;
 };

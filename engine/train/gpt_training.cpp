@@ -142,9 +142,45 @@ std::shared_ptr<const ComputeGraph> GptTraining::part_graph(const Strategy& s, P
   });
 }
 
-PlacedComm GptTraining::placed_comm(const Placements& pl) {
+PlacedComm GptTraining::placed_comm(const Placements& pl) const {
   const Mapping& m = pl.mapping;
-  return PlacedComm({&m.groups[0], nullptr, &m.groups[2], &m.groups[1], &pl.context, &pl.expert});
+  return PlacedComm({&m.groups[0], nullptr, &m.groups[2], &m.groups[1], &pl.context, &pl.expert},
+                    dispatch_cross_share(pl.expert));
+}
+
+// Expected distinct domains a token's experts fall in (DeepSeek-V3 report §2.1.2, node-limited
+// routing; DeepEP's dispatch sends a token to each of them once). The group spans N scale-up
+// domains, E experts evenly. Without group-limited routing: k experts drawn from E without
+// replacement, N(1 - Π_j (E - E/N - j)/(E - j)). With routing to M of G groups: when the
+// domains are no finer than the groups (N <= G), the M groups drawn from G, each assumed to
+// receive one of the token's k >= M experts: N(1 - Π_j (G - G/N - j)/(G - j)) over j < M;
+// with finer domains, the k experts drawn among the chosen groups' M·E/G experts on M·N/G
+// domains. Over k copies, capped at 1.
+double GptTraining::dispatch_cross_share(const GroupPlacement& expert) const {
+  if (!options_.forwarded_dispatch || expert.size <= 1 || expert.levels < 2 ||
+      expert.outermost().tier != Tier::kScaleOut || spec_.top_k <= 0) {
+    return 1.0;
+  }
+  const double n = static_cast<double>(expert.size) / static_cast<double>(expert.outermost().below);
+  const double k = static_cast<double>(spec_.top_k);
+  const auto distinct = [](double domains, double items, double draws) {
+    const double per = items / domains;
+    double miss = 1.0;
+    for (int j = 0; j < static_cast<int>(draws) && miss > 0.0; ++j) {
+      miss *= std::max(0.0, (items - per - j) / (items - j));
+    }
+    return domains * (1.0 - miss);
+  };
+  double d = 0.0;
+  const auto g = static_cast<double>(spec_.expert_groups);
+  const auto m = static_cast<double>(spec_.routed_groups);
+  if (spec_.expert_groups > 0 && spec_.routed_groups < spec_.expert_groups) {
+    d = n <= g ? std::min(k, distinct(n, g, m))
+               : distinct(n * m / g, static_cast<double>(spec_.experts) * m / g, k);
+  } else {
+    d = distinct(n, static_cast<double>(spec_.experts), k);
+  }
+  return std::clamp(d / k, 0.0, 1.0);
 }
 
 double GptTraining::contention(const GroupPlacement& group) const {

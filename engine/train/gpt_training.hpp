@@ -97,6 +97,10 @@ struct TrainingOptions {
   bool check_memory = true;
   // What the software stack keeps in memory beyond the ZeRO/Korthikanti counts.
   MemoryModel memory;
+  // `moe: {dispatcher: deepep}`: the expert all-to-alls forwarded through each remote
+  // scale-up domain, a token crossing the scale-out tier once per domain its experts are in
+  // (forwarded_all_to_all); `alltoall` (default): Megatron-Core's flat all-to-all.
+  bool forwarded_dispatch = false;
   // What the stack can run (TrainingModel::evaluate refuses the rest) and its name.
   ParallelismSupport parallelism;
   std::string software;
@@ -127,6 +131,7 @@ struct TrainingOptions {
     o.gradient_reduction = s.gradient_reduction;
     o.selective_op = s.selective_op;
     o.parallelism = s.parallelism;
+    o.forwarded_dispatch = s.forwarded_dispatch;
     o.software = s.name;
     return o;
   }
@@ -163,6 +168,10 @@ class GptTraining {
     std::vector<KernelSpan> spans;
   };
   [[nodiscard]] LayerKernels layer_kernels(const Strategy& s);
+  // With a forwarding dispatcher (TrainingOptions::forwarded_dispatch): the share of a flat
+  // all-to-all's scale-out copies the expert group's dispatch and combine send, a token's
+  // distinct remote domains over its top_k copies; 1 otherwise.
+  [[nodiscard]] double dispatch_cross_share(const GroupPlacement& expert) const;
   [[nodiscard]] const GptSpec& spec() const { return spec_; }
   [[nodiscard]] const TrainingOptions& options() const { return options_; }
   [[nodiscard]] Bytes memory_capacity() const {
@@ -202,7 +211,7 @@ class GptTraining {
   std::shared_ptr<const ComputeGraph> part_graph(const Strategy& s, PartKind kind, int layers,
                                                  int first_layer, bool embedding, bool head);
   // The collectives' times on a placement's groups.
-  static PlacedComm placed_comm(const Placements& pl);
+  [[nodiscard]] PlacedComm placed_comm(const Placements& pl) const;
   // The share of each tensor-parallel collective hidden (chunked, or the profile's fraction).
   [[nodiscard]] double tensor_overlap(const Strategy& s) const;
   // What a second of a collective of the group overlapping compute costs it: the SMs it

@@ -46,6 +46,8 @@ void same_model(const GptSpec& a, const GptSpec& b) {
   CHECK(a.expert_width() == b.expert_width());
   CHECK(a.shared_experts == b.shared_experts);
   CHECK(a.dense_layers == b.dense_layers);
+  CHECK(a.expert_groups == b.expert_groups);
+  CHECK(a.routed_groups == b.routed_groups);
   CHECK(a.kv_lora_rank == b.kv_lora_rank);
   CHECK(a.q_lora_rank == b.q_lora_rank);
   CHECK(a.rope_head_dim == b.rope_head_dim);

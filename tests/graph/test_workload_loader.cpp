@@ -333,6 +333,12 @@ TEST_CASE("mixture of experts: Mixtral 8x7B's sizes, and the MoE keys checked", 
   CHECK(error(gpt + "experts: 4\nexpert_imbalance: 0.5\n") ==
         "w.yaml:10:19: error: expert_imbalance: expected a factor in [1, 64] (the busiest expert "
         "rank's tokens over the mean), got \"0.5\"");
+  CHECK(error(gpt + "experts: 6\nexpert_groups: 4\nrouted_groups: 2\n") ==
+        "w.yaml:10:16: error: expert_groups: expected a divisor of experts (6), got \"4\"");
+  CHECK(error(gpt + "experts: 8\nexpert_groups: 4\nrouted_groups: 5\n") ==
+        "w.yaml:11:16: error: routed_groups: expected a whole number in [1, 4], got \"5\"");
+  CHECK(error(gpt + "routed_groups: 2\n") ==
+        "w.yaml:9:16: error: routed_groups: applies to a mixture of experts; set experts");
   CHECK(error(gpt + "experts: 4\nshared_experts: 65\n") ==
         "w.yaml:10:17: error: shared_experts: expected at most 64 shared experts, got \"65\"");
   CHECK(error(gpt + "head_dim: 0\n") ==

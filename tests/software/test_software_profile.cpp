@@ -406,3 +406,18 @@ TEST_CASE("parallelism: errors are located", "[software][config-error]") {
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("moe: the expert all-to-all's dispatcher is the profile's choice", "[software]") {
+  const auto profile = [](const std::string& extra) {
+    return read_software_profile(ConfigNode::load_string(std::string(kMinimal) + extra, "p.yaml"));
+  };
+  CHECK_FALSE(profile("").forwarded_dispatch);  // Megatron-Core's flat all-to-all
+  CHECK(profile("moe:\n  dispatcher: deepep\n").forwarded_dispatch);
+  CHECK(TrainingOptions::from(profile("moe:\n  dispatcher: deepep\n")).forwarded_dispatch);
+  CHECK(profile_error(std::string(kMinimal) + "moe:\n  dispatcher: flex\n") ==
+        "p.yaml:5:15: error: moe.dispatcher: expected alltoall or deepep, got \"flex\"");
+}
+
+}  // namespace pathfinder

@@ -473,3 +473,26 @@ TEST_CASE("3-D torus all-reduce: rings along x, y and z", "[system][golden]") {
 }
 
 }  // namespace
+
+TEST_CASE("a forwarded all-to-all: each remote domain crossed once, forwarded inside",
+          "[system][golden]") {
+  // 4 domains of 8 (200 GB/s, 1 us inside; 25 GB/s, 5 us across), n = 32 MB each member
+  // holds, c = n/32 = 1 MB per peer. Flat: 7 chunks over NVLink, 24 over the NICs:
+  // 7·1 us + 24·5 us + max(7 MB/200, 24 MB/25 GB/s) = 127 us + 960 us.
+  const GroupPlacement g = two_tiers();
+  const double n = 32e6;
+  CHECK(collective_s(g, Collective::kAllToAll, n) == Approx(127e-6 + 960e-6));
+  // Half the copies cross (a token's distinct remote domains over its copies, 0.5): 12 MB over
+  // the NICs; every copy landing on the domain's 7 other members, from all 4 domains, over
+  // NVLink: 7·4 = 28 MB at 200 GB/s = 140 us, hidden behind the 480 us across.
+  CHECK(forwarded_all_to_all(g, bytes(n), 0.5).si() == Approx(127e-6 + 480e-6));
+  const std::array<Bytes, kMaxTiers> b = forwarded_all_to_all_link_bytes(g, bytes(n), 0.5);
+  CHECK(b[static_cast<std::size_t>(Tier::kInterPackage)].si() == Approx(28e6));
+  CHECK(b[static_cast<std::size_t>(Tier::kScaleOut)].si() == Approx(12e6));
+  // Everything crossing, or one domain: the flat all-to-all.
+  CHECK(forwarded_all_to_all(g, bytes(n), 1.0).si() ==
+        Approx(collective_s(g, Collective::kAllToAll, n)));
+  const GroupPlacement one = one_tier(8, 200, 1);
+  CHECK(forwarded_all_to_all(one, bytes(n), 0.5).si() ==
+        Approx(collective_s(one, Collective::kAllToAll, n)));
+}

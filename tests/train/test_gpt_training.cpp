@@ -947,3 +947,37 @@ TEST_CASE("interleaved chunks may hold uneven layer counts, as Llama 3 405B's sc
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("a forwarding dispatcher: a token crosses to each remote domain its experts are in once",
+          "[train]") {
+  // DeepSeek-V3 (studies/workloads/deepseek_v3.yaml: 256 experts, top 8, node-limited to 4 of
+  // 8 groups), its expert group of 64 over 8 DGX H100 domains. DeepEP's dispatch sends a token
+  // once to each domain holding one of its experts (a chosen group per domain here): the 4
+  // groups of 8 are 4 distinct domains, 8·(1 - 7/8·6/7·5/6·4/5) = 4, over 8 copies: 0.5.
+  const GptSpec w = test::shipped_gpt("deepseek_v3");
+  REQUIRE(w.expert_groups == 8);
+  REQUIRE(w.routed_groups == 4);
+  TrainingOptions o = test::profile_options("megatron-core-fp8");
+  o.forwarded_dispatch = true;
+  const GptTraining m = test::training_model("h100", w, 64, o);
+  const test::ShippedSystem& h100 = test::shipped_system("h100");
+  const SystemGraph sys = make_system_graph(h100.spec, h100.arch, 64);
+  const GroupPlacement ep64 = place_group(sys, 64, 1);
+  CHECK(m.dispatch_cross_share(ep64) == Approx(0.5));
+  // Without the routing limit: 8 experts of 256 in 8 domains of 32 are
+  // 8·(1 - Π_{j<8} (224 - j)/(256 - j)) distinct domains.
+  GptSpec free = w;
+  free.expert_groups = free.routed_groups = 0;
+  double miss = 1.0;
+  for (int j = 0; j < 8; ++j) miss *= (224.0 - j) / (256.0 - j);
+  CHECK(test::training_model("h100", free, 64, o).dispatch_cross_share(ep64) ==
+        Approx(8.0 * (1.0 - miss) / 8.0));
+  // One domain, or Megatron-Core's flat all-to-all: every copy.
+  CHECK(m.dispatch_cross_share(place_group(sys, 8, 1)) == 1.0);
+  CHECK(test::training_model("h100", w, 64, test::profile_options("megatron-core-fp8"))
+            .dispatch_cross_share(ep64) == 1.0);
+}
+
+}  // namespace pathfinder
