@@ -703,7 +703,10 @@ class GptBuilder {
                            std::move(deps));
     k.weight = weight;
     k.promoted_accumulation = promoted(ph);
-    return add(std::move(k), layer);
+    return rescaled(layer, n, ph,
+                    static_cast<double>(s.batch) * static_cast<double>(s.m) *
+                        static_cast<double>(s.n),
+                    add(std::move(k), layer));
   }
   // Expert-group all-to-all of `b` bytes each member holds; nothing with ep = 1.
   Deps ep_comm(int layer, const std::string& n, Phase ph, Deps after, Bytes b) {

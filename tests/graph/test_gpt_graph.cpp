@@ -399,6 +399,13 @@ TEST_CASE("mixture of experts: router, all-to-all dispatch, grouped expert GEMMs
   CHECK(std::count_if(g.kernels().begin(), g.kernels().end(),
                       [](const Kernel& k) { return k.host_sync; }) == 2);  // one per layer
   CHECK_FALSE(find(g, "l0.moe.dispatch.bwd").host_sync);
+  // Row-wise FP8: the experts' gradient GEMMs rescaled by their own kernels too (torchao).
+  GptPartition rowwise = ep2;
+  rowwise.quantized_linear = true;
+  rowwise.quant_recipe = QuantRecipe::kRowwise;
+  const ComputeGraph gr = build_gpt_graph(s, rowwise);
+  CHECK(find(gr, "l0.experts.fc1.dgrad.rescale").bytes_read.in(units::bytes) ==
+        2.0 * 256 * 256 * 2);  // 2 local experts x 256 rows x h 256, bf16
   // 2 local experts, each T·k·ep/E = 256 rows (balanced): (2; 256, 128, 256).
   CHECK(*find(g, "l0.experts.fc1.fwd").gemm == GemmShape{2, 256, 128, 256});
   CHECK(*find(g, "l0.experts.fc2.fwd").gemm == GemmShape{2, 256, 256, 128});
