@@ -28,7 +28,7 @@ inline std::string error_of(const std::function<void()>& f) {
 
 inline const std::string kKnownMemory = "(known: DF-HBM, HBM2, HBM2e, HBM3, HBM3e, HBM4 or GDDR5)";
 inline const std::string kKnownNetwork =
-    "(known: DF-inter, interposer-2.5D, UCIe-advanced, NVLink2, NVLink3, NVLink4, NVLink5, xGMI3, HDR-x8, "
+    "(known: DF-inter, interposer-2.5D, UCIe-advanced, NVLink2, NVLink3, NVLink4, NVLink5, xGMI3, ICIv5p, HDR-x8, "
     "NDR-x8, XDR-x8 or GDR-x8)";
 
 }  // namespace pathfinder::test

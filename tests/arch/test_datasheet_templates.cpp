@@ -206,3 +206,23 @@ TEST_CASE("MI300X: eight compute dies and a full-mesh hive, within 3% of its dat
   CHECK(a.total.power_used.si() <= 750.0 * (1 + 1e-12));
   CHECK(a.total.area_used <= a.total.area_budget);
 }
+
+TEST_CASE("TPU v5p: two TensorCores of four MXUs on a 3-D torus, within 3% of its documentation",
+          "[arch][golden][datasheet]") {
+  // Cloud TPU v5p documentation: 459 TFLOPS peak BF16 per chip (2 TensorCores x 4 MXUs of
+  // 128 x 128 x 2 FLOP per clock at 1.75 GHz), 95 GB HBM2e at 2,765 GB/s, 1,200 GB/s of
+  // bidirectional ICI per chip, a 3-D torus (4 x 4 x 4 chips a cube).
+  const MicroArch a = generate_shipped("tpu_v5p");
+  REQUIRE(a.feasible);
+  within_3pct(a.core.peak.in(units::teraflops_per_second), 459.0);
+  CHECK(a.core.bundles == 2);
+  CHECK(a.core.mcus == 8);
+  within_3pct(a.core.frequency.in(units::gigahertz), 459e12 / (8 * 128 * 128 * 2) / 1e9);
+  within_3pct(a.main_memory.bandwidth.in(units::gigabytes_per_second), 2765.0);
+  within_3pct(a.main_memory.capacity.in(units::gibibytes), 95.0);
+  const NetworkStats* ici = a.network(NetworkTier::kInterPackage);
+  REQUIRE(ici != nullptr);
+  within_3pct(ici->bandwidth.in(units::gigabytes_per_second), 1200.0);
+  CHECK(ici->topology == Topology::kTorus3D);
+  CHECK(load_template(source_path("templates/tpu_v5p.yaml")).packages == 64);
+}
