@@ -709,10 +709,14 @@ class GptBuilder {
                     add(std::move(k), layer));
   }
   // Expert-group all-to-all of `b` bytes each member holds; nothing with ep = 1.
+  // Overlapped (GptPartition::overlap_expert_comm): on the communication stream, and what
+  // follows does not wait for it (another micro-batch's compute covers it).
   Deps ep_comm(int layer, const std::string& n, Phase ph, Deps after, Bytes b) {
     if (part_.expert == 1) return after;
-    const Communication c{CommKind::kAllToAll, CommGroup::kExpert, b, false};
-    return {add(comm_kernel(name(layer, n), ph, dt_, c, std::move(after)), layer)};
+    const bool overlap = part_.overlap_expert_comm;
+    const Communication c{CommKind::kAllToAll, CommGroup::kExpert, b, overlap};
+    const KernelId a2a = add(comm_kernel(name(layer, n), ph, dt_, c, after), layer);
+    return overlap ? after : Deps{a2a};
   }
   LayerFwd layer_fwd(int i, const Deps& x, Pass pass);
   Deps layer_bwd(int i, const LayerFwd& f, const Deps& g);

@@ -244,6 +244,13 @@ struct GptPartition {
   // on by default since 2022; megatron/core/tensor_parallel/layers.py). Off: blocking after the
   // weight gradient.
   bool overlap_tp_backward = false;
+  // The expert all-to-alls (dispatch and combine) on the communication stream, their consumers
+  // not waiting: Megatron-Core's batch-level overlap (--overlap-moe-expert-parallel-comm, MoE
+  // README, v0.14), where one micro-batch's forward and another's backward run as one step and
+  // each one's all-to-alls hide behind the other's compute. Per pass, the pass ends when both
+  // streams have (timing only: the cross-micro-batch pairing, unpaired warm-up and cool-down
+  // passes not distinguished).
+  bool overlap_expert_comm = false;
   // The layers' linear GEMMs (QKV, projection, MLP: forward, data and weight gradients) in FP8
   // or FP4 as Transformer Engine runs them (Micikevicius et al. 2022; NVIDIA TE docs, "Using
   // FP8 with Transformer Engine"): each GEMM input quantized with its transpose (quant_recipe),

@@ -116,6 +116,7 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
     }
     s.overlap_sp_regather = o->get_or<bool>("sequence_parallel_regather", false);
     s.overlap_tp_backward = o->get_or<bool>("tensor_parallel_backward", false);
+    s.overlap_expert_comm = o->get_or<bool>("expert_parallel", false);
     s.collective_sms = o->get_or<int>("collective_sms", 0);
     if (s.collective_sms < 0 || s.collective_sms > 1024) {
       o->report(o->error_at("collective_sms", "expected a count of SMs in [0, 1024], got " +

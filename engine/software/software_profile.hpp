@@ -141,6 +141,8 @@ struct SoftwareProfile {
   ParallelismSupport parallelism;
   // `moe: {dispatcher: alltoall | deepep}` (TrainingOptions::forwarded_dispatch).
   bool forwarded_dispatch = false;
+  // `overlap: {expert_parallel: true}` (TrainingOptions::overlap_expert_comm).
+  bool overlap_expert_comm = false;
 };
 
 // Throws ConfigError with the file, line and column of the first problem.

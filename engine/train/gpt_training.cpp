@@ -102,6 +102,7 @@ GptPartition software_partition(const TrainingOptions& o, DataType precision) {
   GptPartition p;
   p.overlap_sp_regather = o.overlap_sp_regather;
   p.overlap_tp_backward = o.overlap_tp_backward;
+  p.overlap_expert_comm = o.overlap_expert_comm;
   p.quantized_linear = o.quantized_linear;
   p.quant_recipe = o.quant_recipe;
   p.fp8_fast_backward_accumulation = o.fp8_fast_backward_accumulation;

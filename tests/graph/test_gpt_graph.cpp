@@ -399,6 +399,17 @@ TEST_CASE("mixture of experts: router, all-to-all dispatch, grouped expert GEMMs
   CHECK(std::count_if(g.kernels().begin(), g.kernels().end(),
                       [](const Kernel& k) { return k.host_sync; }) == 2);  // one per layer
   CHECK_FALSE(find(g, "l0.moe.dispatch.bwd").host_sync);
+  // Batch-level overlap (Megatron-Core --overlap-moe-expert-parallel-comm): the all-to-alls on
+  // the communication stream, the experts not waiting for them.
+  GptPartition overlap = ep2;
+  overlap.overlap_expert_comm = true;
+  const ComputeGraph go = build_gpt_graph(s, overlap);
+  const Kernel& od = find(go, "l0.moe.dispatch.fwd");
+  CHECK(od.comm->overlapped);
+  const auto od_id = static_cast<KernelId>(&od - go.kernels().data());
+  const Kernel& ofc1 = find(go, "l0.experts.fc1.fwd");
+  CHECK(std::find(ofc1.deps.begin(), ofc1.deps.end(), od_id) == ofc1.deps.end());
+  CHECK(find(go, "l0.moe.combine.bwd").comm->overlapped);
   // Row-wise FP8: the experts' gradient GEMMs rescaled by their own kernels too (torchao).
   GptPartition rowwise = ep2;
   rowwise.quantized_linear = true;

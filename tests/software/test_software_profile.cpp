@@ -421,3 +421,17 @@ TEST_CASE("moe: the expert all-to-all's dispatcher is the profile's choice", "[s
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("overlap: expert_parallel, Megatron-Core's batch-level all-to-all overlap", "[software]") {
+  const SoftwareProfile off =
+      read_software_profile(ConfigNode::load_string(std::string(kMinimal), "p.yaml"));
+  const SoftwareProfile on = read_software_profile(ConfigNode::load_string(
+      std::string(kMinimal) + "overlap:\n  expert_parallel: true\n", "p.yaml"));
+  CHECK_FALSE(off.overlap_expert_comm);
+  CHECK(on.overlap_expert_comm);
+  CHECK(TrainingOptions::from(on).overlap_expert_comm);
+}
+
+}  // namespace pathfinder
