@@ -82,6 +82,7 @@ TEST_CASE("the shipped case studies load, with their technologies, and have the 
       {"gpt3_175b_node_memory_cost", 20},   // 4 HBM generations x 5 logic nodes
       {"finetune_lora_vs_full", 4},         // H100, B200 x full, LoRA
       {"software_stack_choice", 8},         // Llama 3 8B, 70B x four software stacks
+      {"moe_dispatch", 2},                  // DeepSeek-V3: flat all-to-all, 2025 MoE stack
   };
   for (const auto& [name, points] : studies) {
     INFO(name);
@@ -423,6 +424,34 @@ TEST_CASE("software stacks: each point's best strategy is one its stack runs, Me
     CHECK(fsdp < 1.25);
     CHECK(iteration_s(t, row(w, "nanotron")) / core > 1.2);
   }
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("MoE dispatch: DeepEP forwarding and overlapped all-to-alls buy DeepSeek-V3 a quarter",
+          "[study]") {
+  // studies/moe_dispatch.yaml: DeepSeek-V3 on 2,048 H100s, every strategy ranked under
+  // Megatron-Core FP8 with its flat all-to-all and under its 2025 MoE stack (megatron-core-moe:
+  // DeepEP's forwarding dispatch, a token crossing to each of its <= 4 routed nodes once; the
+  // all-to-alls overlapped with another micro-batch's compute). Flat, the best split keeps the
+  // expert group inside a DGX (its all-to-alls on NVLink) and pays a 16-stage pipeline with full
+  // recomputation; with the MoE stack the expert group may cross nodes.
+  const StudySpec s = load_study(test::source_path("studies/moe_dispatch.yaml"));
+  const StudyRun run = run_study(s, test::run_options(test::fresh_dir("moe-dispatch")));
+  REQUIRE(run.complete());
+  REQUIRE(run.table.rows.size() == 2);
+  const StudyTable& t = run.table;
+  const double flat = iteration_s(t, 0), moe = iteration_s(t, 1);
+  const Strategy flat_best = parse_strategy(t.cell(0, *t.column("chosen_strategy")));
+  const Strategy moe_best = parse_strategy(t.cell(1, *t.column("chosen_strategy")));
+  std::printf("\nDeepSeek-V3 on 2,048 H100s: flat all-to-all %.2f s (%s), MoE stack %.2f s (%s)\n",
+              flat, to_string(flat_best).c_str(), moe, to_string(moe_best).c_str());
+  CHECK(flat_best.ep <= 8);  // the all-to-alls kept on NVLink
+  CHECK(moe_best.ep > 8);    // forwarded and overlapped, they may cross nodes
+  CHECK(flat / moe > 1.15);
+  CHECK(flat / moe < 1.5);
 }
 
 }  // namespace pathfinder
