@@ -67,6 +67,15 @@ double number(const StudyTable& t, std::size_t row, const char* column) {
   return *t.number(row, column);
 }
 
+// A shipped study (studies/<name>.yaml) run to completion: its table of `rows` points.
+StudyTable shipped_study_table(const std::string& name, std::size_t rows) {
+  const StudySpec s = load_study(test::source_path("studies/" + name + ".yaml"));
+  const StudyRun run = run_study(s, test::run_options(test::fresh_dir(name)));
+  REQUIRE(run.complete());
+  REQUIRE(run.table.rows.size() == rows);
+  return run.table;
+}
+
 }  // namespace
 
 TEST_CASE("the shipped case studies load, with their technologies, and have the paper's points",
@@ -391,11 +400,7 @@ TEST_CASE("software stacks: each point's best strategy is one its stack runs, Me
   // fastest; FSDP (eager RMSNorm/rotary/SwiGLU, FlashAttention-2, fp32 loss passes; torchtitan
   // calibration 8.3%) 10-20% slower; nanotron (blocking tensor-parallel collectives, its
   // engines 1F1B and AFAB, no ZeRO beyond 1) slower still.
-  const StudySpec s = load_study(test::source_path("studies/software_stack_choice.yaml"));
-  const StudyRun run = run_study(s, test::run_options(test::fresh_dir("software-stacks")));
-  REQUIRE(run.complete());
-  REQUIRE(run.table.rows.size() == 8);
-  const StudyTable& t = run.table;
+  const StudyTable t = shipped_study_table("software_stack_choice", 8);
   const auto row = [&](const std::string& workload, const std::string& software) {
     for (std::size_t r = 0; r < t.rows.size(); ++r) {
       if (t.cell(r, *t.column("workload")).find(workload) != std::string::npos &&
@@ -438,11 +443,7 @@ TEST_CASE("MoE dispatch: DeepEP forwarding and overlapped all-to-alls buy DeepSe
   // all-to-alls overlapped with another micro-batch's compute). Flat, the best split keeps the
   // expert group inside a DGX (its all-to-alls on NVLink) and pays a 16-stage pipeline with full
   // recomputation; with the MoE stack the expert group may cross nodes.
-  const StudySpec s = load_study(test::source_path("studies/moe_dispatch.yaml"));
-  const StudyRun run = run_study(s, test::run_options(test::fresh_dir("moe-dispatch")));
-  REQUIRE(run.complete());
-  REQUIRE(run.table.rows.size() == 2);
-  const StudyTable& t = run.table;
+  const StudyTable t = shipped_study_table("moe_dispatch", 2);
   const double flat = iteration_s(t, 0), moe = iteration_s(t, 1);
   const Strategy flat_best = parse_strategy(t.cell(0, *t.column("chosen_strategy")));
   const Strategy moe_best = parse_strategy(t.cell(1, *t.column("chosen_strategy")));
