@@ -432,6 +432,8 @@ TEST_CASE("overlap: expert_parallel, Megatron-Core's batch-level all-to-all over
   CHECK_FALSE(off.overlap_expert_comm);
   CHECK(on.overlap_expert_comm);
   CHECK(TrainingOptions::from(on).overlap_expert_comm);
+  CHECK(profile_error(std::string(kMinimal) + "overlap:\n  expert_parallel: often\n") ==
+        "p.yaml:5:20: error: overlap.expert_parallel: expected true or false, got \"often\"");
 }
 
 }  // namespace pathfinder
