@@ -74,6 +74,11 @@ struct CoreSpec {
   // applies to training, not to one call or a benchmark loop. A residual fit for mechanisms not
   // modelled (the power-limited clock is modelled apart: flop_energy_factor).
   double sustained_fraction = 1.0;
+  // Device-to-device variation (engine/perf/device_variation.hpp): the relative standard
+  // deviation of one device's pace about the median of its SKU (0: all devices alike), and the
+  // job size sustained_fraction was fitted on, its slowest device included.
+  double device_variation = 0.0;
+  int sustained_devices = 1;
   // The core's dynamic energy per FLOP on real operands against what the generator provisions
   // its power budget with (the budget's share over the full rate, paper §4.4). A GPU's clocks
   // are rated for its budget, and dense matrix work on random operands draws more: the board's

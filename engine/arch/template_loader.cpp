@@ -60,6 +60,18 @@ CoreSpec read_core(const ConfigNode& n) {
   }
   c.block_scaled_mma = n.get_or<bool>("block_scaled_mma", false);
   c.sustained_fraction = read_derate(n, "sustained_fraction");
+  c.device_variation = n.get_or<double>("device_variation", 0.0);
+  if (!(c.device_variation >= 0.0 && c.device_variation <= 0.2)) {
+    throw n.error_at("device_variation",
+                     "expected a relative standard deviation in [0, 0.2], got " +
+                         n.quoted("device_variation"));
+  }
+  c.sustained_devices =
+      n.has("sustained_devices") ? n.require_positive<int>("sustained_devices") : 1;
+  if (c.sustained_devices > 1000000) {
+    throw n.error_at("sustained_devices", "expected at most 1000000 devices, got " +
+                                              n.quoted("sustained_devices"));
+  }
   const auto energy_factor = [&](std::string_view key, double fallback) {
     const double v = n.get_or<double>(key, fallback);
     if (!(v >= 1.0 && v <= 10.0)) {

@@ -49,9 +49,12 @@ GraphTiming time_workload(const Workload& w, KernelTimer& timer) {
   const HostSpec& h = timer.machine().host;
   GraphTiming out;
   out.kernels.resize(g.size());
+  // One device: the median device's pace (device_variation.hpp), as the training model's for a
+  // one-device strategy.
+  const double pace = timer.machine().job_pace(1);
   for (std::size_t i = 0; i < g.size(); ++i) {
     const Kernel& k = g.kernels()[i];
-    out.kernels[i].time = timer.time(k);
+    out.kernels[i].time = timer.paced(timer.time(k), pace);
     PhaseTotals& p = out.phases[static_cast<std::size_t>(k.phase)];
     p.device += out.kernels[i].time.device;
     p.flops += out.kernels[i].time.flops;

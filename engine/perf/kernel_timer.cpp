@@ -290,6 +290,16 @@ KernelTime KernelTimer::time(const Kernel& k) {
   return at_clock(t, e.throttle, levels());
 }
 
+KernelTime KernelTimer::paced(KernelTime t, double pace) const {
+  if (pace == 1.0 || !(pace > 0.0)) return t;
+  t.compute = t.compute / pace;
+  t.clocked = t.clocked / pace;
+  const bool clock_bound = t.clocked >= t.memory;
+  t.device = std::max(t.clocked, t.memory) + t.fixed;
+  if (clock_bound) t.binding = t.clocked_binding;
+  return t;
+}
+
 Throttle KernelTimer::settle(const PowerWindow& w) {
   if (!exceeds(m_.power_limit, w)) return {};
   for (std::size_t i = 0; i < settled_count_; ++i) {

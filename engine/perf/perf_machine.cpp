@@ -1,6 +1,7 @@
 #include "engine/perf/perf_machine.hpp"
 
 #include "engine/arch/device_power.hpp"
+#include "engine/perf/device_variation.hpp"
 
 namespace pathfinder {
 
@@ -14,6 +15,10 @@ Bytes PerfMachine::nested_capacity(int level) const {
     total += inner.capacity * inner.instances / outer.instances;
   }
   return total;
+}
+
+double PerfMachine::job_pace(long long devices) const {
+  return pathfinder::job_pace(device_variation, sustained_devices, devices);
 }
 
 PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch, PerfMode mode) {
@@ -30,6 +35,10 @@ PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch, PerfM
   m.fp4_matrix_flops =
       arch.core.effective * spec.tmpl.core.fp4_throughput_ratio * fp4_sustained;
   m.block_scaled_mma = spec.tmpl.core.block_scaled_mma;
+  if (mode == PerfMode::kSustained) {
+    m.device_variation = spec.tmpl.core.device_variation;
+    m.sustained_devices = spec.tmpl.core.sustained_devices;
+  }
   m.vector_flops = arch.core.peak * spec.tmpl.core.vector_throughput_ratio * sustained;
   m.warp_mma_fraction = spec.tmpl.core.warp_mma_fraction;
   m.attention_backward_fraction = spec.tmpl.core.attention_backward_fraction;

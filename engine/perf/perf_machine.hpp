@@ -54,6 +54,11 @@ struct PerfMachine {
   EnergyPerFlop energy_per_vector_flop;
   // The board's power limit (off for a single timed call, PerfMode::kBurst).
   PowerLimit power_limit;
+  // Device-to-device variation (device_variation.hpp; none for a single timed call).
+  double device_variation = 0.0;
+  int sustained_devices = 1;
+  // The pace of a job of `devices` devices against this machine's rates (its slowest device's).
+  [[nodiscard]] double job_pace(long long devices) const;
   // Capacity available to one instance of level i and the levels inside it: what an output
   // tile held at level i may occupy (accumulators can sit in the inner levels).
   [[nodiscard]] Bytes nested_capacity(int level) const;

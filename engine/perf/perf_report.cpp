@@ -140,8 +140,10 @@ nlohmann::ordered_json report_json(const MicroArch& a, const Workload& w, const 
   PF_ASSERT(g.kernels.size() == ks.size());
   nlohmann::ordered_json j = head_json(a, w);
   j["peak_flops_per_s"] = a.core.peak.si();
-  j["matrix_flops_per_s"] = t.machine().matrix_flops.si();
-  j["vector_flops_per_s"] = t.machine().vector_flops.si();
+  // One device's rates: the median device's pace (device_variation.hpp), as its kernels ran.
+  const double pace = t.machine().job_pace(1);
+  j["matrix_flops_per_s"] = t.machine().matrix_flops.si() * pace;
+  j["vector_flops_per_s"] = t.machine().vector_flops.si() * pace;
   j["main_memory_bandwidth_bytes_per_s"] = t.machine().main_memory.bandwidth.si();
   auto kernels = nlohmann::ordered_json::array();
   for (std::size_t id = 0; id < ks.size(); ++id) {

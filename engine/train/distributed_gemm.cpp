@@ -26,11 +26,12 @@ DistributedGemmResult evaluate_distributed_gemm(const GemmSpec& spec, const Stra
       ParallelDim{"kp1", part.kp1, rc ? Bytes{} : mn, Collective::kReduceScatter, !rc},
       ParallelDim{"kp2", part.kp2, mn / part.kp1, Collective::kAllGather, rc}};
   const Mapping m = best_mapping(system, dims);
-  const StageTimes t =
-      stage_times(g, timer, PlacedComm({&m.groups[0], &m.groups[1], nullptr, nullptr, nullptr, nullptr}));
+  const double pace = timer.machine().job_pace(s.devices());
+  const PlacedComm comm({&m.groups[0], &m.groups[1], nullptr, nullptr, nullptr, nullptr});
+  const StageTimes t = stage_times(g, timer, comm, 0.0, 0.0, pace);
   DistributedGemmResult r;
   r.local = *g.kernels().front().gemm;
-  r.local_time = timer.time(g.kernels().front());
+  r.local_time = timer.paced(timer.time(g.kernels().front()), pace);
   r.communication = t.forward.exposed_comm;
   r.time = t.forward.span;
   r.activity = t.forward.activity;

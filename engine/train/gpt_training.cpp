@@ -192,6 +192,12 @@ double GptTraining::contention(const GroupPlacement& group) const {
   return std::max(sms, timer_.machine().scale_up_contention);
 }
 
+double GptTraining::job_pace(const Strategy& s) const {
+  // Every device of the job meets every other in the iteration's collectives (experts are
+  // placed over the data-parallel ranks, not beside them).
+  return timer_.machine().job_pace(s.devices());
+}
+
 double GptTraining::tensor_overlap(const Strategy& s) const {
   return options_.tensor_comm_chunked ? 1.0 - 1.0 / s.tp : options_.tensor_comm_overlap;
 }
@@ -206,13 +212,14 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
   const PlacedComm comm = placed_comm(pl);
   const double tp_overlap = tensor_overlap(s);
   const double tensor_contention = contention(pl.mapping.groups[0]);
+  const double pace = job_pace(s);
   const auto part = [&](PartKind kind, int layers, int first_layer, bool embedding, bool head,
                         double& params, double& trained) {
     const std::shared_ptr<const ComputeGraph> g =
         part_graph(s, kind, layers, first_layer, embedding, head);
     params = static_cast<double>(g->parameter_count());
     trained = static_cast<double>(g->trainable_parameter_count());
-    return stage_times(*g, timer_, comm, tp_overlap, tensor_contention);
+    return stage_times(*g, timer_, comm, tp_overlap, tensor_contention, pace);
   };
   Parts parts;
   // A mixture of experts' layer is one after its leading dense layers.
@@ -239,7 +246,7 @@ GptTraining::LayerKernels GptTraining::layer_kernels(const Strategy& s) {
   out.graph = part_graph(s, PartKind::kLayer, 1, spec_.moe() ? dense : 0, false, false);
   const Placements& pl = placements(s, 0);
   out.spans = kernel_spans(*out.graph, timer_, placed_comm(pl), tensor_overlap(s),
-                           contention(pl.mapping.groups[0]));
+                           contention(pl.mapping.groups[0]), job_pace(s));
   return out;
 }
 

@@ -121,7 +121,8 @@ void LstmTraining::evaluate(const Strategy& s, TrainingResult& r) {
     const std::shared_ptr<const ComputeGraph> shared =
         options_.graphs->get(key, [&] { return build_lstm_graph(replica, part); });
     const ComputeGraph& g = *shared;
-    const StageTimes t = stage_times(g, timer_, comm, options_.tensor_comm_overlap);
+    const StageTimes t = stage_times(g, timer_, comm, options_.tensor_comm_overlap, 0.0,
+                                     timer_.machine().job_pace(s.devices()));
     ChunkCosts c;
     c.forward = t.forward.span / S;
     c.backward = t.backward.span / S;

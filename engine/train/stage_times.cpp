@@ -159,7 +159,7 @@ namespace {
 // Times each timing class once, on its first kernel (the timers are pure functions of it), into
 // the per-thread scratch; the passes then read them by class.
 Scratch& prepared_scratch(const ComputeGraph& g, KernelTimer& timer, const CommTimes& comm,
-                          double comm_overlap, double contention) {
+                          double comm_overlap, double contention, double pace) {
   thread_local Scratch scratch;
   // end[] is written before it is read (a dependency precedes its kernel in the same pass);
   // ring[] is read for every ring dependency, which may name a pass not yet timed, so it
@@ -186,7 +186,7 @@ Scratch& prepared_scratch(const ComputeGraph& g, KernelTimer& timer, const CommT
               ? scratch.comm[c] * (1.0 - comm_overlap + comm_overlap * contention)
               : scratch.comm[c];
     } else {
-      const KernelTime& kt = scratch.kernel[c] = timer.time(k);
+      const KernelTime& kt = scratch.kernel[c] = timer.paced(timer.time(k), pace);
       scratch.power[c] = kt.device > Time{} ? kt.energy() / kt.device : Power{};
       scratch.stream[c] = kt.device;
     }
@@ -203,9 +203,9 @@ double collective_contention(int sms, int bundles) {
 }
 
 StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTimes& comm,
-                       double comm_overlap, double contention) {
+                       double comm_overlap, double contention, double pace) {
   const HostSpec& host = timer.machine().host;
-  Scratch& scratch = prepared_scratch(g, timer, comm, comm_overlap, contention);
+  Scratch& scratch = prepared_scratch(g, timer, comm, comm_overlap, contention, pace);
   StageTimes out;
   const Time dispatch = host.training_dispatch, launch = host.launch_latency;
   out.forward = time_pass<false>(g, 0, scratch, dispatch, launch, comm_overlap, nullptr);
@@ -216,9 +216,9 @@ StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer, const CommTime
 
 std::vector<KernelSpan> kernel_spans(const ComputeGraph& g, KernelTimer& timer,
                                      const CommTimes& comm, double comm_overlap,
-                                     double contention) {
+                                     double contention, double pace) {
   const HostSpec& host = timer.machine().host;
-  Scratch& scratch = prepared_scratch(g, timer, comm, comm_overlap, contention);
+  Scratch& scratch = prepared_scratch(g, timer, comm, comm_overlap, contention, pace);
   std::vector<KernelSpan> spans;
   spans.reserve(g.size());
   for (int p = 0; p < 3; ++p) {

@@ -58,7 +58,7 @@ struct KernelSpan {
 [[nodiscard]] std::vector<KernelSpan> kernel_spans(const ComputeGraph& g, KernelTimer& timer,
                                                    const CommTimes& comm,
                                                    double comm_overlap = 0.0,
-                                                   double contention = 0.0);
+                                                   double contention = 0.0, double pace = 1.0);
 
 // `comm_overlap`: the fraction of each blocking collective hidden behind compute by
 // decomposition (asynchronous tensor parallelism, collective matmul); 0 = fully exposed.
@@ -66,9 +66,11 @@ struct KernelSpan {
 // SMs and memory bandwidth the collective takes (collective_contention, or the scale-up tier's
 // measured figure); 0 = nothing. A collective on the communication stream (Communication::
 // overlapped) costs the compute stream that much of each of its seconds, whatever runs there.
+// `pace`: the job's slowest device's clock against the timer's (PerfMachine::job_pace), what
+// every compute kernel's clocked part runs at; collectives are the system model's.
 [[nodiscard]] StageTimes stage_times(const ComputeGraph& g, KernelTimer& timer,
                                      const CommTimes& comm, double comm_overlap = 0.0,
-                                     double contention = 0.0);
+                                     double contention = 0.0, double pace = 1.0);
 
 // While a collective overlaps compute its kernels hold `sms` of the device's `bundles` SMs
 // (NCCL's CTAs do not share an SM with compute kernels, one per channel: NVIDIA/nccl issue

@@ -235,6 +235,19 @@ TEST_CASE("host, vector ratio and memory utilization errors are exact", "[arch][
   CHECK(patched_error(mcus, mcus + "  fp4_flop_energy_factor: 0.5\n") ==
         "patched.yaml:10:27: error: core.fp4_flop_energy_factor: expected a factor in [1, 10] "
         "(energy per FLOP on real operands over the provisioned), got \"0.5\"");
+  // Device-to-device variation: a relative standard deviation, and the fit's job size.
+  CHECK(patched_error(mcus, mcus + "  device_variation: 0.5\n") ==
+        "patched.yaml:10:21: error: core.device_variation: expected a relative standard "
+        "deviation in [0, 0.2], got \"0.5\"");
+  CHECK(patched_error(mcus, mcus + "  device_variation: -0.01\n") ==
+        "patched.yaml:10:21: error: core.device_variation: expected a relative standard "
+        "deviation in [0, 0.2], got \"-0.01\"");
+  CHECK(patched_error(mcus, mcus + "  sustained_devices: 0\n") ==
+        "patched.yaml:10:22: error: core.sustained_devices: expected a positive number, got "
+        "\"0\"");
+  CHECK(patched_error(mcus, mcus + "  sustained_devices: 2000000\n") ==
+        "patched.yaml:10:22: error: core.sustained_devices: expected at most 1000000 devices, got "
+        "\"2000000\"");
   CHECK(patched_error(mcus, mcus + "  block_scaled_mma: sometimes\n") ==
         "patched.yaml:10:21: error: core.block_scaled_mma: expected true or false, got "
         "\"sometimes\"");

@@ -925,15 +925,20 @@ TEST_CASE("eval --isolated times one GEMM call: host floor plus device", "[cli][
   CHECK(j.at("call_s").get<double>() == Approx(device + 28e-6).epsilon(1e-12));
   // Compute-bound 2·8192³ = 1.0995 TFLOP at no more than 311.87 x 0.95 = 296.3 TFLOP/s:
   // >= 3.711 ms; a single call runs at the rated clock, a training iteration at 0.821 of its
-  // rate (core.sustained_fraction), where the product draws 399.8 W: the board's power limiter
-  // (engine/perf/power_limiter.hpp) leaves the rated clock, the peak just under 400 W.
+  // rate (core.sustained_fraction, fitted on 8-GPU jobs), where the product draws 399.8 W: the
+  // board's power limiter (engine/perf/power_limiter.hpp) leaves the rated clock. One device is
+  // the median device, 1 + 0.015 x e(8) = 1.0215 times faster than an 8-GPU job's slowest
+  // (core.device_variation, engine/perf/device_variation.hpp); the report holds its peak at
+  // the board's 400 W.
   CHECK(device >= 3.711e-3);
   const auto training = nlohmann::json::parse(run(args).out);
-  CHECK(device == Approx(0.821 * training.at("kernels")[0].at("device_s").get<double>()));
+  const double median = 1.0 + 0.015 * 1.4342;  // e(8) = Phi^-1(7.625 / 8.25), Blom
+  CHECK(device ==
+        Approx(0.821 * median * training.at("kernels")[0].at("device_s").get<double>()));
   // The clock the limiter settled at, against the rated one.
   CHECK(training.at("kernels")[0].at("clock").get<double>() == 1.0);
   CHECK(training.at("training").at("energy").at("peak_device_power_w").get<double>() ==
-        Approx(399.8).epsilon(1e-4));
+        Approx(400.0).epsilon(1e-4));
   // The iteration (training_model.hpp: one call of a GEMM workload) is the launch latency
   // (a100.yaml: 5 us) and the product at sustained clocks; the call adds the host's dispatch
   // and synchronize instead.

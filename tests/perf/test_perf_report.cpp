@@ -1,6 +1,7 @@
 // Tests for engine/perf/perf_report.hpp: the table's grouping of kernels across layers and LSTM
 // steps, the CSV's shape, and the JSON totals against GraphTiming's definitions.
 #include "engine/perf/perf_report.hpp"
+#include "engine/perf/device_variation.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -272,10 +273,13 @@ TEST_CASE("the JSON totals agree with the kernels", "[perf][report]") {
         Approx(achieved / j.at("peak_flops_per_s").get<double>()));
   CHECK(tot.at("fraction_of_peak").get<double>() < 1.0);
   // A training iteration runs the MCU arrays at peak x core.max_utilization x
-  // core.sustained_fraction (0.95 x 0.821 in a100.yaml) at the rated clock, before the power
-  // limiter slows a kernel that draws more than the board allows.
+  // core.sustained_fraction (0.95 x 0.821 in a100.yaml) at the rated clock, fitted on 8-GPU
+  // jobs: one device, the median one, is 1 + 0.015 x e(8) faster (core.device_variation 0.015,
+  // sustained_devices 8; e(8) = 1.434, device_variation.hpp), before the power limiter slows a
+  // kernel that draws more than the board allows.
   CHECK(j.at("matrix_flops_per_s").get<double>() ==
-        Approx(0.95 * 0.821 * j.at("peak_flops_per_s").get<double>()));
+        Approx(0.95 * 0.821 * (1.0 + 0.015 * expected_max_standard_normal(8)) *
+               j.at("peak_flops_per_s").get<double>()));
 }
 
 TEST_CASE("totals from the training model replace the stream's", "[perf][report]") {

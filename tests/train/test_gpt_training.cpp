@@ -14,6 +14,7 @@
 
 #include "engine/graph/workload_loader.hpp"
 #include "engine/parallel/strategy_check.hpp"
+#include "engine/perf/device_variation.hpp"
 #include "engine/system/collectives.hpp"
 #include "tests/parallel/parallel_specs.hpp"
 #include "tests/train/train_fixtures.hpp"
@@ -128,7 +129,9 @@ TEST_CASE("[calibration] vTrain: 1,440 single-node A100 training iterations", "[
   std::printf("strategy ranking: mean Spearman rho %.3f over %zu model/batch groups\n", rho,
               groups.size());
   CHECK(errors.size() == 1440);
-  // 7.06%, bias -0.2% (issue 12's goal 7%, missed by 0.06 points; 7.08%, +0.3% while the
+  // 7.03%, bias -0.3% (issue 12's goal 7%, missed by 0.03 points) since a job waits for its
+  // slowest device (core.device_variation: 2- and 4-GPU rows 1.3% and 0.6% faster than 8-GPU
+  // ones); 7.06%, bias -0.2% before (7.08%, +0.3% while the
   // tensor and pipeline groups shared the ports they never use at once), since Megatron-LM's
   // column-parallel backward collectives run beside the weight-gradient GEMMs at the A100's
   // measured NVLink contention and core.sustained_fraction was refitted to Korthikanti's layers
@@ -139,7 +142,7 @@ TEST_CASE("[calibration] vTrain: 1,440 single-node A100 training iterations", "[
   // layout copies and its unfused softmax where the fused kernel does not take the shape (tp8
   // at micro-batch 1: 2 heads x 1 sequence per rank, not a multiple of 4), and megatron-lm.yaml's
   // host fits refitted (8.81% before those).
-  CHECK(mape <= 0.072);
+  CHECK(mape <= 0.0705);
   CHECK(rho >= 0.8);
 }
 
@@ -1011,6 +1014,52 @@ TEST_CASE("expert all-to-alls overlapped with compute: never slower, the exposed
     CHECK(b.iteration_time <= a.iteration_time);
     std::printf("\n%s %s: all-to-alls blocking %.3f s, overlapped %.3f s\n", c.workload,
                 c.strategy, a.iteration_time.si(), b.iteration_time.si());
+  }
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("a job waits for its slowest device: the same layer computes longer in a larger job",
+          "[train]") {
+  // a100.yaml: core.device_variation 0.015 and sustained_devices 8 (device_variation.hpp). One
+  // 22B tensor-parallel-8 layer (Korthikanti's) timed by the shipped machine and by the same
+  // machine with no variation: every compute kernel's clocked part runs at the job's pace, 1 at
+  // 8 devices and (1 + 0.015 e(8)) / (1 + 0.015 e(1024)) = 1.0215 / 1.0485 = 0.9743 at 1,024
+  // (dp 128); memory-bound kernels and collectives keep their time, so the layer's compute
+  // grows by at most 1/0.9743 = +2.64%.
+  const GptSpec w{48, 6144, 64, 4 * 6144, 2048, 51200, 4, 4, DataType::kFp16, Optimizer::kAdam};
+  const test::ShippedSystem& sys = test::shipped_system("a100");
+  const TrainingOptions o = TrainingOptions::from(test::shipped_software("a100"));
+  const auto model = [&](bool variation, int devices) {
+    PerfMachine m = make_perf_machine(sys.spec, sys.arch);
+    REQUIRE(m.device_variation == 0.015);
+    REQUIRE(m.sustained_devices == 8);
+    if (!variation) m.device_variation = 0.0;
+    return GptTraining(w, m, make_system_graph(sys.spec, sys.arch, devices), sys.arch.core.peak,
+                       o);
+  };
+  const double pace = job_pace(0.015, 8, 1024);
+  CHECK(pace == Approx(0.9743).margin(5e-4));
+  for (const int dp : {1, 128}) {
+    Strategy s;
+    s.tp = 8;
+    s.dp = dp;
+    s.micro_batch = 4;
+    GptTraining varied = model(true, 8 * dp), alike = model(false, 8 * dp);
+    const StageTimes a = alike.layer_times(s), v = varied.layer_times(s);
+    for (const auto& [x, y] : {std::pair{a.forward, v.forward}, std::pair{a.backward, v.backward}}) {
+      INFO("dp " << dp);
+      const double ratio = y.compute.si() / x.compute.si();
+      if (dp == 1) {
+        CHECK(ratio == 1.0);  // the fitted job size: the template's rate as stated
+      } else {
+        CHECK(ratio <= 1.0 / pace + 1e-12);
+        CHECK(ratio >= 1.0 + 0.5 * (1.0 / pace - 1.0));  // GEMMs are most of the layer
+      }
+      CHECK(y.exposed_comm.si() == Approx(x.exposed_comm.si()).epsilon(1e-12));
+    }
   }
 }
 

@@ -160,8 +160,9 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
   std::printf(" (goal MAPE <= 10%% each)\n");
   CHECK(n == 216);
   CHECK(by_gpu.size() == 2);
-  // Measured today (bounds just above, so a regression fails): A100 MAPE 6.6% (bias +4.8%),
-  // H100 14.8% (+5.9%); A100 7.4% before FSDP's NVLink collectives cost the compute beside
+  // Measured today (bounds just above, so a regression fails): A100 MAPE 6.4% (bias +4.5%),
+  // H100 14.2% (+5.3%) since a job waits for its slowest device (core.device_variation; 6.6%,
+  // +4.8% and 14.8%, +5.9% before); A100 7.4% before FSDP's NVLink collectives cost the compute beside
   // them a100.yaml's measured contention (0.76 a second, not the SMs' 0.17); at the residual
   // 0.856 (before Megatron's backward overlap refitted it to 0.821) A100 9.4% (bias +8.9%),
   // H100 15.9% (+8.7%); A100 11.7% with the 40 GB rows on the 80 GB template (HBM2e at
@@ -180,7 +181,7 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
   // the same model with checkpointing and mb16 is near +10%): near-full memory and the caching
   // allocator's retries are not modelled.
   CHECK(by_gpu["a100"].first / by_gpu["a100"].second <= 0.07);
-  CHECK(by_gpu["h100"].first / by_gpu["h100"].second <= 0.155);
+  CHECK(by_gpu["h100"].first / by_gpu["h100"].second <= 0.15);
   CHECK(bias_by_gpu["a100"] > 0.0);  // optimistic, as every row today
 }
 

@@ -231,7 +231,8 @@ TEST_CASE("[calibration] NeMo 24.07 FP8 pre-training on DGX H100: tokens/s/GPU",
               n, 100 * mape, 100 * signed_sum / n);
   CHECK(n == 12);
   // Measured today (bounds just above, so a regression fails; the goal is the issue's 8%):
-  //   MAPE 5.6%, bias +5.6% (7.4% at core.sustained_fraction 0.856, before the refit with
+  //   MAPE 5.0%, bias +4.7% since a job waits for its slowest device (core.device_variation:
+  //   64 to 512 GPUs 1.3-2.3% slower than 8; 5.6%, +5.6% before; 7.4% at core.sustained_fraction 0.856, before the refit with
   //   Megatron-LM's backward overlap; 8.8% before the collectives overlapped with compute held SMs
   //   beside it, software profile collective_sms, NCCL's 16; 8.5% before the board's power
   //   limiter slowed only the kernels
@@ -290,18 +291,19 @@ TEST_CASE("[calibration] NeMo 24.03 Llama 2 7B with context parallelism, 4K to 1
   mape /= static_cast<double>(errors.size());
   std::printf("NeMo 24.03 long sequences (nemo-fp8 profile): MAPE %.1f%%, 4K %+.1f%%, 1M %+.1f%%\n",
               100 * mape, 100 * errors.front(), 100 * errors.back());
-  // Measured today (bounds just above, so a regression fails): MAPE 26.5%, every row
-  // optimistic and more so as attention takes over: +7.4% at 4K, +17.5% at 16K, +34.8% at
-  // 128K, +40.2% at 1M (318 tokens/s/GPU measured: ~1.0 PFLOP of causal attention and dense
+  // Measured today (bounds just above, so a regression fails): MAPE 25.0%, every row
+  // optimistic and more so as attention takes over: +7.9% at 4K, +17.0% at 16K, +32.7% at
+  // 128K, +36.7% at 1M (26.5%, +7.4%, +17.5%, +34.8%, +40.2% before a job waited for its
+  // slowest device, core.device_variation) (318 tokens/s/GPU measured: ~1.0 PFLOP of causal attention and dense
   // work a token, ~320 TFLOP/s). The profile's default attention is a kernel on the native
   // matrix instructions at FlashAttention-3's measured rates (kernels.attention: fused); with
   // FlashAttention-2's (flash2) the rows are -5.8% at 4K, -14.4% at 16K, -23.7% at 128K and
   // -26.1% at 1M: the measured kernel lies between, as Transformer Engine's cuDNN fused
   // attention of early 2024 would. Which kernel NeMo 24.03's context parallelism ran is not
   // recorded; nothing is refitted to these rows.
-  CHECK(mape <= 0.28);
+  CHECK(mape <= 0.26);
   CHECK(errors.front() <= 0.09);
-  CHECK(errors.back() <= 0.42);
+  CHECK(errors.back() <= 0.38);
   for (std::size_t i = 1; i < errors.size(); ++i) {
     CHECK(errors[i] > 0.0);  // optimistic everywhere: a change that flips a row says why here
   }
