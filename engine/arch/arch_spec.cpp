@@ -19,6 +19,15 @@ ArchSpec bind_template(const TechLibrary& lib, const ArchTemplate& t) {
   s.memory_layers = t.main_memory.layers.value_or(s.memory.layers);
   if (const auto* n = t.find_network(NetworkTier::kIntraPackage)) s.intra = *lib.find_network(n->technology);
   if (const auto* n = t.find_network(NetworkTier::kInterPackage)) s.inter = *lib.find_network(n->technology);
+  if (s.tmpl.scale_out && !s.tmpl.scale_out->nic.empty()) {
+    // The named NIC's values where the template leaves them out.
+    ScaleOutSpec& so = *s.tmpl.scale_out;
+    const NicTech& nic = *lib.find_nic(so.nic);
+    if (!so.given.bandwidth) so.bandwidth = nic.bandwidth;
+    if (!so.given.latency) so.latency = nic.latency;
+    if (!so.given.max_utilization) so.behavior.max_utilization = nic.max_utilization;
+    if (!so.given.power) so.power = nic.power;
+  }
   return s;
 }
 

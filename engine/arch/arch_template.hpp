@@ -171,6 +171,14 @@ struct NetworkSpec {
 struct ScaleOutSpec {
   Bandwidth bandwidth;  // per device, per direction
   Time latency;         // per message
+  // The technology library's NIC (its nic section) whose bandwidth, latency, max_utilization
+  // and power fill what the map leaves out (bind_template); empty: bandwidth and latency are
+  // given here.
+  std::string nic;
+  SourceLoc nic_loc;
+  struct Given {
+    bool bandwidth = true, latency = true, max_utilization = true, power = true;
+  } given;
   Topology topology = Topology::kFatTree;
   double oversubscription = 1.0;  // fat-tree up/down ratio above the leaf switches
   LinkBehavior behavior;

@@ -145,10 +145,19 @@ NetworkSpec read_network(NetworkTier tier, const ConfigNode& n) {
 ScaleOutSpec read_scale_out(const ConfigNode& n) {
   ScaleOutSpec s;
   s.loc = n.loc();
-  s.bandwidth = n.require_positive<Bandwidth>("bandwidth");
-  s.latency = n.require<Time>("latency");
-  if (s.latency.si() < 0.0) {
-    throw n.error_at("latency", "expected a non-negative time, got " + n.quoted("latency"));
+  if (n.has("nic")) {
+    s.nic = n.require<std::string>("nic");
+    s.nic_loc = n.loc_of("nic");
+  }
+  // A named NIC supplies what is left out; without one, bandwidth and latency are required.
+  const bool named = !s.nic.empty();
+  s.given = {n.has("bandwidth"), n.has("latency"), n.has("max_utilization"), n.has("power")};
+  if (!named || s.given.bandwidth) s.bandwidth = n.require_positive<Bandwidth>("bandwidth");
+  if (!named || s.given.latency) {
+    s.latency = n.require<Time>("latency");
+    if (s.latency.si() < 0.0) {
+      throw n.error_at("latency", "expected a non-negative time, got " + n.quoted("latency"));
+    }
   }
   s.topology = read_enum<Topology>(n, "topology", parse_topology, valid_topologies);
   s.oversubscription = read_factor(n, "oversubscription", "a ratio");
@@ -332,6 +341,18 @@ bool is_template_section(std::string_view key) {
 
 ArchTemplate apply_overrides(ArchTemplate t, const TechOverrides& o) {
   const SourceLoc cli{"command line", 0, 0, ""};
+  if (!o.nic.empty()) {
+    SourceLoc loc = cli;
+    loc.key_path = "--nic";
+    if (!t.scale_out) {
+      throw ConfigError(Diagnostic{loc, "template \"" + t.name +
+                                            "\" defines no network.scale_out to replace"});
+    }
+    // Another NIC: all of its figures, not only those the template left to its own.
+    t.scale_out->nic = o.nic;
+    t.scale_out->nic_loc = loc;
+    t.scale_out->given = {false, false, false, false};
+  }
   if (!o.logic.empty()) {
     t.logic = o.logic;
     t.logic_loc = cli;
@@ -383,6 +404,9 @@ std::vector<Diagnostic> check_template(const ArchTemplate& t, const TechLibrary&
     if (lib.find_network(n.technology) == nullptr) {
       unknown(n.technology_loc, "network technology", n.technology, lib.network_names());
     }
+  }
+  if (t.scale_out && !t.scale_out->nic.empty() && lib.find_nic(t.scale_out->nic) == nullptr) {
+    unknown(t.scale_out->nic_loc, "scale-out NIC", t.scale_out->nic, lib.nic_names());
   }
   // Paper §7: sum of fractions <= 1 per budget.
   double area = 0.0, power = 0.0, perimeter = 0.0;

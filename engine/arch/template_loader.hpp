@@ -27,6 +27,8 @@ struct TechOverrides {
   std::string logic;
   std::string memory;
   std::string network;  // inter-package tier
+  std::string nic;      // scale-out NIC: its bandwidth, efficiency, latency and power replace the
+                        // template's
 };
 [[nodiscard]] ArchTemplate apply_overrides(ArchTemplate t, const TechOverrides& o);
 

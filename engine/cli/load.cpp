@@ -73,6 +73,9 @@ void add_machine_options(CLI::App& cmd, MachineOptions& opt) {
   cmd.add_option("--memory", opt.overrides.memory, "Main-memory technology (e.g. HBM3)");
   cmd.add_option("--network", opt.overrides.network,
                  "Inter-package link technology (e.g. NDR-x8)");
+  cmd.add_option("--nic", opt.overrides.nic,
+                 "Scale-out NIC replacing the template's, with its bandwidth, measured "
+                 "efficiency, latency and power (techlib nic: HDR200, NDR400, XDR800, RoCE400)");
   cmd.add_option("--techlib", opt.techlib, techlib_help());
   cmd.add_option("--software", opt.software,
                  "Software profile: a name (megatron-lm, megatron-core, nanotron, fsdp, "

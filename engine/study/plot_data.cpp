@@ -69,6 +69,7 @@ std::string axis_label(std::string_view name) {
       {"logic", "logic node"},
       {"memory", "main-memory technology"},
       {"network", "network technology"},
+      {"nic", "scale-out NIC"},
       {"devices", "devices"},
       {"nodes_per_package", "nodes per package"},
       {"budget.power", "power budget"},

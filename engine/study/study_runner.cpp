@@ -181,17 +181,21 @@ void check_sweep_technologies(const StudySpec& s, const StudyContext& c) {
   std::vector<Diagnostic> problems;
   std::set<std::string> seen;
   for (const StudyAxis& a : s.axes) {
-    if (a.kind != AxisKind::kLogic && a.kind != AxisKind::kMemory && a.kind != AxisKind::kNetwork) {
+    if (a.kind != AxisKind::kLogic && a.kind != AxisKind::kMemory &&
+        a.kind != AxisKind::kNetwork && a.kind != AxisKind::kNic) {
       continue;
     }
     for (const AxisValue& v : a.values) {
       if (v.unset) continue;
       StudyPoint p;
-      (a.kind == AxisKind::kLogic ? p.tech.logic : a.kind == AxisKind::kMemory ? p.tech.memory
-                                                                              : p.tech.network) = v.text;
+      (a.kind == AxisKind::kLogic    ? p.tech.logic
+       : a.kind == AxisKind::kMemory ? p.tech.memory
+       : a.kind == AxisKind::kNic    ? p.tech.nic
+                                     : p.tech.network) = v.text;
       for (const ArchTemplate& base : c.templates) {
         ArchTemplate t = apply_overrides(base, p.tech);
         t.logic_loc = t.main_memory.technology_loc = v.loc;
+        if (t.scale_out) t.scale_out->nic_loc = v.loc;
         for (NetworkSpec& n : t.networks) n.technology_loc = v.loc;
         for (MemoryLevelSpec& l : t.levels) l.technology_loc = v.loc;
         for (Diagnostic& d : check_template(t, c.lib)) {
@@ -334,6 +338,7 @@ std::vector<StudyPoint> enumerate_points(const StudySpec& s) {
         case AxisKind::kLogic: p.tech.logic = v.text; break;
         case AxisKind::kMemory: p.tech.memory = v.text; break;
         case AxisKind::kNetwork: p.tech.network = v.text; break;
+        case AxisKind::kNic: p.tech.nic = v.text; break;
         case AxisKind::kDevices: p.devices = static_cast<int>(v.number); break;
         case AxisKind::kNodesPerPackage: p.nodes_per_package = static_cast<int>(v.number); break;
         case AxisKind::kPower: p.power = Power::from_si(v.number); break;

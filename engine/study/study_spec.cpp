@@ -22,10 +22,11 @@ constexpr std::array<std::pair<StudySearch, std::string_view>, 3> kSearches{{
     {StudySearch::kArchitecture, "architecture"},
 }};
 
-constexpr std::array<std::pair<AxisKind, std::string_view>, 16> kAxes{{
+constexpr std::array<std::pair<AxisKind, std::string_view>, 17> kAxes{{
     {AxisKind::kLogic, "logic"},
     {AxisKind::kMemory, "memory"},
     {AxisKind::kNetwork, "network"},
+    {AxisKind::kNic, "nic"},
     {AxisKind::kDevices, "devices"},
     {AxisKind::kNodesPerPackage, "nodes_per_package"},
     {AxisKind::kPower, "budget.power"},
@@ -106,6 +107,7 @@ AxisValue read_axis_value(AxisKind kind, const ConfigNode& item) {
     case AxisKind::kLogic:
     case AxisKind::kMemory:
     case AxisKind::kNetwork:
+    case AxisKind::kNic:
       v.text = item.as<std::string>();
       if (v.text.empty()) throw item.error("expected a technology name, got \"\"");
       break;

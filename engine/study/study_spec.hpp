@@ -84,6 +84,7 @@ enum class AxisKind {
   kLogic,
   kMemory,
   kNetwork,
+  kNic,
   kDevices,
   kNodesPerPackage,
   kPower,

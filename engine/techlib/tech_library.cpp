@@ -41,8 +41,10 @@ const MemoryTech* TechLibrary::find_memory(const std::string& n) const {
 const NetworkTech* TechLibrary::find_network(const std::string& n) const {
   return find_by_name(network, n);
 }
+const NicTech* TechLibrary::find_nic(const std::string& n) const { return find_by_name(nic, n); }
 std::vector<std::string> TechLibrary::logic_names() const { return names_of(logic); }
 std::vector<std::string> TechLibrary::memory_names() const { return names_of(memory); }
 std::vector<std::string> TechLibrary::network_names() const { return names_of(network); }
+std::vector<std::string> TechLibrary::nic_names() const { return names_of(nic); }
 
 }  // namespace pathfinder

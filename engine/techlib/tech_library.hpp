@@ -93,17 +93,33 @@ struct NetworkTech {
   SourceLoc loc;
 };
 
+// A scale-out network interface: one NIC per device and the fabric behind it (off the die, so
+// given rather than generated), as a template's network.scale_out names it with `nic:`.
+struct NicTech {
+  std::string name;
+  Bandwidth bandwidth;           // per device and direction, line rate
+  double max_utilization = 1.0;  // of the line rate NCCL's collectives reach (measured)
+  Time latency;                  // per message, switch hops included
+  // Per device, drawn whether or not it sends: the NIC, its optics and its share of the
+  // switch ports (energy accounting only).
+  Power power;
+  SourceLoc loc;
+};
+
 struct TechLibrary {
   std::vector<LogicNode> logic;
   std::vector<MemoryTech> memory;
   std::vector<NetworkTech> network;
+  std::vector<NicTech> nic;
 
   [[nodiscard]] const LogicNode* find_logic(const std::string& name) const;
   [[nodiscard]] const MemoryTech* find_memory(const std::string& name) const;
   [[nodiscard]] const NetworkTech* find_network(const std::string& name) const;
+  [[nodiscard]] const NicTech* find_nic(const std::string& name) const;
   [[nodiscard]] std::vector<std::string> logic_names() const;
   [[nodiscard]] std::vector<std::string> memory_names() const;
   [[nodiscard]] std::vector<std::string> network_names() const;
+  [[nodiscard]] std::vector<std::string> nic_names() const;
 };
 
 }  // namespace pathfinder

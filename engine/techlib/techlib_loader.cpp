@@ -134,6 +134,22 @@ NetworkTech read_network(const std::string& name, const ConfigNode& n) {
   return t;
 }
 
+NicTech read_nic(const std::string& name, const ConfigNode& n) {
+  NicTech t;
+  t.name = name;
+  t.loc = n.loc();
+  t.bandwidth = n.require_positive<Bandwidth>("bandwidth");
+  t.max_utilization = n.require<double>("max_utilization");
+  if (!(t.max_utilization >= 0.01 && t.max_utilization <= 1.0)) {
+    throw n.error_at("max_utilization",
+                     "expected a fraction in [0.01, 1], got " + n.quoted("max_utilization"));
+  }
+  t.latency = n.get_non_negative_or<Time>("latency", Time{});
+  t.power = n.get_non_negative_or<Power>("power", Power{});
+  n.finish();
+  return t;
+}
+
 template <class T>
 void add_unique(std::vector<T>& v, T item, const ConfigNode& at) {
   for (const auto& e : v) {
@@ -161,6 +177,9 @@ void load_tech_file_into(const ConfigNode& root, TechLibrary& lib) {
       add_unique(lib.network, read_network(name, node), node);
     }
   }
+  if (auto nic = root.optional_child("nic")) {
+    for (const auto& [name, node] : nic->entries()) add_unique(lib.nic, read_nic(name, node), node);
+  }
   root.finish();
 }
 
@@ -184,7 +203,7 @@ TechLibrary load_tech_library_files(const std::vector<std::string>& files,
         applied[i] = true;
       }
     }
-    for (const char* section : {"logic", "memory", "network"}) {
+    for (const char* section : {"logic", "memory", "network", "nic"}) {
       if (const auto s = root.optional_child(section); s && s->is_map()) {
         for (const auto& entry : s->entries()) known[section].push_back(entry.first);
       }
@@ -204,7 +223,8 @@ TechLibrary load_tech_library_files(const std::vector<std::string>& files,
     }
     problems.push_back(Diagnostic{
         at, it == known.end()
-                ? "expected section.technology.field with section logic, memory or network, got \"" +
+                ? "expected section.technology.field with section logic, memory, network or "
+                  "nic, got \"" +
                       o.key + "\""
                 : "expected a technology of the library's " + section + " section (" + names +
                       ") and a field, got \"" + o.key + "\""});

@@ -51,7 +51,7 @@ TEST_CASE("reference node sweep: MCU counts, peaks, saturating L2", "[arch][gold
                       {"DF-N1", 7112, 2839.7}};
   std::vector<double> l2_mib;
   for (const auto& r : rows) {
-    const MicroArch a = generate_shipped("deepflow_v100", TechOverrides{r.node, "", ""});
+    const MicroArch a = generate_shipped("deepflow_v100", TechOverrides{r.node, "", "", ""});
     INFO(r.node);
     REQUIRE(a.feasible);
     CHECK(a.core.mcus == Approx(r.mcus).epsilon(0.02));
@@ -72,7 +72,7 @@ TEST_CASE("pathfinder's own library also saturates L2 past N3", "[arch][golden]"
   // while peak grows 3x+, because SRAM cells shrink 1.0 -> 0.74 -> 0.65 -> 0.56 (logic.yaml)
   // and crossbar ports grow with the bundle count.
   const double l2_n7 = generate_shipped("a100").levels[2].capacity.in(units::mebibytes);
-  const MicroArch n1 = generate_shipped("a100", TechOverrides{"N1", "", ""});
+  const MicroArch n1 = generate_shipped("a100", TechOverrides{"N1", "", "", ""});
   CHECK(l2_n7 == Approx(40.0));
   CHECK(n1.levels[2].capacity.in(units::mebibytes) / l2_n7 < 1.15);
   CHECK(n1.core.peak / generate_shipped("a100").core.peak > 3.0);

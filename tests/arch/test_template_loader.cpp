@@ -348,7 +348,7 @@ TEST_CASE("bind_template throws one ConfigError carrying every problem", "[arch]
 
 TEST_CASE("apply_overrides rebinds logic, memory and network", "[arch]") {
   const ArchTemplate base = load_template(fixture("minimal"));
-  const ArchTemplate t = apply_overrides(base, TechOverrides{"N5", "HBM3", "NDR-x8"});
+  const ArchTemplate t = apply_overrides(base, TechOverrides{"N5", "HBM3", "NDR-x8", ""});
   CHECK(t.logic == "N5");
   CHECK(t.logic_loc.file == "command line");
   CHECK(t.logic_loc.key_path == "--tech");
@@ -376,7 +376,7 @@ TEST_CASE("apply_overrides rebinds logic, memory and network", "[arch]") {
 
 TEST_CASE("an unknown override is reported against the command line", "[arch][config-error]") {
   const ArchTemplate t =
-      apply_overrides(load_template(fixture("minimal")), TechOverrides{"N55", "", ""});
+      apply_overrides(load_template(fixture("minimal")), TechOverrides{"N55", "", "", ""});
   CHECK(error_of([&] { (void)bind_template(test::shipped_techlib(), t); }) ==
         "command line: error: --tech: unknown logic technology \"N55\" (known: DF-N14, DF-N10, "
         "DF-N7, DF-N5, DF-N3, DF-N2, DF-N1, N12, N10, N7, N5, N4, N3, N2 or N1); did you mean "
@@ -392,7 +392,7 @@ TEST_CASE("a YAML key given twice is rejected", "[arch][config-error]") {
 
 TEST_CASE("a network override on a template without a network is an error", "[arch][config-error]") {
   try {
-    (void)apply_overrides(load_template(fixture("no_network")), TechOverrides{"", "", "NDR-x8"});
+    (void)apply_overrides(load_template(fixture("no_network")), TechOverrides{"", "", "NDR-x8", ""});
     FAIL("expected a ConfigError");
   } catch (const ConfigError& e) {
     CHECK(std::string(e.what()) ==
@@ -402,15 +402,20 @@ TEST_CASE("a network override on a template without a network is an error", "[ar
 }
 
 TEST_CASE("scale-out tier and network behavior of shipped templates", "[arch]") {
-  const ArchTemplate a = load_template(source_path("templates/a100.yaml"));
-  REQUIRE(a.scale_out.has_value());
-  // DGX A100: HDR 200 Gb/s per GPU = 25 GB/s per direction.
+  const ArchTemplate raw = load_template(source_path("templates/a100.yaml"));
+  REQUIRE(raw.scale_out.has_value());
+  // The template names its NIC; binding fills what the map leaves out from the library.
+  CHECK(raw.scale_out->nic == "HDR200");
+  CHECK_FALSE(raw.scale_out->given.bandwidth);
+  const ArchTemplate a = bind_template(test::shipped_techlib(), raw).tmpl;
+  // DGX A100: HDR 200 Gb/s per GPU = 25 GB/s per direction (techlib nic HDR200).
   CHECK(a.scale_out->bandwidth.si() == Approx(25e9));
   CHECK(a.scale_out->latency.si() == Approx(5e-6));
   CHECK(a.scale_out->topology == Topology::kFatTree);
   CHECK(a.scale_out->oversubscription == 1.0);
   CHECK(a.scale_out->behavior.leaf_size == 32);
-  CHECK(a.scale_out->behavior.max_utilization == Approx(0.94));
+  // "a top speed of 190 GB/s" over 8 NICs (NVIDIA/nccl issue 689): 190 / 200.
+  CHECK(a.scale_out->behavior.max_utilization == Approx(0.95));
   CHECK(a.scale_out->behavior.half_bandwidth_message.si() == Approx(65536.0));  // 64 KiB
   CHECK(a.scale_out->behavior.bandwidth_congestion == 1.0);
   CHECK(a.scale_out->behavior.latency_congestion == 1.0);
@@ -422,7 +427,11 @@ TEST_CASE("scale-out tier and network behavior of shipped templates", "[arch]") 
   CHECK(nv->behavior.compute_contention == Approx(0.76));
   CHECK(a.nodes_per_package * a.packages == 8);  // one DGX A100 is one scale-up domain
   // DGX H100: NDR 400 Gb/s per GPU = 50 GB/s; DGX-1: 4 x EDR 100 Gb/s per 8 GPUs = 6.25 GB/s.
-  CHECK(load_template(source_path("templates/h100.yaml")).scale_out->bandwidth.si() == Approx(50e9));
+  const auto bound = [](const char* file) {
+    return bind_template(test::shipped_techlib(), load_template(source_path(file))).tmpl;
+  };
+  CHECK(bound("templates/h100.yaml").scale_out->bandwidth.si() == Approx(50e9));
+  CHECK(bound("templates/h100.yaml").scale_out->behavior.max_utilization == Approx(0.94));
   CHECK(load_template(source_path("templates/v100.yaml")).scale_out->bandwidth.si() ==
         Approx(6.25e9));
   // Absent everywhere else: one scale-up domain, behavior at its defaults.
@@ -506,11 +515,48 @@ TEST_CASE("scale-out and congestion errors are exact", "[arch][config-error]") {
         "patched.yaml:18:68: error: network.scale_out.technology: unknown key");
 }
 
+TEST_CASE("a scale-out NIC from the technology library, overridden key by key", "[arch]") {
+  // XDR800 (techlib/network.yaml): 100 GB/s, 0.94, 5 us, 160 W; the map's bandwidth wins.
+  const ArchSpec s = bind_template(
+      test::shipped_techlib(),
+      load_template(source_path("templates/h100.yaml"),
+                    {ConfigOverride{"network.scale_out.nic", "XDR800", "--set", std::nullopt}}));
+  CHECK(s.tmpl.scale_out->bandwidth.si() == Approx(100e9));
+  CHECK(s.tmpl.scale_out->behavior.max_utilization == Approx(0.94));
+  CHECK(s.tmpl.scale_out->power.si() == Approx(160.0));
+  const ArchSpec given = bind_template(
+      test::shipped_techlib(),
+      load_template(source_path("templates/h100.yaml"),
+                    {ConfigOverride{"network.scale_out.nic", "XDR800", "--set", std::nullopt},
+                     ConfigOverride{"network.scale_out.bandwidth", "80 GB/s", "--set", std::nullopt}}));
+  CHECK(given.tmpl.scale_out->bandwidth.si() == Approx(80e9));
+  CHECK(given.tmpl.scale_out->power.si() == Approx(160.0));
+  // An unknown NIC: located at the value, the library's names offered.
+  std::string err;
+  try {
+    (void)bind_template(
+        test::shipped_techlib(),
+        load_template(source_path("templates/h100.yaml"),
+                      {ConfigOverride{"network.scale_out.nic", "NDR401",
+                                      "--set network.scale_out.nic", std::nullopt}}));
+  } catch (const ConfigError& e) {
+    err = e.what();
+  }
+  CHECK(err == "command line: error: --set network.scale_out.nic: unknown scale-out NIC "
+               "\"NDR401\" (known: HDR200, NDR400, XDR800 or RoCE400); did you mean \"NDR400\"?");
+  // Every shipped NIC binds (techlib/network.yaml's nic section).
+  for (const char* n : {"HDR200", "NDR400", "XDR800", "RoCE400"}) {
+    INFO(n);
+    CHECK(test::shipped_techlib().find_nic(n) != nullptr);
+  }
+}
+
 TEST_CASE("energy keys: scale-out and node power per device, located errors", "[arch][energy]") {
   // templates/a100.yaml: 60 W of NIC, optics and switch ports; 390 W of node beyond the GPU.
-  const ArchTemplate a = load_template(source_path("templates/a100.yaml"));
+  const ArchTemplate a =
+      bind_template(test::shipped_techlib(), load_template(source_path("templates/a100.yaml"))).tmpl;
   REQUIRE(a.scale_out.has_value());
-  CHECK(a.scale_out->power.si() == 60.0);
+  CHECK(a.scale_out->power.si() == 60.0);  // techlib nic HDR200
   CHECK(a.overhead_power.si() == 390.0);
   // Absent: none (minimal.yaml).
   CHECK(load_template(fixture("minimal")).overhead_power.si() == 0.0);

@@ -160,6 +160,34 @@ TEST_CASE("arch with an unknown --tech exits 2 naming the option", "[cli][config
         "\"N5\"?\n");
 }
 
+TEST_CASE("eval --nic swaps the scale-out NIC, an unknown one exits 2 naming the option",
+          "[cli][config-error]") {
+  // Llama 3 70B on 1,024 H100s, its data-parallel reductions over the scale-out tier: the
+  // iteration shortens with each NIC generation (techlib/network.yaml: HDR200 25 GB/s, NDR400
+  // 50 GB/s, XDR800 100 GB/s per GPU).
+  const std::string args =
+      "eval templates/h100.yaml --workload studies/workloads/llama3_70b.yaml --software "
+      "megatron-core --strategy tp8-pp4-dp32-mb1-zero1-sp-recompute=selective --format json --nic ";
+  double last = 1e9;
+  for (const char* nic : {"HDR200", "NDR400", "XDR800"}) {
+    const Run r = run(args + nic);
+    REQUIRE(r.code == 0);
+    const double t = nlohmann::json::parse(r.out).at("iteration_s").get<double>();
+    CHECK(t < last);
+    last = t;
+  }
+  const Run bad = run(args + "NDR4");
+  CHECK(bad.code == 2);
+  CHECK(bad.out.empty());
+  CHECK(bad.err == "command line: error: --nic: unknown scale-out NIC \"NDR4\" (known: HDR200, "
+                   "NDR400, XDR800 or RoCE400); did you mean \"NDR400\"?\n");
+  const Run none = run("eval templates/case_study_node.yaml --workload "
+                       "studies/workloads/llama3_8b.yaml --strategy tp8 --nic NDR400");
+  CHECK(none.code == 2);
+  CHECK(none.err == "command line: error: --nic: template \"case-study-node\" defines no "
+                    "network.scale_out to replace\n");
+}
+
 TEST_CASE("validate accepts every shipped input file of every kind", "[cli]") {
   // Every *.yaml under templates/, templates/software/, techlib/, studies/ and
   // studies/workloads/ (templates, profiles, technology files, studies, searches, workloads),

@@ -457,3 +457,37 @@ TEST_CASE("MoE dispatch: DeepEP forwarding and overlapped all-to-alls buy DeepSe
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("scale-out NICs: a faster network never slows the best strategy, and MoE gains most",
+          "[study]") {
+  // studies/scale_out_nic.yaml: Llama 3 70B and Mixtral 8x7B on 1,024 H100s joined by HDR200,
+  // NDR400 or XDR800 (techlib/network.yaml: 25, 50 and 100 GB/s per GPU at NCCL's measured
+  // 0.95, 0.94 and 0.94 of line rate), every strategy ranked under Megatron-Core. A faster NIC
+  // leaves every strategy at least as fast, so the best one can only gain; the dense model keeps
+  // most of its traffic on NVLink and gains a few percent, the MoE model's all-to-alls cross the
+  // network and gain more. Energy per token: the XDR port (NIC, optics, switch ports) draws
+  // 160 W per GPU against NDR's 90 W.
+  const StudyTable t = shipped_study_table("scale_out_nic", 6);
+  const auto row = [&](std::size_t workload, std::size_t nic) { return workload * 3 + nic; };
+  for (std::size_t w = 0; w < 2; ++w) {
+    const double hdr = iteration_s(t, row(w, 0)), ndr = iteration_s(t, row(w, 1)),
+                 xdr = iteration_s(t, row(w, 2));
+    std::printf("\n%s on 1,024 H100s: HDR200 %.3f s, NDR400 %.3f s, XDR800 %.3f s\n",
+                t.cell(row(w, 0), *t.column("workload")).c_str(), hdr, ndr, xdr);
+    REQUIRE(t.cell(row(w, 0), *t.column("nic")) == "HDR200");
+    REQUIRE(t.cell(row(w, 2), *t.column("nic")) == "XDR800");
+    CHECK(ndr <= hdr);
+    CHECK(xdr <= ndr);
+  }
+  const double dense_gain = iteration_s(t, row(0, 0)) / iteration_s(t, row(0, 1));
+  const double moe_gain = iteration_s(t, row(1, 0)) / iteration_s(t, row(1, 1));
+  CHECK(dense_gain > 1.0);
+  CHECK(dense_gain < 1.10);
+  CHECK(moe_gain > dense_gain);
+  // The NIC's power is in the energy: at nearly equal time XDR's 70 W more per GPU shows.
+  CHECK(number(t, row(0, 2), "j_per_token") > number(t, row(0, 1), "j_per_token"));
+}
+
+}  // namespace pathfinder

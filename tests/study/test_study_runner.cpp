@@ -72,7 +72,7 @@ TEST_CASE("a study's rows hold every axis and result, equal to a direct evaluati
   const ArchSpec spec = bind_template(
       test::shipped_techlib(),
       with_software(apply_overrides(load_template(test::source_path("templates/a100.yaml")),
-                                    {"N5", "HBM3", ""}),
+                                    {"N5", "HBM3", "", ""}),
                     software));
   TrainingOptions options = TrainingOptions::from(software);
   const DesignEvaluator e(spec, load_workload(s.workload_path).spec, 8, options);

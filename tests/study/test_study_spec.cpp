@@ -87,7 +87,7 @@ TEST_CASE("a point's template takes its technologies, budgets and nodes per pack
 TEST_CASE("study errors name the file, line, column and key", "[study][config-error]") {
   const std::string fixed = "strategy: tp2-pp2-dp2-mb4\n";
   CHECK(study_error(kHead + fixed + "sweep:\n  logc: [N7]\n") ==
-        "s.yaml:9:9: error: sweep.logc: unknown axis (expected logic, memory, network, devices, "
+        "s.yaml:9:9: error: sweep.logc: unknown axis (expected logic, memory, network, nic, devices, "
         "nodes_per_package, budget.power, budget.power_limit, budget.chip_area, budget.node_area, "
         "budget.perimeter, "
         "strategy, template, workload, software, search or label); did you mean \"logic\"?");

@@ -289,7 +289,22 @@ TEST_CASE("technology fields can be overridden without a copied library", "[tech
   CHECK(error_of([&] {
           (void)load_tech_library_dir(source_path("techlib"), {set("links.x.y", "1")});
         }) == "command line: error: --set techlib.links.x.y: expected section.technology.field "
-              "with section logic, memory or network, got \"links.x.y\"");
+              "with section logic, memory, network or nic, got \"links.x.y\"");
+  // The nic section's fields, checked as the file's own values.
+  CHECK(error_of([&] {
+          (void)load_tech_library_dir(source_path("techlib"),
+                                      {set("nic.NDR400.max_utilization", "1.5")});
+        }) == "command line: error: --set techlib.nic.NDR400.max_utilization: expected a fraction "
+              "in [0.01, 1], got \"1.5\"");
+  CHECK(error_of([&] {
+          (void)load_tech_library_dir(source_path("techlib"), {set("nic.NDR400.power", "-1 W")});
+        }) == "command line: error: --set techlib.nic.NDR400.power: expected a non-negative "
+              "power, got \"-1 W\"");
+  // Overridden, the NIC's value reaches what a template binds (templates/h100.yaml: NDR400).
+  const TechLibrary lib =
+      load_tech_library_dir(source_path("techlib"), {set("nic.NDR400.bandwidth", "100 GB/s")});
+  CHECK(lib.find_nic("NDR400")->bandwidth.si() == Approx(100e9));
+  CHECK(lib.find_nic("NDR400")->max_utilization == Approx(0.94));  // nccl-tests issue 290
 }
 
 namespace {
