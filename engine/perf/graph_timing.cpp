@@ -54,7 +54,8 @@ GraphTiming time_workload(const Workload& w, KernelTimer& timer) {
   const double pace = timer.machine().job_pace(1);
   for (std::size_t i = 0; i < g.size(); ++i) {
     const Kernel& k = g.kernels()[i];
-    out.kernels[i].time = timer.paced(timer.time(k), pace);
+    out.kernels[i].time = timer.time(k);
+    KernelTimer::pace(out.kernels[i].time, pace);
     PhaseTotals& p = out.phases[static_cast<std::size_t>(k.phase)];
     p.device += out.kernels[i].time.device;
     p.flops += out.kernels[i].time.flops;

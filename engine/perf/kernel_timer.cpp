@@ -290,14 +290,12 @@ KernelTime KernelTimer::time(const Kernel& k) {
   return at_clock(t, e.throttle, levels());
 }
 
-KernelTime KernelTimer::paced(KernelTime t, double pace) const {
-  if (pace == 1.0 || !(pace > 0.0)) return t;
-  t.compute = t.compute / pace;
-  t.clocked = t.clocked / pace;
-  const bool clock_bound = t.clocked >= t.memory;
+void KernelTimer::pace(KernelTime& t, double rate) {
+  if (rate == 1.0 || !(rate > 0.0)) return;
+  t.compute = t.compute / rate;
+  t.clocked = t.clocked / rate;
   t.device = std::max(t.clocked, t.memory) + t.fixed;
-  if (clock_bound) t.binding = t.clocked_binding;
-  return t;
+  if (t.clocked >= t.memory) t.binding = t.clocked_binding;
 }
 
 Throttle KernelTimer::settle(const PowerWindow& w) {

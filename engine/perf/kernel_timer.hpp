@@ -59,11 +59,11 @@ class KernelTimer {
   // At the clock the board's power limiter settles at over the kernel's run (none in
   // PerfMode::kBurst).
   [[nodiscard]] KernelTime time(const Kernel& k);
-  // `t` on a device that runs at `pace` of the timed one (a job waiting for its slowest device,
-  // device_variation.hpp): its clocked part takes 1/pace as long; main memory and latencies are
+  // `t` on a device that runs at `rate` of the timed one (a job waiting for its slowest device,
+  // device_variation.hpp): its clocked part takes 1/rate as long; main memory and latencies are
   // not on that clock. After the power limiter (the spread is how the devices' limiters and
   // silicon settle, Sinha et al. SC'22): the limiter's clock and the energy stay as timed.
-  [[nodiscard]] KernelTime paced(KernelTime t, double pace) const;
+  static void pace(KernelTime& t, double rate);
   // The full plan of a GEMM (memoized; the reference stays valid until the timer dies).
   [[nodiscard]] const GemmPlan& gemm_plan(const GemmShape& shape, DataType dtype);
   [[nodiscard]] std::size_t memoized() const { return first_count_ + cache_.size(); }

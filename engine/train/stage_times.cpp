@@ -186,7 +186,8 @@ Scratch& prepared_scratch(const ComputeGraph& g, KernelTimer& timer, const CommT
               ? scratch.comm[c] * (1.0 - comm_overlap + comm_overlap * contention)
               : scratch.comm[c];
     } else {
-      const KernelTime& kt = scratch.kernel[c] = timer.paced(timer.time(k), pace);
+      KernelTime& kt = scratch.kernel[c] = timer.time(k);
+      KernelTimer::pace(kt, pace);
       scratch.power[c] = kt.device > Time{} ? kt.energy() / kt.device : Power{};
       scratch.stream[c] = kt.device;
     }
