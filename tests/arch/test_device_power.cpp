@@ -94,12 +94,12 @@ TEST_CASE("a lower power cap lowers the energy per FLOP as V^2 and the leakage a
 
 TEST_CASE("B200: an FP4 FLOP costs half an FP8 one at the same energy factor", "[arch][energy]") {
   // The core's dynamic power at full rate is one budget whatever the operands: over the FP8
-  // peak (4.5 PFLOPS) x fp8_flop_energy_factor 2.899 per FP8 FLOP, over the FP4 peak (9
+  // peak (4.5 PFLOPS) x fp8_flop_energy_factor 3.199 per FP8 FLOP, over the FP4 peak (9
   // PFLOPS) x fp4_flop_energy_factor (default: the FP8 one) per FP4 FLOP. Without FP4 units
   // (H100) the FP8 figure stands in.
   const Shipped b = shipped("b200");
   const DevicePower d = device_power(b.spec, b.arch);
-  CHECK(d.joule_per_fp4_flop == Approx(d.core_dynamic * 2.899 / b.arch.core.fp4_peak.si()));
+  CHECK(d.joule_per_fp4_flop == Approx(d.core_dynamic * 3.199 / b.arch.core.fp4_peak.si()));
   CHECK(d.joule_per_fp4_flop == Approx(0.5 * d.joule_per_fp8_flop).epsilon(1e-9));
   const Shipped h = shipped("h100");
   const DevicePower dh = device_power(h.spec, h.arch);
