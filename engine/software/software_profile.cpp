@@ -39,10 +39,6 @@ Enum one_of(const ConfigNode& n, const char* key, const char* fallback,
   throw n.error_at(key, "expected " + expected + ", got " + n.quoted(key));
 }
 
-}  // namespace
-
-namespace {
-
 // A list of names from `allowed`, each once, as a bit per name's value; `empty_ok`: [] is none.
 std::uint8_t name_bits(const ConfigNode& n, const char* key,
                        const std::vector<std::pair<std::string, unsigned>>& allowed,

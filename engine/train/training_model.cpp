@@ -67,16 +67,16 @@ TrainingResult TrainingModel::evaluate(const Strategy& s) {
 void TrainingModel::evaluate(const Strategy& s, TrainingResult& r) {
   // A run the stack cannot make has no time. (The paper's LSTM and GEMM models stand outside
   // the LLM stacks the profiles describe.)
-  if (auto* gpt = std::get_if<GptTraining>(&model_); gpt != nullptr && !support_.runs(s)) {
-    r = TrainingResult{};
-    r.strategy = s;
-    r.memory = gpt_memory_footprint(gpt->spec(), s, gpt->options().memory);  // what it would hold
-    r.memory_capacity = gpt->memory_capacity();
-    r.feasible = false;
-    r.reason = support_.refuses(s, software_);
-    return;
-  }
   if (auto* gpt = std::get_if<GptTraining>(&model_)) {
+    if (!support_.runs(s)) {
+      r = TrainingResult{};
+      r.strategy = s;
+      r.memory = gpt_memory_footprint(gpt->spec(), s, gpt->options().memory);  // it would hold
+      r.memory_capacity = gpt->memory_capacity();
+      r.feasible = false;
+      r.reason = support_.refuses(s, software_);
+      return;
+    }
     gpt->evaluate(s, r);
   } else if (auto* lstm = std::get_if<LstmTraining>(&model_)) {
     lstm->evaluate(s, r);
