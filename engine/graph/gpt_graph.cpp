@@ -291,6 +291,15 @@ class GptBuilder {
     return stream(layer, n, KernelKind::kElementwise, ph, work * elements, read * elements * p_,
                   elements * bytes(written), std::move(deps));
   }
+  // Bytes per element of one quantized row-wise copy with its scales (quantize()'s `written`
+  // is both copies): what an FP8 dispatch sends.
+  [[nodiscard]] double fp8_row_bytes() const {
+    switch (part_.quant_recipe) {
+      case QuantRecipe::kMxfp8: return 1.0 + 1.0 / 32.0;
+      case QuantRecipe::kBlockwise: return 1.0 + 4.0 / 128.0;
+      default: return 1.0;  // per-tensor scales (NVFP4 profiles refuse an FP8 dispatch)
+    }
+  }
   [[nodiscard]] DataType linear_dtype() const {
     if (!part_.quantized_linear) return dt_;
     return part_.quant_recipe == QuantRecipe::kNvfp4 ? DataType::kFp4 : DataType::kFp8;
@@ -1074,23 +1083,28 @@ Deps GptBuilder::moe_fwd(int i, LayerFwd& r, const Deps& local, const Deps& gath
   r.router = add(std::move(router), i);
   r.topk = stream(i, "router.topk" + suffix_, KernelKind::kSoftmax, phase_, 5.0 * tok * E,
                   tok * E * p_, tok * k * bytes(8), {r.router});
-  // Each token's row copied once per chosen expert, grouped by expert.
+  // Each token's row copied once per chosen expert, grouped by expert; with an FP8 dispatch the
+  // rows quantized first (the experts' input cast moved before the all-to-all) and copied and
+  // sent as FP8 with their scales (row_bytes per element).
   Deps in_topk = in;
   in_topk.push_back(r.topk);
+  const bool fp8_rows = part_.fp8_dispatch && part_.quantized_linear;
+  if (fp8_rows) in_topk = {quantize(i, "moe.dispatch.cast" + suffix_, phase_, tok * h, in_topk)};
+  const Bytes row = fp8_rows ? bytes(fp8_row_bytes()) : p_;
   r.permuted = stream(i, "moe.permute" + suffix_, KernelKind::kElementwise, phase_, 0.0,
-                      tok * h * p_ + tok * k * bytes(8), tok * k * h * p_, std::move(in_topk));
+                      tok * h * row + tok * k * bytes(8), tok * k * h * row, std::move(in_topk));
   // Dropless routing sizes the all-to-all (and the experts' GEMMs) on the host: Megatron-Core's
   // MoEAlltoAllTokenDispatcher copies the split sizes to the CPU and synchronizes the stream
   // "before expert parallel AlltoAll communication to get the input_splits and output_splits
   // CPU values" (cuda_sync_point before_ep_alltoall; before_finish without expert
   // parallelism): the next kernel is issued only once the device has caught up.
   host_sync_next_ = true;
-  Deps x = ep_comm(i, "moe.dispatch" + suffix_, phase_, {r.permuted}, tok * k * h * p_);
+  Deps x = ep_comm(i, "moe.dispatch" + suffix_, phase_, {r.permuted}, tok * k * h * row);
   if (part_.sequence_parallel) {  // every tensor rank's experts see all the rows
     x = tp_comm(i, "experts.gather" + suffix_, CommKind::kAllGather, phase_, std::move(x), false,
-                bytes(rows * h * p_.si()));
+                bytes(rows * h * row.si()));
   }
-  if (part_.quantized_linear) {
+  if (part_.quantized_linear && !fp8_rows) {
     x = {quantize(i, "experts.fc1.cast" + suffix_, phase_, rows * h, std::move(x))};
   }
   const KernelId fc1 = expert_gemm(i, "experts.fc1" + suffix_, phase_,
@@ -1157,12 +1171,21 @@ Deps GptBuilder::moe_bwd(int i, const LayerFwd& f, const Deps& g_local, const De
   const KernelId up_b = stream(i, "moe.unpermute.bwd", KernelKind::kElementwise, bd,
                                3.0 * tok * k * h, tok * h * p_ + tok * k * h * p_,
                                tok * k * h * p_ + tok * k * bytes(4), std::move(gi));
-  Deps x = ep_comm(i, "moe.combine.bwd", bd, {up_b}, tok * k * h * p_);
+  // With an FP8 dispatch the rows' gradients are quantized before the backward combine, which
+  // then carries FP8 (DeepSeek-V3 §3.3.2); the forward combine and the backward dispatch stay in
+  // 16 bits.
+  const bool fp8_rows = part_.fp8_dispatch && part_.quantized_linear;
+  Deps x = {up_b};
+  if (fp8_rows) x = {quantize(i, "experts.fc2.grad.cast", bd, tok * k * h, std::move(x))};
+  const Bytes row = fp8_rows ? bytes(fp8_row_bytes()) : p_;
+  x = ep_comm(i, "moe.combine.bwd", bd, std::move(x), tok * k * h * row);
   if (part_.sequence_parallel) {
     x = tp_comm(i, "experts.gather.bwd", CommKind::kAllGather, bd, std::move(x), false,
-                bytes(rows * h * p_.si()));
+                bytes(rows * h * row.si()));
   }
-  if (part_.quantized_linear) x = {quantize(i, "experts.fc2.grad.cast", bd, rows * h, std::move(x))};
+  if (part_.quantized_linear && !fp8_rows) {
+    x = {quantize(i, "experts.fc2.grad.cast", bd, rows * h, std::move(x))};
+  }
   const KernelId fc2_d = expert_gemm(i, "experts.fc2.dgrad", bd, GemmShape{El, m, fe_i, s_.hidden},
                                      x, w.e_fc2);
   wg.push_back(expert_gemm(i, "experts.fc2.wgrad", bw, GemmShape{El, fe_i, s_.hidden, m}, x,

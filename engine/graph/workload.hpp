@@ -258,6 +258,11 @@ struct GptPartition {
   // the micro-batches). Attention, norms, the embedding and the output layer stay in 16 bits.
   bool quantized_linear = false;
   QuantRecipe quant_recipe = QuantRecipe::kDelayed;
+  // With quantized_linear: the experts' inputs quantized before the expert-parallel dispatch,
+  // and their output gradients before the backward combine, so those all-to-alls carry FP8 rows
+  // (DeepSeek-V3 technical report §3.3.2, "Low-Precision Communication": dispatch in FP8, both
+  // combines in BF16; DeepEP's FP8 dispatch). Off: 16-bit rows, quantized at the experts.
+  bool fp8_dispatch = false;
   // With quantized_linear: the backward (data- and weight-gradient) GEMMs with fast accumulation
   // too. Off (Transformer Engine's _2X_ACC_DGRAD/_2X_ACC_WGRAD, torchao's Float8LinearConfig
   // default): their FP32 accumulators are promoted periodically (Kernel::promoted_accumulation);

@@ -188,6 +188,13 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
   if (auto p = root.optional_child("parallelism")) s.parallelism = read_parallelism(*p);
   if (auto m = root.optional_child("moe")) {
     s.forwarded_dispatch = two_way(*m, "dispatcher", "alltoall", "deepep", "alltoall or deepep");
+    s.fp8_dispatch = two_way(*m, "dispatch_precision", "bf16", "fp8", "bf16 or fp8");
+    if (s.fp8_dispatch && !(s.quantized_linear && s.quant_recipe != QuantRecipe::kNvfp4)) {
+      throw m->error_at("dispatch_precision",
+                        "expected bf16 unless precision.linear_layers is fp8 (the experts' "
+                        "GEMMs take the FP8 rows the dispatch sends), got " +
+                            m->quoted("dispatch_precision"));
+    }
     m->finish();
   }
   if (auto m = root.optional_child("memory_model")) {

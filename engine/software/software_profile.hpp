@@ -141,6 +141,9 @@ struct SoftwareProfile {
   ParallelismSupport parallelism;
   // `moe: {dispatcher: alltoall | deepep}` (TrainingOptions::forwarded_dispatch).
   bool forwarded_dispatch = false;
+  // `moe: {dispatch_precision: bf16 | fp8}` (GptPartition::fp8_dispatch; fp8 needs FP8 linear
+  // layers).
+  bool fp8_dispatch = false;
   // `overlap: {expert_parallel: true}` (TrainingOptions::overlap_expert_comm).
   bool overlap_expert_comm = false;
 };

@@ -101,6 +101,8 @@ struct TrainingOptions {
   // scale-up domain, a token crossing the scale-out tier once per domain its experts are in
   // (forwarded_all_to_all); `alltoall` (default): Megatron-Core's flat all-to-all.
   bool forwarded_dispatch = false;
+  // `moe: {dispatch_precision: fp8}` (GptPartition::fp8_dispatch).
+  bool fp8_dispatch = false;
   // `overlap: {expert_parallel: true}` (GptPartition::overlap_expert_comm).
   bool overlap_expert_comm = false;
   // What the stack can run (TrainingModel::evaluate refuses the rest) and its name.
@@ -134,6 +136,7 @@ struct TrainingOptions {
     o.selective_op = s.selective_op;
     o.parallelism = s.parallelism;
     o.forwarded_dispatch = s.forwarded_dispatch;
+    o.fp8_dispatch = s.fp8_dispatch;
     o.overlap_expert_comm = s.overlap_expert_comm;
     o.software = s.name;
     return o;

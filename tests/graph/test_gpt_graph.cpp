@@ -417,6 +417,25 @@ TEST_CASE("mixture of experts: router, all-to-all dispatch, grouped expert GEMMs
   const ComputeGraph gr = build_gpt_graph(s, rowwise);
   CHECK(find(gr, "l0.experts.fc1.dgrad.rescale").bytes_read.in(units::bytes) ==
         2.0 * 256 * 256 * 2);  // 2 local experts x 256 rows x h 256, bf16
+  // An FP8 dispatch (DeepSeek-V3 §3.3.2): the rows quantized before the forward dispatch and
+  // the backward combine, which carry 1 B per element with blockwise scales (1 + 4/128):
+  // T·k·h·1.03125 = 135,168 B; the forward combine and the backward dispatch stay 16-bit
+  // (262,144 B). The experts' input cast moves before the dispatch, onto the T·h token rows.
+  GptPartition fp8d = ep2;
+  fp8d.quantized_linear = true;
+  fp8d.quant_recipe = QuantRecipe::kBlockwise;
+  fp8d.fp8_dispatch = true;
+  const ComputeGraph gd = build_gpt_graph(s, fp8d);
+  CHECK(find(gd, "l0.moe.dispatch.fwd").comm->bytes.in(units::bytes) == 135168.0);
+  CHECK(find(gd, "l0.moe.combine.bwd").comm->bytes.in(units::bytes) == 135168.0);
+  CHECK(find(gd, "l0.moe.combine.fwd").comm->bytes.in(units::bytes) == 262144.0);
+  CHECK(find(gd, "l0.moe.dispatch.bwd").comm->bytes.in(units::bytes) == 262144.0);
+  CHECK(find(gd, "l0.moe.dispatch.cast.fwd").bytes_read.in(units::bytes) == 256.0 * 256 * 2);
+  CHECK(std::none_of(gd.kernels().begin(), gd.kernels().end(), [](const Kernel& k) {
+    return k.name == "l0.experts.fc1.cast.fwd";
+  }));
+  // The permute copies FP8 rows: T·h in, T·k·h out at 1.03125 B (with the routing indices).
+  CHECK(find(gd, "l0.moe.permute.fwd").bytes_written.in(units::bytes) == 135168.0);
   // 2 local experts, each T·k·ep/E = 256 rows (balanced): (2; 256, 128, 256).
   CHECK(*find(g, "l0.experts.fc1.fwd").gemm == GemmShape{2, 256, 128, 256});
   CHECK(*find(g, "l0.experts.fc2.fwd").gemm == GemmShape{2, 256, 256, 128});

@@ -418,6 +418,21 @@ TEST_CASE("moe: the expert all-to-all's dispatcher is the profile's choice", "[s
   CHECK(TrainingOptions::from(profile("moe:\n  dispatcher: deepep\n")).forwarded_dispatch);
   CHECK(profile_error(std::string(kMinimal) + "moe:\n  dispatcher: flex\n") ==
         "p.yaml:5:15: error: moe.dispatcher: expected alltoall or deepep, got \"flex\"");
+  // The rows' precision on the all-to-all: bf16 (default) or fp8, which needs FP8 linear layers.
+  CHECK_FALSE(profile("").fp8_dispatch);
+  const std::string fp8 = "precision:\n  linear_layers: fp8\n";
+  CHECK(TrainingOptions::from(profile(fp8 + "moe:\n  dispatch_precision: fp8\n")).fp8_dispatch);
+  CHECK(profile_error(std::string(kMinimal) + "moe:\n  dispatch_precision: fp8\n") ==
+        "p.yaml:5:23: error: moe.dispatch_precision: expected bf16 unless "
+        "precision.linear_layers is fp8 (the experts' GEMMs take the FP8 rows the dispatch "
+        "sends), got \"fp8\"");
+  CHECK(profile_error(std::string(kMinimal) +
+                      "precision:\n  linear_layers: fp4\nmoe:\n  dispatch_precision: fp8\n") ==
+        "p.yaml:7:23: error: moe.dispatch_precision: expected bf16 unless "
+        "precision.linear_layers is fp8 (the experts' GEMMs take the FP8 rows the dispatch "
+        "sends), got \"fp8\"");
+  CHECK(profile_error(std::string(kMinimal) + "moe:\n  dispatch_precision: e4m3\n") ==
+        "p.yaml:5:23: error: moe.dispatch_precision: expected bf16 or fp8, got \"e4m3\"");
 }
 
 }  // namespace pathfinder
