@@ -36,6 +36,7 @@ cli::MachineOptions machine_options(const Machine& m, std::vector<ConfigOverride
   if (!m.tech.empty()) o.overrides.logic = m.tech;
   if (!m.memory.empty()) o.overrides.memory = m.memory;
   if (!m.network.empty()) o.overrides.network = m.network;
+  if (!m.nic.empty()) o.overrides.nic = m.nic;
   for (const std::string& s : m.sets) {
     ConfigOverride c = parse_config_override(s);
     if (cli::route_machine_set(o, c)) continue;

@@ -16,6 +16,7 @@ struct Machine {
   std::string template_path;
   std::string tech, memory, network, techlib, software;
   std::vector<std::string> sets;  // KEY=VALUE
+  std::string nic;                // as --nic: the scale-out NIC replacing the template's
 };
 
 struct Evaluation {

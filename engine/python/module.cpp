@@ -18,10 +18,11 @@ using namespace pathfinder;
 namespace {
 
 api::Machine machine(std::string tmpl, std::string tech, std::string memory, std::string network,
-                     std::string techlib, std::string software, std::vector<std::string> sets) {
-  return api::Machine{std::move(tmpl),    std::move(tech),     std::move(memory),
-                      std::move(network), std::move(techlib),  std::move(software),
-                      std::move(sets)};
+                     std::string techlib, std::string software, std::vector<std::string> sets,
+                     std::string nic) {
+  return api::Machine{std::move(tmpl),    std::move(tech),    std::move(memory),
+                      std::move(network), std::move(techlib), std::move(software),
+                      std::move(sets),    std::move(nic)};
 }
 
 }  // namespace
@@ -49,42 +50,42 @@ PYBIND11_MODULE(_pathfinder, m) {
   m.def(
       "arch",
       [](std::string tmpl, std::string tech, std::string memory, std::string network,
-         std::string techlib, std::string software, std::vector<std::string> sets) {
+         std::string techlib, std::string software, std::vector<std::string> sets, std::string nic) {
         return api::arch(machine(std::move(tmpl), std::move(tech), std::move(memory),
                                  std::move(network), std::move(techlib), std::move(software),
-                                 std::move(sets)))
+                                 std::move(sets), std::move(nic)))
             .dump();
       },
       py::arg("template"), py::arg("tech"), py::arg("memory"), py::arg("network"),
-      py::arg("techlib"), py::arg("software"), py::arg("sets"), release);
+      py::arg("techlib"), py::arg("software"), py::arg("sets"), py::arg("nic"), release);
   m.def(
       "evaluate",
       [](std::string tmpl, std::string workload, std::string strategy, int devices,
          std::string tech, std::string memory, std::string network, std::string techlib,
-         std::string software, std::vector<std::string> sets) {
+         std::string software, std::vector<std::string> sets, std::string nic) {
         api::Evaluation e{machine(std::move(tmpl), std::move(tech), std::move(memory),
                                   std::move(network), std::move(techlib), std::move(software),
-                                  std::move(sets)),
+                                  std::move(sets), std::move(nic)),
                           std::move(workload), std::move(strategy), devices};
         return api::evaluate(e).dump();
       },
       py::arg("template"), py::arg("workload"), py::arg("strategy"), py::arg("devices"),
       py::arg("tech"), py::arg("memory"), py::arg("network"), py::arg("techlib"),
-      py::arg("software"), py::arg("sets"), release);
+      py::arg("software"), py::arg("sets"), py::arg("nic"), release);
   m.def(
       "rank",
       [](std::string tmpl, std::string workload, int devices, std::string objective, int top,
          std::string tech, std::string memory, std::string network, std::string techlib,
-         std::string software, std::vector<std::string> sets) {
+         std::string software, std::vector<std::string> sets, std::string nic) {
         api::Evaluation e{machine(std::move(tmpl), std::move(tech), std::move(memory),
                                   std::move(network), std::move(techlib), std::move(software),
-                                  std::move(sets)),
+                                  std::move(sets), std::move(nic)),
                           std::move(workload), "", devices};
         return api::rank(e, objective, top).dump();
       },
       py::arg("template"), py::arg("workload"), py::arg("devices"), py::arg("objective"),
       py::arg("top"), py::arg("tech"), py::arg("memory"), py::arg("network"),
-      py::arg("techlib"), py::arg("software"), py::arg("sets"), release);
+      py::arg("techlib"), py::arg("software"), py::arg("sets"), py::arg("nic"), release);
   m.def(
       "search",
       [](const std::string& file, int restarts, int steps, int threads,

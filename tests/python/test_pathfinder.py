@@ -56,6 +56,20 @@ def test_evaluate_matches_eval_and_takes_sets():
     assert half["iteration_s"] < r["iteration_s"]
 
 
+def test_evaluate_takes_the_scale_out_nic_as_the_command_line_does():
+    # 64 A100s (8 DGX) on HDR200 (a100.yaml) and on XDR800 (100 GB/s per GPU, techlib): the
+    # data-parallel reduction crosses the network, so the faster NIC is faster.
+    args = dict(strategy="tp8-pp1-dp8-mb4", devices=64)
+    hdr = pf.evaluate(A100, GPT13, **args)
+    xdr = pf.evaluate(A100, GPT13, nic="XDR800", **args)
+    cli = cli_json("eval", A100, "--workload", GPT13, "--strategy", "tp8-pp1-dp8-mb4",
+                   "--devices", "64", "--nic", "XDR800")
+    assert xdr["iteration_s"] == cli["iteration_s"]
+    assert xdr["iteration_s"] < hdr["iteration_s"]
+    with pytest.raises(pf.ConfigError, match="unknown scale-out NIC"):
+        pf.evaluate(A100, GPT13, nic="NDR4", **args)
+
+
 def test_rank_orders_strategies_and_frames_them():
     r = pf.rank(A100, GPT13, 8, top=3)
     top = r["top"]

@@ -24,10 +24,11 @@ __version__ = _native.version()
 __all__ = ["ConfigError", "validate", "arch", "evaluate", "rank", "search", "study", "frame"]
 
 
-def _machine(tech, memory, network, techlib, software, set):
+def _machine(tech, memory, network, techlib, software, set, nic=""):
     if isinstance(set, str):
         set = [set]
-    return [tech or "", memory or "", network or "", techlib or "", software or "", list(set)]
+    return [tech or "", memory or "", network or "", techlib or "", software or "", list(set),
+            nic or ""]
 
 
 def validate(*paths, techlib=""):
@@ -35,26 +36,28 @@ def validate(*paths, techlib=""):
     return json.loads(_native.validate([str(p) for p in paths], techlib or ""))
 
 
-def arch(template, *, tech="", memory="", network="", techlib="", software="", set=()):
+def arch(template, *, tech="", memory="", network="", techlib="", software="", set=(),
+         nic=""):
     """The micro-architecture a template's budgets buy (``pathfinder arch``)."""
     return json.loads(_native.arch(str(template), *_machine(tech, memory, network, techlib,
-                                                            software, set)))
+                                                            software, set, nic)))
 
 
 def evaluate(template, workload, *, strategy="", devices=0, tech="", memory="", network="",
-             techlib="", software="", set=()):
-    """One training iteration (``pathfinder eval``): set holds KEY=VALUE strings."""
+             techlib="", software="", set=(), nic=""):
+    """One training iteration (``pathfinder eval``): set holds KEY=VALUE strings; nic names a
+    scale-out NIC of the technology library (as ``--nic``)."""
     return json.loads(_native.evaluate(str(template), str(workload), strategy or "",
                                        int(devices), *_machine(tech, memory, network, techlib,
-                                                               software, set)))
+                                                               software, set, nic)))
 
 
 def rank(template, workload, devices, *, objective="time", top=5, tech="", memory="",
-         network="", techlib="", software="", set=()):
+         network="", techlib="", software="", set=(), nic=""):
     """Every valid strategy on `devices` devices, ranked by `objective` (``pathfinder rank``)."""
     return json.loads(_native.rank(str(template), str(workload), int(devices), objective,
                                    int(top), *_machine(tech, memory, network, techlib,
-                                                       software, set)))
+                                                       software, set, nic)))
 
 
 def search(search_file, *, restarts=0, steps=0, threads=0, objective=""):
