@@ -248,8 +248,8 @@ struct GptPartition {
   // not waiting: Megatron-Core's batch-level overlap (--overlap-moe-expert-parallel-comm, MoE
   // README, v0.14), where one micro-batch's forward and another's backward run as one step and
   // each one's all-to-alls hide behind the other's compute. Per pass, the pass ends when both
-  // streams have (timing only: the cross-micro-batch pairing, unpaired warm-up and cool-down
-  // passes not distinguished).
+  // streams have; the pipeline's unpaired warm-up and cool-down passes are timed without it
+  // (GptTraining::expert_paired_share).
   bool overlap_expert_comm = false;
   // The layers' linear GEMMs (QKV, projection, MLP: forward, data and weight gradients) in FP8
   // or FP4 as Transformer Engine runs them (Micikevicius et al. 2022; NVIDIA TE docs, "Using

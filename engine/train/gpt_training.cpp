@@ -130,6 +130,7 @@ std::shared_ptr<const ComputeGraph> GptTraining::part_graph(const Strategy& s, P
     GptSpec w = spec_;
     w.micro_batch = s.micro_batch;
     GptPartition p = software_partition(options_, spec_.precision);
+    if (kind == PartKind::kLayerUnpaired) p.overlap_expert_comm = false;
     p.first_layer = first_layer;
     p.tensor = s.tp;
     p.sequence_parallel = s.sequence_parallel;
@@ -199,6 +200,24 @@ double GptTraining::job_pace(const Strategy& s) const {
   return timer_.machine().job_pace(s.devices());
 }
 
+double GptTraining::expert_paired_share(const Strategy& s, int stage,
+                                        std::int64_t micro_batches) const {
+  if (!options_.overlap_expert_comm || !spec_.moe() || s.ep <= 1) return 1.0;
+  // Megatron-Core's batch-level overlap (--overlap-moe-expert-parallel-comm, combined 1F1B)
+  // runs one micro-batch's forward together with another's backward: only the steady state's
+  // pairs overlap. A stage's unpaired passes are its warm-up forwards and as many cool-down
+  // backwards: p - 1 - d under 1F1B (at least 1: the last stage's first forward has no
+  // backward to pair with), (p - d - 1)·2 + (v - 1)·p interleaved (Megatron's
+  // get_pp_rank_microbatches), at most all of them; GPipe pairs none.
+  if (s.schedule == PipelineSchedule::kGpipe) return 0.0;
+  const int v = s.schedule == PipelineSchedule::kInterleaved ? s.virtual_stages : 1;
+  const double passes = static_cast<double>(micro_batches) * v;
+  const double warmup =
+      v > 1 ? static_cast<double>((s.pp - stage - 1) * 2 + (v - 1) * s.pp)
+            : static_cast<double>(std::max(1, s.pp - 1 - stage));
+  return passes > 0.0 ? std::clamp(1.0 - warmup / passes, 0.0, 1.0) : 0.0;
+}
+
 double GptTraining::tensor_overlap(const Strategy& s) const {
   return options_.tensor_comm_chunked ? 1.0 - 1.0 / s.tp : options_.tensor_comm_overlap;
 }
@@ -227,6 +246,12 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
   const auto dense = static_cast<int>(spec_.dense_layers_in(0, spec_.layers));
   parts.layer = part(PartKind::kLayer, 1, spec_.moe() ? dense : 0, false, false,
                      parts.layer_parameters, parts.layer_trained);
+  parts.layer_unpaired = parts.layer;
+  if (options_.overlap_expert_comm && spec_.moe() && s.ep > 1) {
+    double params = 0.0, trained = 0.0;
+    parts.layer_unpaired =
+        part(PartKind::kLayerUnpaired, 1, dense, false, false, params, trained);
+  }
   if (spec_.moe() && dense > 0) {
     parts.dense_layer = part(PartKind::kDenseLayer, 1, 0, false, false,
                              parts.dense_layer_parameters, parts.dense_layer_trained);
@@ -502,7 +527,13 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
     const StageSpan& span = spans_[static_cast<std::size_t>(c)];
     const auto layers = static_cast<int>(span.count);
     const auto dense = static_cast<int>(spec_.dense_layers_in(span.first, layers));
-    add(cc, pt.layer, layers - dense, pt.layer_trained);
+    // The sparse layers' passes the schedule pairs with another micro-batch's (their
+    // all-to-alls overlapped) and the rest (expert_paired_share), weighted by their counts.
+    const double paired = expert_paired_share(s, c % s.pp, micro_batches);
+    add(cc, pt.layer, (layers - dense) * paired, pt.layer_trained);
+    if (paired < 1.0) {
+      add(cc, pt.layer_unpaired, (layers - dense) * (1.0 - paired), pt.layer_trained);
+    }
     cc.expert_parameters = static_cast<double>(layers - dense) * layer_experts;
     if (dense > 0) add(cc, pt.dense_layer, dense, pt.dense_layer_trained);
     if (c == 0) {

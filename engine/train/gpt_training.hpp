@@ -178,6 +178,11 @@ class GptTraining {
   // all-to-all's scale-out copies the expert group's dispatch and combine send, a token's
   // distinct remote domains over its top_k copies; 1 otherwise.
   [[nodiscard]] double dispatch_cross_share(const GroupPlacement& expert) const;
+  // With TrainingOptions::overlap_expert_comm: the share of pipeline stage `stage`'s
+  // sparse-layer passes that the schedule pairs with another micro-batch's, their expert
+  // all-to-alls overlapped (the rest run them on the compute stream); 1 without the overlap.
+  [[nodiscard]] double expert_paired_share(const Strategy& s, int stage,
+                                           std::int64_t micro_batches) const;
   [[nodiscard]] const GptSpec& spec() const { return spec_; }
   [[nodiscard]] const TrainingOptions& options() const { return options_; }
   [[nodiscard]] Bytes memory_capacity() const {
@@ -190,6 +195,10 @@ class GptTraining {
   // the embedding and the head, each timed alone.
   struct Parts {
     StageTimes layer, dense_layer, embedding, head;
+    // A sparse layer's passes with its expert all-to-alls on the compute stream: what a pass
+    // the schedule cannot pair with another micro-batch's runs (TrainingOptions::
+    // overlap_expert_comm; equal to `layer` without it).
+    StageTimes layer_unpaired;
     double layer_parameters = 0.0, dense_layer_parameters = 0.0, embedding_parameters = 0.0,
            head_parameters = 0.0;
     // Of those, the trained ones (all, or LoRA's adapters): gradients reduced, states updated.
@@ -212,7 +221,7 @@ class GptTraining {
   };
   const Parts& parts(const Strategy& s, int id);
   // The graph cache's part numbers.
-  enum class PartKind { kLayer, kDenseLayer, kEmbedding, kHead };
+  enum class PartKind { kLayer, kDenseLayer, kEmbedding, kHead, kLayerUnpaired };
   // One part's graph for the strategy's shape (built once, shared through options_.graphs).
   std::shared_ptr<const ComputeGraph> part_graph(const Strategy& s, PartKind kind, int layers,
                                                  int first_layer, bool embedding, bool head);
