@@ -148,6 +148,9 @@ ScaleOutSpec read_scale_out(const ConfigNode& n) {
   if (n.has("nic")) {
     s.nic = n.require<std::string>("nic");
     s.nic_loc = n.loc_of("nic");
+    if (s.nic.empty()) {
+      throw n.error_at("nic", "expected a NIC of the technology library's nic section, got \"\"");
+    }
   }
   // A named NIC supplies what is left out; without one, bandwidth and latency are required.
   const bool named = !s.nic.empty();

@@ -513,6 +513,9 @@ TEST_CASE("scale-out and congestion errors are exact", "[arch][config-error]") {
         "\"fat-tree\"?");
   CHECK(with_scale_out("{bandwidth: 25 GB/s, latency: 5 us, topology: switch, technology: HDR-x8}") ==
         "patched.yaml:18:68: error: network.scale_out.technology: unknown key");
+  CHECK(with_scale_out("{nic: \"\", topology: fat-tree}") ==
+        "patched.yaml:18:20: error: network.scale_out.nic: expected a NIC of the technology "
+        "library's nic section, got \"\"");
 }
 
 TEST_CASE("a scale-out NIC from the technology library, overridden key by key", "[arch]") {
