@@ -74,6 +74,7 @@ TrainingResult GemmTraining::evaluate(const Strategy& s) {
   r.model_flops = flops(2.0 * static_cast<double>(spec_.m) * static_cast<double>(spec_.n) *
                         static_cast<double>(spec_.k));
   r.mfu = r.model_flops / (r.iteration_time * system_.devices * peak_);
+  r.job_pace = timer_.machine().job_pace(s.devices());
   r.local_gemm = LocalGemm{g.local, local, g.local_time.intensity()};
   return r;
 }

@@ -409,6 +409,7 @@ void GptTraining::evaluate(const Strategy& s, TrainingResult& r) {
     }
   }
   r.mfu = r.model_flops / (r.iteration_time * system_.devices * peak_);
+  r.job_pace = timer_.machine().job_pace(s.devices());
   r.tokens_per_second =
       static_cast<double>(spec_.global_batch * spec_.sequence) / r.iteration_time.si();
 }

@@ -152,6 +152,7 @@ void LstmTraining::evaluate(const Strategy& s, TrainingResult& r) {
   thread_local IterationScratch scratch;
   assemble_iteration(in, r, &scratch);
   r.mfu = r.model_flops / (r.iteration_time * system_.devices * peak_);
+  r.job_pace = timer_.machine().job_pace(s.devices());
   r.tokens_per_second = static_cast<double>(spec_.batch) * S / r.iteration_time.si();
 }
 

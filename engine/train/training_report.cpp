@@ -124,6 +124,7 @@ nlohmann::json to_json(const TrainingResult& r, int devices) {
   }
   j["model_flops"] = r.model_flops.si();
   j["mfu"] = if_feasible(r.mfu);
+  j["job_pace"] = if_feasible(r.job_pace);
   j["tokens_per_s"] = if_feasible(r.tokens_per_second);
   j["energy"] = if_feasible(energy_json(r.energy));
   if (r.cost.modelled) {
@@ -214,6 +215,11 @@ std::string format_table(const TrainingResult& r, int devices, const std::string
   out += "\n";
   out += printf_string("MFU %.1f%%, %.4g tokens/s, %.4g model PFLOP per iteration\n",
                        100.0 * r.mfu, r.tokens_per_second, r.model_flops.si() / 1e15);
+  if (r.job_pace != 1.0) {
+    out += printf_string("device variation: the job's slowest of %d devices computes at %.3f "
+                         "of the template's rate (core.device_variation)\n",
+                         r.strategy.devices(), r.job_pace);
+  }
   out += energy_rows(r.energy);
   if (r.cost.modelled) {
     out += printf_string("cost %.4g USD per iteration", r.cost.usd);

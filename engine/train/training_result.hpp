@@ -77,6 +77,9 @@ struct TrainingResult {
   Flops model_flops;                  // per iteration, Megatron's count (no recomputation)
   double mfu = 0.0;                   // model FLOP/s over the devices' peak
   double tokens_per_second = 0.0;
+  // The job's slowest device's pace against the template's rate (engine/perf/
+  // device_variation.hpp): below 1 above the size the rate was fitted on, 1 without variation.
+  double job_pace = 1.0;
   std::vector<Time> device_busy;      // per pipeline stage
   EnergyReport energy;                // when feasible (TrainingModel fills it)
   CostReport cost;                    // likewise, when the template has a cost model

@@ -29,7 +29,8 @@ TEST_CASE("an infeasible strategy's JSON has the reason and null times", "[train
   CHECK(j.at("reason") == "needs 95.00 GB per device, has 85.90 GB");
   CHECK(j.at("strategy") == "tp8-pp1-dp1-mb1-1f1b");
   for (const char* key : {"iteration_s", "stage_forward_s", "stage_backward_s", "critical_stage",
-                          "device_busy_s", "stage_utilization", "mfu", "tokens_per_s"}) {
+                          "device_busy_s", "stage_utilization", "mfu", "tokens_per_s",
+                          "job_pace"}) {
     INFO(key);
     CHECK(j.at(key).is_null());
   }
@@ -109,6 +110,26 @@ TEST_CASE("every stage's breakdown: JSON lists all, the table at most 8 rows", "
   r.stages.resize(1);
   r.critical_stage = 0;
   CHECK(format_table(r, 1, "gpt").find("\nstage  ") == std::string::npos);
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("the job's pace under device variation: JSON always, the table when it is not 1",
+          "[train][report]") {
+  // engine/perf/device_variation.hpp: 1,024 devices of a template fitted on 8 with sigma 1.5%
+  // run at (1 + 0.015 e(8)) / (1 + 0.015 e(1024)) = 0.974 of its rate.
+  TrainingResult r;
+  r.strategy = parse_strategy("tp8-pp4-dp32-mb1");
+  r.iteration_time = seconds(8.0);
+  r.job_pace = 0.9743;
+  CHECK(nlohmann::json::parse(to_json(r, 1024).dump()).at("job_pace").get<double>() == 0.9743);
+  const std::string table = format_table(r, 1024, "job");
+  CHECK(table.find("device variation: the job's slowest of 1024 devices computes at 0.974 of "
+                   "the template's rate (core.device_variation)") != std::string::npos);
+  r.job_pace = 1.0;  // the fitted size, or no variation: nothing to say
+  CHECK(format_table(r, 8, "job").find("device variation") == std::string::npos);
 }
 
 }  // namespace pathfinder
