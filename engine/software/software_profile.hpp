@@ -6,6 +6,7 @@
 // source or is marked [fit] with what it was fitted to.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -55,19 +56,15 @@ enum class GradientReduction { kWorkload, kFp32, kFp32IfBf16 };
 //             embedding, whose gradient no GEMM makes, still by the hook's add
 enum class WgradAccumulation { kNone, kSeparate, kFused };
 
-struct SoftwareProfile {
-  std::string name;
-  std::string file;
-  // Host CPU time to issue one operator outside a training step (eager framework dispatch,
-  // library heuristics and the driver call): the floor of an isolated GEMM call.
-  Time dispatch;
-  // Host time per modelled kernel inside a training step (module, autograd and framework
-  // operators that one fused graph kernel stands for).
-  Time training_dispatch;
-  // Fixed host work per iteration outside the modelled kernels (data loader, logging).
-  Time iteration;
+// What a software stack chooses for the model of a training step: its overlaps, kernels,
+// precisions, memory and the parallelism its code runs. A profile reads them from its file
+// (defaults: nothing overlapped, fused kernels); TrainingOptions carries them into the
+// training model.
+struct StackChoices {
   // Gradient reduction overlapped with the backward pass (bucketed, as PyTorch DDP and
-  // Megatron-Core --overlap-grad-reduce do); off: after the backward pass (Megatron-LM local DDP).
+  // Megatron-Core --overlap-grad-reduce do), sharing the ports with the tensor and pipeline
+  // traffic until the backward ends; off: after the backward pass (Megatron-LM local DDP).
+  // ZeRO-3's per-layer gathers and reduce-scatters are always prefetched and overlapped.
   bool overlap_data_parallel = false;
   // `zero: {overlap: ...}`: ZeRO-1/2's gradient reduction overlapped likewise (default: as
   // overlap_data_parallel); off: after the backward pass.
@@ -129,9 +126,6 @@ struct SoftwareProfile {
   EagerOps eager;
   // `kernels: {wgrad_accumulation: fused|separate|none}` (WgradAccumulation; default none).
   WgradAccumulation wgrad_accumulation = WgradAccumulation::kNone;
-  // `collectives: nccl`: the collectives run as NCCL runs them (engine/system/collectives.hpp);
-  // `any` (default): the fastest modelled algorithm, as the paper's reference assumes.
-  CollectiveLibrary collectives = CollectiveLibrary::kAny;
   // What the stack keeps in device memory beyond the ZeRO/Korthikanti counts (memory_model:
   // block; GPT workloads), and which layers each pipeline stage holds (`pipeline: {layer_split:
   // even|by-cost}`, MemoryModel::layer_split).
@@ -139,13 +133,43 @@ struct SoftwareProfile {
   // `parallelism: {schedules, zero, context, expert, sequence_parallel}`: what the stack's code
   // can run (default: everything); a strategy outside it is infeasible with the reason.
   ParallelismSupport parallelism;
-  // `moe: {dispatcher: alltoall | deepep}` (TrainingOptions::forwarded_dispatch).
+  // `moe: {dispatcher: deepep}`: the expert all-to-alls forwarded through each remote
+  // scale-up domain, a token crossing the scale-out tier once per domain its experts are in
+  // (forwarded_all_to_all); `alltoall` (default): Megatron-Core's flat all-to-all.
   bool forwarded_dispatch = false;
   // `moe: {dispatch_precision: bf16 | fp8}` (GptPartition::fp8_dispatch; fp8 needs FP8 linear
   // layers).
   bool fp8_dispatch = false;
-  // `overlap: {expert_parallel: true}` (TrainingOptions::overlap_expert_comm).
+  // `overlap: {expert_parallel: true}` (GptPartition::overlap_expert_comm).
   bool overlap_expert_comm = false;
+  // The main gradient's bytes per element for a workload of `precision_bytes` wide elements
+  // (bf16: `bf16`), the gradient-reduction type, when accumulated (0: not modelled).
+  [[nodiscard]] std::int32_t main_gradient_bytes(double precision_bytes, bool bf16) const {
+    if (wgrad_accumulation == WgradAccumulation::kNone) return 0;
+    return static_cast<std::int32_t>(
+        gradient_reduction_bytes(gradient_reduction, precision_bytes, bf16));
+  }
+  // Whether ZeRO stage `zero`'s gradient reduction overlaps the backward pass (stage 3's
+  // per-layer collectives are overlapped regardless).
+  [[nodiscard]] bool overlaps_gradient_reduction(int zero) const {
+    return zero == 1 || zero == 2 ? overlap_zero_gradients : overlap_data_parallel;
+  }
+};
+
+struct SoftwareProfile : StackChoices {
+  std::string name;
+  std::string file;
+  // Host CPU time to issue one operator outside a training step (eager framework dispatch,
+  // library heuristics and the driver call): the floor of an isolated GEMM call.
+  Time dispatch;
+  // Host time per modelled kernel inside a training step (module, autograd and framework
+  // operators that one fused graph kernel stands for).
+  Time training_dispatch;
+  // Fixed host work per iteration outside the modelled kernels (data loader, logging).
+  Time iteration;
+  // `collectives: nccl`: the collectives run as NCCL runs them (engine/system/collectives.hpp);
+  // `any` (default): the fastest modelled algorithm, as the paper's reference assumes.
+  CollectiveLibrary collectives = CollectiveLibrary::kAny;
 };
 
 // Throws ConfigError with the file, line and column of the first problem.

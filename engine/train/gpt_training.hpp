@@ -35,109 +35,26 @@
 
 namespace pathfinder {
 
-// What the software stack overlaps (SoftwareProfile's overlap block) and how results are judged.
-struct TrainingOptions {
-  // Data-parallel gradient reduction overlapped with the backward pass (PyTorch DDP buckets,
-  // Megatron --overlap-grad-reduce), sharing the ports with the tensor and pipeline traffic
-  // until the backward ends; off: it starts when the backward pass ends. ZeRO-3's per-layer
-  // gathers and reduce-scatters are always prefetched and overlapped (FSDP's default).
-  bool overlap_data_parallel = true;
-  // ZeRO-1/2's gradient reduction likewise (SoftwareProfile::overlap_zero_gradients).
-  bool overlap_zero_gradients = true;
-  // ZeRO-1/2 all-reduce the gradients instead of reduce-scattering them (SoftwareProfile).
-  bool zero_all_reduce = false;
-  // Fraction of tensor-parallel collectives hidden behind the GEMMs they feed (decomposed,
-  // asynchronous tensor parallelism); Megatron-LM as measured by Korthikanti et al.: 0.
-  double tensor_comm_overlap = 0.0;
-  // Instead: GEMMs and collectives in tp pipelined chunks, (tp - 1) / tp hidden (SoftwareProfile).
-  bool tensor_comm_chunked = false;
-  // Sequence parallelism's backward re-gathers on a side stream (GptPartition).
-  bool overlap_sp_regather = false;
-  // Column-parallel input-gradient collectives beside the weight-gradient GEMMs (GptPartition).
-  bool overlap_tp_backward = false;
-  // SMs an overlapped collective holds beside compute (SoftwareProfile::collective_sms).
-  int collective_sms = 0;
-  // The layers' linear GEMMs quantized, and how (GptPartition::quantized_linear, quant_recipe;
-  // the software profile's choice).
-  bool quantized_linear = false;
-  QuantRecipe quant_recipe = QuantRecipe::kDelayed;
-  // The FP8 backward GEMMs with fast accumulation (GptPartition; the software profile's choice).
-  bool fp8_fast_backward_accumulation = false;
-  // Which fused attention kernel runs (GptPartition::attention_kernel; the profile's choice).
-  FlashKernel attention_kernel = FlashKernel::kNative;
-  // Cross-entropy evaluations beside the loss (GptPartition::metric_losses; the profile's).
-  int metric_losses = 0;
-  // The loss in unfused fp32 passes (GptPartition::fp32_cross_entropy; the profile's choice).
-  bool fp32_cross_entropy = false;
-  // Element-wise operators as eager PyTorch runs them (GptPartition::eager; the profile's choice).
-  EagerOps eager;
-  // How weight gradients reach the main gradient (the profile's choice).
-  WgradAccumulation wgrad_accumulation = WgradAccumulation::kNone;
-  // That main gradient's bytes per element for a workload of `precision_bytes` wide elements
-  // (bf16: `bf16`), the gradient-reduction type, when accumulated (0: not modelled).
-  [[nodiscard]] std::int32_t main_gradient_bytes(double precision_bytes, bool bf16) const {
-    if (wgrad_accumulation == WgradAccumulation::kNone) return 0;
-    return static_cast<std::int32_t>(
-        gradient_reduction_bytes(gradient_reduction, precision_bytes, bf16));
+// The software stack's choices (StackChoices, from its profile) and how results are judged.
+// Without a profile: the reference's overlaps (the data-parallel and ZeRO reductions overlapped
+// with the backward pass), nothing else.
+struct TrainingOptions : StackChoices {
+  TrainingOptions() {
+    overlap_data_parallel = true;
+    overlap_zero_gradients = true;
   }
-  // Whether ZeRO stage `zero`'s gradient reduction overlaps the backward pass (stage 3's
-  // per-layer collectives are overlapped regardless).
-  [[nodiscard]] bool overlaps_gradient_reduction(int zero) const {
-    return zero == 1 || zero == 2 ? overlap_zero_gradients : overlap_data_parallel;
-  }
-  // Linear biases by their own kernels (GptPartition::separate_bias; the profile's choice).
-  bool separate_bias = false;
-  // recompute=selective as op-level selective checkpointing (GptPartition::selective_op).
-  bool selective_op = false;
-  // The element type the data-parallel gradients are reduced in (SoftwareProfile).
-  GradientReduction gradient_reduction = GradientReduction::kWorkload;
   // Report a strategy that does not fit in main memory as infeasible (default). Off: time it
   // anyway, as the DeepFlow reference does (it only prints the overflow) -- for reproducing
   // the paper's comparisons, never for recommendations.
   bool check_memory = true;
-  // What the software stack keeps in memory beyond the ZeRO/Korthikanti counts.
-  MemoryModel memory;
-  // `moe: {dispatcher: deepep}`: the expert all-to-alls forwarded through each remote
-  // scale-up domain, a token crossing the scale-out tier once per domain its experts are in
-  // (forwarded_all_to_all); `alltoall` (default): Megatron-Core's flat all-to-all.
-  bool forwarded_dispatch = false;
-  // `moe: {dispatch_precision: fp8}` (GptPartition::fp8_dispatch).
-  bool fp8_dispatch = false;
-  // `overlap: {expert_parallel: true}` (GptPartition::overlap_expert_comm).
-  bool overlap_expert_comm = false;
-  // What the stack can run (TrainingModel::evaluate refuses the rest) and its name.
-  ParallelismSupport parallelism;
+  // The profile's name.
   std::string software;
   // Graphs shared with the other models of the same workload and options (a design
   // evaluator's, across the splits a search visits); null: each model keeps its own.
   std::shared_ptr<GraphCache> graphs;
-
   [[nodiscard]] static TrainingOptions from(const SoftwareProfile& s) {
     TrainingOptions o;
-    o.memory = s.memory;
-    o.overlap_data_parallel = s.overlap_data_parallel;
-    o.overlap_zero_gradients = s.overlap_zero_gradients;
-    o.zero_all_reduce = s.zero_all_reduce;
-    o.tensor_comm_overlap = s.tensor_comm_overlap;
-    o.tensor_comm_chunked = s.tensor_comm_chunked;
-    o.overlap_sp_regather = s.overlap_sp_regather;
-    o.overlap_tp_backward = s.overlap_tp_backward;
-    o.collective_sms = s.collective_sms;
-    o.quantized_linear = s.quantized_linear;
-    o.quant_recipe = s.quant_recipe;
-    o.fp8_fast_backward_accumulation = s.fp8_fast_backward_accumulation;
-    o.attention_kernel = s.attention_kernel;
-    o.metric_losses = s.metric_losses;
-    o.fp32_cross_entropy = s.fp32_cross_entropy;
-    o.eager = s.eager;
-    o.wgrad_accumulation = s.wgrad_accumulation;
-    o.separate_bias = s.separate_bias;
-    o.gradient_reduction = s.gradient_reduction;
-    o.selective_op = s.selective_op;
-    o.parallelism = s.parallelism;
-    o.forwarded_dispatch = s.forwarded_dispatch;
-    o.fp8_dispatch = s.fp8_dispatch;
-    o.overlap_expert_comm = s.overlap_expert_comm;
+    static_cast<StackChoices&>(o) = s;
     o.software = s.name;
     return o;
   }
