@@ -29,6 +29,7 @@ GptTraining::GptTraining(GptSpec spec, PerfMachine machine, SystemGraph system,
       peak_(peak_flops),
       options_(std::move(options)) {
   if (!options_.graphs) options_.graphs = std::make_shared<GraphCache>();
+  pace_ = timer_.machine().job_pace(system_.devices);
 }
 
 const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id) {
@@ -194,12 +195,6 @@ double GptTraining::contention(const GroupPlacement& group) const {
   return std::max(sms, timer_.machine().scale_up_contention);
 }
 
-double GptTraining::job_pace(const Strategy& s) const {
-  // Every device of the job meets every other in the iteration's collectives (experts are
-  // placed over the data-parallel ranks, not beside them).
-  return timer_.machine().job_pace(s.devices());
-}
-
 double GptTraining::expert_paired_share(const Strategy& s, int stage,
                                         std::int64_t micro_batches) const {
   if (!options_.overlap_expert_comm || !spec_.moe() || s.ep <= 1) return 1.0;
@@ -232,14 +227,13 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
   const PlacedComm comm = placed_comm(pl);
   const double tp_overlap = tensor_overlap(s);
   const double tensor_contention = contention(pl.mapping.groups[0]);
-  const double pace = job_pace(s);
   const auto part = [&](PartKind kind, int layers, int first_layer, bool embedding, bool head,
                         double& params, double& trained) {
     const std::shared_ptr<const ComputeGraph> g =
         part_graph(s, kind, layers, first_layer, embedding, head);
     params = static_cast<double>(g->parameter_count());
     trained = static_cast<double>(g->trainable_parameter_count());
-    return stage_times(*g, timer_, comm, tp_overlap, tensor_contention, pace);
+    return stage_times(*g, timer_, comm, tp_overlap, tensor_contention, pace_);
   };
   Parts parts;
   // A mixture of experts' layer is one after its leading dense layers.
@@ -272,7 +266,7 @@ GptTraining::LayerKernels GptTraining::layer_kernels(const Strategy& s) {
   out.graph = part_graph(s, PartKind::kLayer, 1, spec_.moe() ? dense : 0, false, false);
   const Placements& pl = placements(s, 0);
   out.spans = kernel_spans(*out.graph, timer_, placed_comm(pl), tensor_overlap(s),
-                           contention(pl.mapping.groups[0]), job_pace(s));
+                           contention(pl.mapping.groups[0]), pace_);
   return out;
 }
 
@@ -409,7 +403,7 @@ void GptTraining::evaluate(const Strategy& s, TrainingResult& r) {
     }
   }
   r.mfu = r.model_flops / (r.iteration_time * system_.devices * peak_);
-  r.job_pace = timer_.machine().job_pace(s.devices());
+  r.job_pace = pace_;
   r.tokens_per_second =
       static_cast<double>(spec_.global_batch * spec_.sequence) / r.iteration_time.si();
 }

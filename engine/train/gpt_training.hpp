@@ -146,8 +146,6 @@ class GptTraining {
   [[nodiscard]] PlacedComm placed_comm(const Placements& pl) const;
   // The share of each tensor-parallel collective hidden (chunked, or the profile's fraction).
   [[nodiscard]] double tensor_overlap(const Strategy& s) const;
-  // The pace of the strategy's slowest device (PerfMachine::job_pace over all its devices).
-  [[nodiscard]] double job_pace(const Strategy& s) const;
   // What a second of a collective of the group overlapping compute costs it: the SMs it
   // holds (collective_contention of collective_sms) or, for a group within the scale-up
   // domain, at least that tier's measured contention (PerfMachine::scale_up_contention).
@@ -188,6 +186,9 @@ class GptTraining {
   KernelTimer timer_;
   SystemGraph system_;
   Throughput peak_;
+  // The pace of the job's slowest device (PerfMachine::job_pace): every strategy runs on all
+  // of the system's devices (experts are placed over the data-parallel ranks, not beside them).
+  double pace_ = 1.0;
   TrainingOptions options_;
   IterationInput input_;       // time_iteration's, reused across evaluations
   std::vector<StageSpan> spans_;  // build_input's layers per model chunk, reused

@@ -53,6 +53,7 @@ LstmTraining::LstmTraining(LstmSpec spec, PerfMachine machine, SystemGraph syste
   const std::shared_ptr<const ComputeGraph> g =
       options_.graphs->get(whole, [&] { return build_graph(w); });
   model_flops_ = workload_stats(w, *g).flops_per_iteration;
+  pace_ = timer_.machine().job_pace(system_.devices);
 }
 
 TrainingResult LstmTraining::evaluate(const Strategy& s) {
@@ -121,8 +122,7 @@ void LstmTraining::evaluate(const Strategy& s, TrainingResult& r) {
     const std::shared_ptr<const ComputeGraph> shared =
         options_.graphs->get(key, [&] { return build_lstm_graph(replica, part); });
     const ComputeGraph& g = *shared;
-    const StageTimes t = stage_times(g, timer_, comm, options_.tensor_comm_overlap, 0.0,
-                                     timer_.machine().job_pace(s.devices()));
+    const StageTimes t = stage_times(g, timer_, comm, options_.tensor_comm_overlap, 0.0, pace_);
     ChunkCosts c;
     c.forward = t.forward.span / S;
     c.backward = t.backward.span / S;
@@ -152,7 +152,7 @@ void LstmTraining::evaluate(const Strategy& s, TrainingResult& r) {
   thread_local IterationScratch scratch;
   assemble_iteration(in, r, &scratch);
   r.mfu = r.model_flops / (r.iteration_time * system_.devices * peak_);
-  r.job_pace = timer_.machine().job_pace(s.devices());
+  r.job_pace = pace_;
   r.tokens_per_second = static_cast<double>(spec_.batch) * S / r.iteration_time.si();
 }
 

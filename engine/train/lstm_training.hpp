@@ -37,6 +37,7 @@ class LstmTraining {
   KernelTimer timer_;
   SystemGraph system_;
   Throughput peak_;
+  double pace_ = 1.0;  // the job's slowest device's (PerfMachine::job_pace, all devices)
   TrainingOptions options_;
   Flops model_flops_;
 };

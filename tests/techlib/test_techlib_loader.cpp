@@ -300,6 +300,15 @@ TEST_CASE("technology fields can be overridden without a copied library", "[tech
           (void)load_tech_library_dir(source_path("techlib"), {set("nic.NDR400.power", "-1 W")});
         }) == "command line: error: --set techlib.nic.NDR400.power: expected a non-negative "
               "power, got \"-1 W\"");
+  CHECK(error_of([&] {
+          (void)load_tech_library_dir(source_path("techlib"),
+                                      {set("nic.NDR400.bandwidth", "-5 GB/s")});
+        }) == "command line: error: --set techlib.nic.NDR400.bandwidth: expected a positive "
+              "bandwidth, got \"-5 GB/s\"");
+  CHECK(error_of([&] {
+          (void)load_tech_library_dir(source_path("techlib"), {set("nic.NDR400.latency", "-1 us")});
+        }) == "command line: error: --set techlib.nic.NDR400.latency: expected a non-negative "
+              "time, got \"-1 us\"");
   // Overridden, the NIC's value reaches what a template binds (templates/h100.yaml: NDR400).
   const TechLibrary lib =
       load_tech_library_dir(source_path("techlib"), {set("nic.NDR400.bandwidth", "100 GB/s")});
