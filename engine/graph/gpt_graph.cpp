@@ -273,7 +273,8 @@ class GptBuilder {
   //              per-tensor scale; the column-wise copy (the weight gradient's operand)
   //              through a 16 x 16 random Hadamard transform first, as a fast
   //              Walsh-Hadamard transform (4 butterfly stages and a random sign)      8 + 1
-  KernelId quantize(int layer, const std::string& n, Phase ph, double elements, Deps deps) {
+  KernelId quantize(int layer, const std::string& n, Phase ph, double elements, Deps deps,
+                    double copies = 2.0) {
     const QuantRecipe r = part_.quant_recipe;
     if (r == QuantRecipe::kCurrent || r == QuantRecipe::kRowwise || r == QuantRecipe::kNvfp4) {
       deps = {stream(layer, n + ".amax", KernelKind::kElementwise, ph, elements, elements * p_,
@@ -288,8 +289,8 @@ class GptBuilder {
       case QuantRecipe::kBlockwise: written = 2.0 * (1.0 + 4.0 / 128.0), work = 3.0; break;
       case QuantRecipe::kNvfp4: written = 2.0 * (0.5 + 1.0 / 16.0), work = 8.0; break;
     }
-    return stream(layer, n, KernelKind::kElementwise, ph, work * elements, read * elements * p_,
-                  elements * bytes(written), std::move(deps));
+    return stream(layer, n, KernelKind::kElementwise, ph, work * elements * copies / 2.0,
+                  read * elements * p_, elements * bytes(written * copies / 2.0), std::move(deps));
   }
   // Bytes per element of one quantized row-wise copy with its scales (quantize()'s `written`
   // is both copies): what an FP8 dispatch sends.
@@ -359,13 +360,15 @@ class GptBuilder {
   // column sum of the output gradient, in the weight-gradient epilogue. A frozen layer has no
   // weight gradient: its data gradient stands in for it (or, with an adapter, the adapter's).
   std::pair<KernelId, KernelId> linear_bwd(int layer, const std::string& n, const Linear& lin,
-                                           Deps deps, const Deps& wgrad_extra = {}) {
+                                           Deps deps, const Deps& wgrad_extra = {},
+                                           bool cast_grad = true) {
     if (lin.rank > 0) {
       const Deps g = deps;
-      const KernelId d = linear_bwd(layer, n, unadapted(lin), std::move(deps), wgrad_extra).first;
+      const KernelId d =
+          linear_bwd(layer, n, unadapted(lin), std::move(deps), wgrad_extra, cast_grad).first;
       return lora_bwd(layer, n, lin, g, wgrad_extra, d);
     }
-    if (part_.quantized_linear) {  // the output gradient quantized (FP8: E5M2) with its transpose
+    if (part_.quantized_linear && cast_grad) {  // the output gradient quantized (FP8: E5M2) with its transpose
       deps = {quantize(layer, n + ".grad.cast", Phase::kBackwardData,
                        t_ * static_cast<double>(lin.out), std::move(deps))};
     }
@@ -428,6 +431,33 @@ class GptBuilder {
     return part_.sequence_parallel
                ? tp_comm(layer, n, CommKind::kAllGather, ph, std::move(x), overlapped)
                : x;
+  }
+  // Whether sequence parallelism's gathers carry quantized rows (GptPartition::fp8_tp_gather).
+  [[nodiscard]] bool fp8_gathers() const {
+    return part_.fp8_tp_gather && part_.quantized_linear && part_.sequence_parallel && tp_ > 1;
+  }
+  // The gather of `width`-wide rows for quantized GEMMs with fp8_gathers(): the local rows
+  // quantized (the row-wise copy), gathered at the quantized row's size, and the gathered rows
+  // transposed for the GEMM that takes them column-wise (Transformer Engine's fp8_transpose
+  // after the gather; torchao's transposed copy). The GEMMs then take them without a cast.
+  Deps quantized_gather(int layer, const std::string& gather, const std::string& cast, Phase ph,
+                        double width, Deps x) {
+    const double row = fp8_row_bytes();
+    x = {quantize(layer, cast, ph, rows_ * width, std::move(x), 1.0)};
+    x = tp_comm(layer, gather, CommKind::kAllGather, ph, std::move(x), false,
+                t_ * width * bytes(row));
+    const Bytes full = t_ * width * bytes(row);
+    return {stream(layer, cast + ".transpose", KernelKind::kElementwise, ph, 0.0, full, full,
+                   std::move(x))};
+  }
+  // A re-gather (backward) of rows the forward gathered quantized: at the quantized size.
+  Deps regather(int layer, const std::string& n, bool quantized, Deps x) {
+    if (!quantized || !part_.sequence_parallel) {
+      return gather_in(layer, n, Phase::kBackwardData, std::move(x), part_.overlap_sp_regather);
+    }
+    return tp_comm(layer, n, CommKind::kAllGather, Phase::kBackwardData, std::move(x),
+                   part_.overlap_sp_regather,
+                   t_ * static_cast<double>(s_.hidden) * bytes(fp8_row_bytes()));
   }
   // After a row-parallel GEMM: partial sums all-reduced, or reduce-scattered with SP.
   Deps reduce_out(int layer, const std::string& n, Phase ph, Deps x, bool overlapped = false) {
@@ -652,8 +682,8 @@ class GptBuilder {
   // A dense MLP of width fd per rank (the layer's, or the shared experts' with prefix
   // "shared."): fc1 (and up), the activation, fc2 and its reduction.
   Deps dense_mlp_fwd(int i, LayerFwd& r, const LayerParams& w, double fd, const std::string& pre,
-                     const Deps& in) {
-    r.fc1 = linear_fwd(i, pre + "fc1", w.fc1, false, in);
+                     const Deps& in, bool cast_input = true) {
+    r.fc1 = linear_fwd(i, pre + "fc1", w.fc1, false, in, cast_input);
     if (swiglu_) {
       r.up = linear_fwd(i, pre + "up", w.up, false, in, /*cast_input=*/false);  // fc1's cast
       r.gelu = swiglu_fwd(i, pre + "swiglu", t_ * fd, {r.fc1, r.up});
@@ -668,8 +698,9 @@ class GptBuilder {
   // Its backward from the output gradient g (gathered); returns the input-gradient producers
   // (reduced) and appends the weight-gradient kernels to wg.
   Deps dense_mlp_bwd(int i, const LayerFwd& fw, const LayerParams& w, double fd,
-                     const std::string& pre, const Deps& g, const Deps& ln2_in, Deps& wg) {
-    const auto [fc2_d, fc2_w] = linear_bwd(i, pre + "fc2", w.fc2, g);
+                     const std::string& pre, const Deps& g, const Deps& ln2_in, Deps& wg,
+                     bool cast_grad = true) {
+    const auto [fc2_d, fc2_w] = linear_bwd(i, pre + "fc2", w.fc2, g, {}, cast_grad);
     wg.push_back(fc2_w);
     Deps fc1_ds;
     if (swiglu_) {
@@ -899,8 +930,12 @@ GptBuilder::LayerFwd GptBuilder::layer_fwd(int i, const Deps& x, Pass pass) {
     mla_fwd(i, r, w, gather_in(i, "ln1.gather" + suffix_, phase_, {r.ln1}));
     attention_fwd(i, r, {r.qkv, r.kv_up});
   } else {
+    const bool q1 = fp8_gathers();
     r.qkv = linear_fwd(i, "qkv", w.qkv, /*bias_epilogue=*/true,
-                       gather_in(i, "ln1.gather" + suffix_, phase_, {r.ln1}));
+                       q1 ? quantized_gather(i, "ln1.gather" + suffix_, "ln1.cast" + suffix_,
+                                             phase_, hd, {r.ln1})
+                          : gather_in(i, "ln1.gather" + suffix_, phase_, {r.ln1}),
+                       /*cast_input=*/!q1);
     if (part_.eager.qkv_layout) {
       // nanotron (models/llama.py): q, k, v split and each made contiguous in the kernel's
       // layout (transpose(0, 1).contiguous(), or one permute of the whole without GQA), then
@@ -925,12 +960,16 @@ GptBuilder::LayerFwd GptBuilder::layer_fwd(int i, const Deps& x, Pass pass) {
                   add_ops * rows_ * hd, 2.0 * rows_ * hd * p_ + bias_bytes,
                   rows_ * hd * (p_ + mask_), std::move(res1));
   r.ln2 = layernorm_fwd(i, "ln2", {r.res1});
-  const Deps ln2_out = gather_in(i, "ln2.gather" + suffix_, phase_, {r.ln2});
   Deps res2;
   if (moe_at(i)) {
-    res2 = moe_fwd(i, r, {r.ln2}, ln2_out);
+    res2 = moe_fwd(i, r, {r.ln2}, gather_in(i, "ln2.gather" + suffix_, phase_, {r.ln2}));
+  } else if (fp8_gathers()) {
+    res2 = dense_mlp_fwd(i, r, w, fd, "",
+                         quantized_gather(i, "ln2.gather" + suffix_, "ln2.cast" + suffix_, phase_,
+                                          hd, {r.ln2}),
+                         /*cast_input=*/false);
   } else {
-    res2 = dense_mlp_fwd(i, r, w, fd, "", ln2_out);
+    res2 = dense_mlp_fwd(i, r, w, fd, "", gather_in(i, "ln2.gather" + suffix_, phase_, {r.ln2}));
   }
   res2.push_back(r.res1);
   r.res2 = stream(i, "residual2" + suffix_, KernelKind::kElementwise, phase_,
@@ -963,17 +1002,20 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
   }
 
   // FFN: gather the gradient rows (SP), FFN2 and GeLU backward, FFN1, reduce its input gradient.
-  const Deps g_rows = gather_in(i, "fc2.gather.bwd", Phase::kBackwardData, g);
+  const double hd = static_cast<double>(s_.hidden);
+  const bool q2 = fp8_gathers() && !moe_at(i), q1 = fp8_gathers() && !s_.mla();
+  const Deps g_rows = q2 ? quantized_gather(i, "fc2.gather.bwd", "fc2.grad.cast",
+                                            Phase::kBackwardData, hd, g)
+                         : gather_in(i, "fc2.gather.bwd", Phase::kBackwardData, g);
   // On a side stream the re-gather is launched when the MLP's backward starts (Megatron-LM and
   // TE launch it in the column-parallel layer's backward, beside its data-gradient GEMM), not
   // beside the blocking gather before it.
   Deps ln2_after{fw.ln2};
   if (part_.overlap_sp_regather) ln2_after.insert(ln2_after.end(), g_rows.begin(), g_rows.end());
-  const Deps ln2_in = gather_in(i, "ln2.regather.bwd", Phase::kBackwardData,
-                                std::move(ln2_after), part_.overlap_sp_regather);
+  const Deps ln2_in = regather(i, "ln2.regather.bwd", q2, std::move(ln2_after));
   Deps mlp_w;
   const Deps fc1_r = moe_at(i) ? moe_bwd(i, fw, g, g_rows, ln2_in, mlp_w)
-                              : dense_mlp_bwd(i, fw, w, fd, "", g_rows, ln2_in, mlp_w);
+                              : dense_mlp_bwd(i, fw, w, fd, "", g_rows, ln2_in, mlp_w, !q2);
   const KernelId ln2_b = layernorm_bwd(i, "ln2", fc1_r);
   Deps m1 = g_in;
   m1.push_back(ln2_b);
@@ -981,7 +1023,12 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
 
   // Attention: gather (SP), projection, context and scores backward, QKV, reduce.
   const auto [proj_d, proj_w] =
-      linear_bwd(i, "proj", w.proj, gather_in(i, "proj.gather.bwd", Phase::kBackwardData, {g1}));
+      fp8_gathers()
+          ? linear_bwd(i, "proj", w.proj,
+                       quantized_gather(i, "proj.gather.bwd", "proj.grad.cast",
+                                        Phase::kBackwardData, hd, {g1}),
+                       {}, /*cast_grad=*/false)
+          : linear_bwd(i, "proj", w.proj, gather_in(i, "proj.gather.bwd", Phase::kBackwardData, {g1}));
   Deps dqkv;
   if (flash_) {
     dqkv = repeat_kv(i, true, {flash(i, "attn.flash.bwd", Phase::kBackwardData, false,
@@ -1035,8 +1082,7 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
   }
   Deps ln1_after{fw.ln1};
   if (part_.overlap_sp_regather) ln1_after.insert(ln1_after.end(), dqkv.begin(), dqkv.end());
-  const Deps ln1_in = gather_in(i, "ln1.regather.bwd", Phase::kBackwardData,
-                                std::move(ln1_after), part_.overlap_sp_regather);
+  const Deps ln1_in = regather(i, "ln1.regather.bwd", q1, std::move(ln1_after));
   Deps qkv_r;
   if (s_.mla()) {
     qkv_r = mla_bwd(i, fw, w, dqkv, ln1_in, grads);

@@ -263,6 +263,16 @@ struct GptPartition {
   // (DeepSeek-V3 technical report §3.3.2, "Low-Precision Communication": dispatch in FP8, both
   // combines in BF16; DeepEP's FP8 dispatch). Off: 16-bit rows, quantized at the experts.
   bool fp8_dispatch = false;
+  // With quantized_linear (FP8 with per-tensor, MXFP8 or block scales) and sequence
+  // parallelism: the column-parallel GEMMs' inputs (the norm outputs) and the row-parallel
+  // GEMMs' output gradients quantized on the local rows before their all-gathers, which then
+  // carry FP8 rows, and transposed after them for the other GEMM operand; the re-gathers too.
+  // Transformer Engine (layernorm_linear.py: the fused norm's FP8 output gathered; linear.py
+  // _grad_output_preprocess: "FP8 case with gather: unfused bgrad, cast, transpose for efficient
+  // gather") and torchao's float8 tensor parallelism (Float8ColwiseParallel, PrepareFloat8-
+  // ModuleInput: "the float8 cast happens before the all-gather"; tensor-wise scales only).
+  // The reduce-scatters keep 16 bits. Off: 16-bit gathers, quantized after.
+  bool fp8_tp_gather = false;
   // With quantized_linear: the backward (data- and weight-gradient) GEMMs with fast accumulation
   // too. Off (Transformer Engine's _2X_ACC_DGRAD/_2X_ACC_WGRAD, torchao's Float8LinearConfig
   // default): their FP32 accumulators are promoted periodically (Kernel::promoted_accumulation);

@@ -147,6 +147,14 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
     if (linear == "fp4") s.quant_recipe = QuantRecipe::kNvfp4;
     s.fp8_fast_backward_accumulation =
         two_way(*p, "fp8_backward_accumulation", "promoted", "fast", "promoted or fast");
+    s.fp8_tp_gather =
+        two_way(*p, "tensor_parallel_gather", "bf16", "fp8", "bf16 or fp8");
+    if (s.fp8_tp_gather && (linear == "fp4" || s.quant_recipe == QuantRecipe::kRowwise)) {
+      p->report(p->error_at("tensor_parallel_gather",
+                            "expected bf16 with FP4 layers or row-wise FP8 scales (gathered rows "
+                            "are quantized with one scale per tensor or block), got " +
+                                p->quoted("tensor_parallel_gather")));
+    }
     s.gradient_reduction = one_of<GradientReduction>(
         *p, "gradient_reduction", "workload",
         {{"workload", GradientReduction::kWorkload},

@@ -140,6 +140,10 @@ struct StackChoices {
   // `moe: {dispatch_precision: bf16 | fp8}` (GptPartition::fp8_dispatch; fp8 needs FP8 linear
   // layers).
   bool fp8_dispatch = false;
+  // `precision: {tensor_parallel_gather: bf16 | fp8}` (GptPartition::fp8_tp_gather): with FP8
+  // linear layers at tensor-wise, MXFP8 or block scales, sequence parallelism's all-gathers
+  // carry the quantized rows.
+  bool fp8_tp_gather = false;
   // `overlap: {expert_parallel: true}` (GptPartition::overlap_expert_comm).
   bool overlap_expert_comm = false;
   // The main gradient's bytes per element for a workload of `precision_bytes` wide elements

@@ -106,6 +106,8 @@ GptPartition software_partition(const TrainingOptions& o, DataType precision) {
   p.overlap_expert_comm = o.overlap_expert_comm;
   p.quantized_linear = o.quantized_linear;
   p.fp8_dispatch = o.quantized_linear && o.fp8_dispatch;
+  p.fp8_tp_gather = o.quantized_linear && o.fp8_tp_gather &&
+                    o.quant_recipe != QuantRecipe::kRowwise && o.quant_recipe != QuantRecipe::kNvfp4;
   p.quant_recipe = o.quant_recipe;
   p.fp8_fast_backward_accumulation = o.fp8_fast_backward_accumulation;
   p.attention_kernel = o.attention_kernel;

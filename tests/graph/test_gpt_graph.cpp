@@ -228,6 +228,56 @@ TEST_CASE("FP8 linear layers: GEMMs in FP8, casts with transposes, attention and
   CHECK(find(g, "l0.qkv.fwd").flops.in(units::flops) == 2.0 * 256 * 384 * 256);
 }
 
+TEST_CASE("FP8 sequence-parallel gathers: cast on the local rows, half the bytes gathered",
+          "[graph][golden]") {
+  // tp2 with sequence parallelism: T = 256 tokens, 128 local rows of h = 256.
+  GptSpec s = tiny_llama();
+  GptPartition p;
+  p.tensor = 2;
+  p.sequence_parallel = true;
+  p.quantized_linear = true;
+  p.quant_recipe = QuantRecipe::kCurrent;
+  const ComputeGraph bf16_gathers = build_gpt_graph(s, p);
+  p.fp8_tp_gather = true;
+  const ComputeGraph g = build_gpt_graph(s, p);
+  // 16-bit gathers carry T·h·2 = 131,072 B; FP8 ones T·h·1 = 65,536 B (per-tensor scales).
+  for (const char* n : {"l0.ln1.gather.fwd", "l0.ln2.gather.fwd", "l0.fc2.gather.bwd",
+                        "l0.proj.gather.bwd", "l0.ln1.regather.bwd", "l0.ln2.regather.bwd"}) {
+    INFO(n);
+    CHECK(find(bf16_gathers, n).comm->bytes.in(units::bytes) == 131072.0);
+    CHECK(find(g, n).comm->bytes.in(units::bytes) == 65536.0);
+  }
+  // The reduce-scatters keep 16 bits.
+  CHECK(find(g, "l0.proj.reduce.fwd").comm->bytes.in(units::bytes) == 131072.0);
+  CHECK(find(g, "l0.qkv.reduce.bwd").comm->bytes.in(units::bytes) == 131072.0);
+  // The cast runs on the 128 local rows before the gather: 128·256 values read at 2 B, one
+  // FP8 copy written (32,768 B), after the amax pass current scaling takes; the GEMM does not
+  // cast again (16-bit gathers: the QKV cast over all T rows, two copies written).
+  const Kernel& cast = find(g, "l0.ln1.cast.fwd");
+  CHECK(cast.bytes_read.in(units::bytes) == 65536.0);
+  CHECK(cast.bytes_written.in(units::bytes) == 32768.0);
+  CHECK(find(bf16_gathers, "l0.qkv.cast.fwd").bytes_written.in(units::bytes) == 131072.0);
+  for (const char* n : {"l0.qkv.cast.fwd", "l0.fc1.cast.fwd"}) {
+    INFO(n);
+    CHECK(std::none_of(g.kernels().begin(), g.kernels().end(),
+                       [&](const Kernel& k) { return k.name == n; }));
+  }
+  // After the gather the T rows are transposed for the other operand: 65,536 B each way.
+  const Kernel& t = find(g, "l0.ln1.cast.fwd.transpose");
+  CHECK(t.bytes_read.in(units::bytes) == 65536.0);
+  CHECK(t.bytes_written.in(units::bytes) == 65536.0);
+  // Backward: fc2's output gradient cast on the local rows before its gather.
+  CHECK(find(g, "l0.fc2.grad.cast").bytes_read.in(units::bytes) == 65536.0);
+  CHECK(find(bf16_gathers, "l0.fc2.grad.cast").bytes_read.in(units::bytes) == 131072.0);
+  // Without sequence parallelism nothing is gathered and nothing changes.
+  GptPartition no_sp = p;
+  no_sp.sequence_parallel = false;
+  GptPartition no_sp_bf16 = no_sp;
+  no_sp_bf16.fp8_tp_gather = false;
+  CHECK(build_gpt_graph(s, no_sp).kernels().size() ==
+        build_gpt_graph(s, no_sp_bf16).kernels().size());
+}
+
 TEST_CASE("quantization recipes: each cast's bytes and FLOPs, FP4 operands, promoted blocks",
           "[graph][golden]") {
   // The QKV input: T·h = 65,536 BF16 values (131,072 B read), written as a row-wise and a

@@ -409,6 +409,33 @@ TEST_CASE("parallelism: errors are located", "[software][config-error]") {
 
 namespace pathfinder {
 
+TEST_CASE("precision: sequence parallelism's gathers in FP8 or 16 bits", "[software]") {
+  const auto profile = [](const std::string& extra) {
+    return read_software_profile(ConfigNode::load_string(std::string(kMinimal) + extra, "p.yaml"));
+  };
+  CHECK_FALSE(profile("").fp8_tp_gather);
+  CHECK(TrainingOptions::from(profile("precision:\n  linear_layers: fp8\n  "
+                                      "tensor_parallel_gather: fp8\n"))
+            .fp8_tp_gather);
+  // Without FP8 layers in the profile it applies when a run turns them on (torchao's float8
+  // converters are a per-run flag).
+  CHECK(profile("precision:\n  tensor_parallel_gather: fp8\n").fp8_tp_gather);
+  CHECK(profile_error(std::string(kMinimal) + "precision:\n  tensor_parallel_gather: e5m2\n") ==
+        "p.yaml:5:27: error: precision.tensor_parallel_gather: expected bf16 or fp8, got "
+        "\"e5m2\"");
+  CHECK(profile_error(std::string(kMinimal) +
+                      "precision:\n  linear_layers: fp8\n  fp8_scaling: rowwise\n"
+                      "  tensor_parallel_gather: fp8\n") ==
+        "p.yaml:7:27: error: precision.tensor_parallel_gather: expected bf16 with FP4 layers or "
+        "row-wise FP8 scales (gathered rows are quantized with one scale per tensor or block), "
+        "got \"fp8\"");
+  CHECK(profile_error(std::string(kMinimal) +
+                      "precision:\n  linear_layers: fp4\n  tensor_parallel_gather: fp8\n") ==
+        "p.yaml:6:27: error: precision.tensor_parallel_gather: expected bf16 with FP4 layers or "
+        "row-wise FP8 scales (gathered rows are quantized with one scale per tensor or block), "
+        "got \"fp8\"");
+}
+
 TEST_CASE("moe: the expert all-to-all's dispatcher is the profile's choice", "[software]") {
   const auto profile = [](const std::string& extra) {
     return read_software_profile(ConfigNode::load_string(std::string(kMinimal) + extra, "p.yaml"));

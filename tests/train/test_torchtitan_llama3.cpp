@@ -11,7 +11,11 @@
 //              H200: templates/h200.yaml
 //   strategy   dp = fsdp with ZeRO-3 (FSDP full shard), tp, pp (1F1B, or interleaved with two
 //              stages per rank), micro-batch = local_batch (pp: one sequence a micro-batch);
-//              activation_ckpt selective/per-op SAC -> selective, full -> full, default -> none
+//              activation_ckpt selective/per-op SAC -> selective, full -> full, default -> none;
+//              tp without sequence parallelism, though torchtitan's plan shards the norms
+//              (SequenceParallel) [known gap: with -sp the rows measure MAPE 10.9%, bias +6.0%,
+//              the async-TP rows +13..+44%: chunked overlap credits async TP 1.23-1.28x where
+//              the runs gained 1.09-1.10x; and fsdp.yaml's FP8 gathers then apply]
 //   software   fsdp; float8 / fp8-tensorwise -> the linear layers in FP8 with current (dynamic,
 //              per-tensor) scaling, torchao's tensorwise; fp8-rowwise -> its rowwise recipe
 //              (fp8_scaling: rowwise: per-row scales, the backward GEMMs as tensor-wise cuBLAS
