@@ -108,6 +108,21 @@ struct CoreSpec {
   // FlashAttention-2 §3.1.2; Shah et al. 2024, FlashAttention-3 §3). A kernel-benchmark fit
   // where measured (templates/h100.yaml); 1 elsewhere.
   double attention_backward_fraction = 1.0;
+  // Share of the matrix rate a native fused attention kernel's main loop reaches (FlashAttention-3
+  // on Hopper, FlashAttention-4 and cuDNN on Blackwell: per-block synchronization, pipeline
+  // fill, the softmax's share of the register file). A kernel-benchmark fit where measured
+  // (templates/h100.yaml, b200.yaml); 1 elsewhere.
+  double attention_fraction = 1.0;
+  // The backward's share against the forward for kernels on warp-level MMA (FlashAttention-2
+  // and -1, whose softmax runs in turn with the products): a kernel-benchmark fit where
+  // measured (templates/h100.yaml); 1 elsewhere.
+  double warp_mma_backward_fraction = 1.0;
+  // Whether a native fused attention kernel runs one tile's softmax while the matrix units
+  // compute another's products: asynchronous matrix instructions (Hopper's wgmma, Blackwell's
+  // tcgen05.mma) let FlashAttention-3 ping-pong two warp groups (Shah et al. 2024, §3.1) and
+  // FlashAttention-4 overlap them likewise, so the longer of the two binds, not their sum.
+  // False: in turn, as FlashAttention-2's synchronous mma.sync (Dao 2023, §3.1).
+  bool attention_overlap = false;
   // Share of the FP8 rate an FP8 GEMM reaches when its FP32 accumulators are promoted
   // periodically out of the tensor cores' limited-precision accumulation (cuBLASLt without
   // CUBLASLT_MATMUL_DESC_FAST_ACCUM; Transformer Engine's and torchao's choice for the backward

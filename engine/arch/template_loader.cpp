@@ -91,6 +91,9 @@ CoreSpec read_core(const ConfigNode& n) {
                                  : c.fp8_sustained_fraction;
   c.warp_mma_fraction = read_derate(n, "warp_mma_fraction");
   c.attention_backward_fraction = read_derate(n, "attention_backward_fraction");
+  c.attention_fraction = read_derate(n, "attention_fraction");
+  c.warp_mma_backward_fraction = read_derate(n, "warp_mma_backward_fraction");
+  c.attention_overlap = n.get_or<bool>("attention_overlap", false);
   c.fp8_promoted_accumulation_fraction = read_derate(n, "fp8_promoted_accumulation_fraction");
   n.finish();
   return c;

@@ -83,10 +83,15 @@ KernelTime KernelTimer::stream_time(const Kernel& k) const {
 // owns a tile of kBlockRows = 128 queries of one (sequence, head) problem (the paper's
 // B_r ∈ {64, 128}; 128 for head dimensions up to 128) and streams every key/value block past
 // it (with a causal mask only the blocks at or below the diagonal, half on average), so:
-//   compute      the kernel's matrix FLOPs on the MCU arrays (a backward at the template's
-//                attention_backward_fraction of the rate), then its softmax work on the
-//                vector units, not overlapped (FlashAttention-2 runs them in turn within a warp;
-//                Shah et al. 2024, FlashAttention-3 §1, §3.1): per unmasked score one
+//   compute      the kernel's matrix FLOPs on the MCU arrays (a native kernel's at the
+//                template's attention_fraction of the rate, a backward at its
+//                attention_backward_fraction of that; a warp-MMA kernel's at
+//                warp_mma_fraction, its backward at warp_mma_backward_fraction of that), then
+//                its softmax work on the vector
+//                units, in turn (FlashAttention-2 runs them one after the other within a warp;
+//                Shah et al. 2024, FlashAttention-3 §1, §3.1), or beside it for a native kernel
+//                on asynchronous matrix instructions (attention_overlap: the longer binds):
+//                per unmasked score one
 //                exponential (forward; the backward recomputes P = exp(S − L)) at the special-
 //                function rate, 16 per SM per clock against 256 FP32 FLOPs, so vector_flops/16
 //                (H100: 4.2 T/s, FA-3's "3.9 TFLOPS of special functions"), plus 3 FP32 FLOPs
@@ -132,13 +137,17 @@ KernelTime KernelTimer::flash_attention_time(const Kernel& k) const {
           ? scores * (1.0 / kSpecialFunctionShare + kSoftmaxFlops) / vector_flops
           : 0.0;
   // FlashAttention-1 at half FlashAttention-2's rate (FlashKernel, compute_graph.hpp).
-  const double kernel = a.kernel == FlashKernel::kNative   ? 1.0
+  const bool native = a.kernel == FlashKernel::kNative;
+  const double kernel = native                               ? m_.attention_fraction
                         : a.kernel == FlashKernel::kFlash2 ? m_.warp_mma_fraction
                                                            : 0.5 * m_.warp_mma_fraction;
-  const double rate =
-      matrix_flops * kernel * (a.backward ? m_.attention_backward_fraction : 1.0);
+  const double backward =
+      native ? m_.attention_backward_fraction : m_.warp_mma_backward_fraction;
+  const double rate = matrix_flops * kernel * (a.backward ? backward : 1.0);
   const double matrix = rate > 0.0 ? flops / rate : 0.0;
-  const double compute = (matrix + softmax) / t.wave_efficiency;
+  const bool overlapped = native && m_.attention_overlap;
+  const double compute =
+      (overlapped ? std::max(matrix, softmax) : matrix + softmax) / t.wave_efficiency;
   const double memory = main_bandwidth > 0.0 ? main_memory_bytes / main_bandwidth : 0.0;
   const double dv = static_cast<double>(a.value_width());
   const double streamed = tiles * s * (dh + dv) * bytes_per_element(k.dtype).si() *

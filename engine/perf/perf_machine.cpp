@@ -42,6 +42,9 @@ PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch, PerfM
   m.vector_flops = arch.core.peak * spec.tmpl.core.vector_throughput_ratio * sustained;
   m.warp_mma_fraction = spec.tmpl.core.warp_mma_fraction;
   m.attention_backward_fraction = spec.tmpl.core.attention_backward_fraction;
+  m.attention_fraction = spec.tmpl.core.attention_fraction;
+  m.warp_mma_backward_fraction = spec.tmpl.core.warp_mma_backward_fraction;
+  m.attention_overlap = spec.tmpl.core.attention_overlap;
   m.fp8_promoted_accumulation_fraction = spec.tmpl.core.fp8_promoted_accumulation_fraction;
   if (const NetworkSpec* up = spec.tmpl.find_network(NetworkTier::kInterPackage)) {
     m.scale_up_contention = up->behavior.compute_contention;

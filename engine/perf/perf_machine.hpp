@@ -33,6 +33,9 @@ struct PerfMachine {
   Throughput vector_flops;      // for element-wise work
   double warp_mma_fraction = 1.0;  // of matrix_flops, for warp-MMA kernels (FlashAttention-2)
   double attention_backward_fraction = 1.0;  // of the rate, a fused attention's backward
+  double attention_fraction = 1.0;  // of matrix_flops, a native fused attention's main loop
+  double warp_mma_backward_fraction = 1.0;  // of the rate, a warp-MMA attention's backward
+  bool attention_overlap = false;   // its softmax beside the matrix work (the longer binds)
   double fp8_promoted_accumulation_fraction = 1.0;  // of the FP8 rate, promoted accumulation
   // How much longer compute runs beside a collective in the scale-up domain, per second of it
   // (the inter-package tier's LinkBehavior::compute_contention).

@@ -231,7 +231,9 @@ TEST_CASE("[calibration] NeMo 24.07 FP8 pre-training on DGX H100: tokens/s/GPU",
               n, 100 * mape, 100 * signed_sum / n);
   CHECK(n == 12);
   // Measured today (bounds just above, so a regression fails; the goal is the issue's 8%):
-  //   MAPE 5.1%, bias +5.0% since sequence parallelism's gathers carry FP8 rows as Transformer
+  //   MAPE 5.2%, bias +5.1% since the fused attention overlaps its softmax with the products
+  //   at its kernel-benchmark fit (h100.yaml attention_overlap, attention_fraction); MAPE 5.1%,
+  //   bias +5.0% since sequence parallelism's gathers carry FP8 rows as Transformer
   //   Engine sends them (nemo-fp8.yaml precision.tensor_parallel_gather; the sp rows 0.2-1.7%
   //   faster); MAPE 5.0%, bias +4.7% since a job waits for its slowest device (core.device_variation:
   //   64 to 512 GPUs 1.3-2.3% slower than 8; 5.6%, +5.6% before; 7.4% at core.sustained_fraction 0.856, before the refit with
@@ -293,9 +295,18 @@ TEST_CASE("[calibration] NeMo 24.03 Llama 2 7B with context parallelism, 4K to 1
   mape /= static_cast<double>(errors.size());
   std::printf("NeMo 24.03 long sequences (nemo-fp8 profile): MAPE %.1f%%, 4K %+.1f%%, 1M %+.1f%%\n",
               100 * mape, 100 * errors.front(), 100 * errors.back());
-  // Measured today (bounds just above, so a regression fails): MAPE 25.8%, every row
-  // optimistic and more so as attention takes over: +7.9% at 4K, +18.6% at 16K, +34.0% at
-  // 128K, +37.1% at 1M (25.0%, +7.9%, +17.0%, +32.7%, +36.7% before the sp rows' gathers
+  // Measured today (bounds just above, so a regression fails): MAPE 27.5%, every row
+  // optimistic and more so as attention takes over: +8.2% at 4K, +19.6% at 16K, +36.2% at
+  // 128K, +39.7% at 1M since the native kernel overlaps its softmax with the products and its
+  // main loop is fitted to FlashAttention-3's kernel benchmarks (h100.yaml attention_overlap,
+  // attention_fraction: forward 0..+8% of them, -3..-11% before; 25.8%, +7.9%, +18.6%,
+  // +34.0%, +37.1% before). What the rows measured is slower than FA-3: the kernel of NeMo
+  // 24.03's Transformer Engine on Hopper was cuDNN's (TE selects FusedAttention on sm90),
+  // whose mid-2024 release measured 1.83x FlashAttention-2 forward and 1.35x backward on one
+  // small shape (pytorch/pytorch PR 128888) where the model's FA-3-class kernel is 1.94x and
+  // 1.68x: a backward ~20% slower than FA-3's explains about half of the 1M row's gap; no
+  // long-sequence measurement of that kernel is at hand, so none is modelled.
+  // (25.0%, +7.9%, +17.0%, +32.7%, +36.7% before the sp rows' gathers
   // carried FP8 rows, nemo-fp8.yaml tensor_parallel_gather; 26.5%, +7.4%, +17.5%, +34.8%,
   // +40.2% before a job waited for its
   // slowest device, core.device_variation) (318 tokens/s/GPU measured: ~1.0 PFLOP of causal attention and dense
@@ -305,9 +316,9 @@ TEST_CASE("[calibration] NeMo 24.03 Llama 2 7B with context parallelism, 4K to 1
   // -26.1% at 1M: the measured kernel lies between, as Transformer Engine's cuDNN fused
   // attention of early 2024 would. Which kernel NeMo 24.03's context parallelism ran is not
   // recorded; nothing is refitted to these rows.
-  CHECK(mape <= 0.26);
+  CHECK(mape <= 0.28);
   CHECK(errors.front() <= 0.09);
-  CHECK(errors.back() <= 0.38);
+  CHECK(errors.back() <= 0.40);
   for (std::size_t i = 1; i < errors.size(); ++i) {
     CHECK(errors[i] > 0.0);  // optimistic everywhere: a change that flips a row says why here
   }
