@@ -134,6 +134,26 @@ TEST_CASE("H200: the H100 die with six HBM3e stacks, within 3% of its datasheet"
   CHECK(a.core.frequency.si() == generate_shipped("h100").core.frequency.si());
 }
 
+TEST_CASE("H800: the H100 with 8 of 18 NVLink links, within 3% of its datasheet",
+          "[arch][golden][datasheet]") {
+  // NVIDIA H800 SXM5: the H100 SXM5's compute and memory (989.4 TFLOPS dense BF16, 80 GB HBM3
+  // at 3.35 TB/s, 50 MB L2, 700 W) with NVLink at 400 GB/s: 8 links x 2 lanes x 2 directions
+  // x 100 Gb/s = 32 lanes.
+  const MicroArch a = generate_shipped("h800");
+  REQUIRE(a.feasible);
+  within_3pct(a.core.peak.in(units::teraflops_per_second), 989.4);
+  within_3pct(a.main_memory.bandwidth.in(units::gigabytes_per_second), 3350.0);
+  within_3pct(a.main_memory.capacity.in(units::gibibytes), 80.0);
+  within_3pct(a.levels.back().capacity.in(units::mebibytes), 50.0);
+  const NetworkStats* link = a.network(NetworkTier::kInterPackage);
+  REQUIRE(link != nullptr);
+  within_3pct(link->bandwidth.in(units::gigabytes_per_second), 400.0);
+  CHECK(link->lanes == 32);
+  CHECK(a.total.power_used.si() <= 700.0 * (1 + 1e-12));
+  // The H100's clock: the disabled links free power no share is given.
+  CHECK(a.core.frequency.si() == generate_shipped("h100").core.frequency.si());
+}
+
 TEST_CASE("B200: two dies as one device, within 3% of its datasheet", "[arch][golden][datasheet]") {
   // NVIDIA HGX B200 (1000 W): 2.25 PFLOPS dense FP16/BF16, 4.5 PFLOPS dense FP8, 9 PFLOPS
   // dense FP4, 192 GB HBM3e (8 x 24 GiB) at 8 TB/s, NVLink 5 at 1.8 TB/s; 148 SMs, each one

@@ -60,7 +60,7 @@ TEST_CASE("A100: the core's 199.6 W split into leakage, clock tree and per-FLOP 
 
 TEST_CASE("at full activity of every unit a device draws what the generator spent",
           "[arch][energy]") {
-  for (const char* name : {"a100", "v100", "h100", "h200", "b200", "gb200", "tpu_systolic"}) {
+  for (const char* name : {"a100", "v100", "h100", "h200", "h800", "b200", "gb200", "tpu_systolic"}) {
     INFO(name);
     const Shipped s = shipped(name);
     const DevicePower d = device_power(s.spec, s.arch);
