@@ -91,8 +91,10 @@ constexpr const char* kFooter =
              tokens sent to them and back by all-to-all (not a device factor) default 1
   mbN        sequences per micro-batch; mb0 = the whole per-replica batch
                                       default the workload's micro_batch (GPT), else 1
-  gpipe | 1f1b | interleaved   pipeline schedule                          default 1f1b
+  gpipe | 1f1b | interleaved | dualpipe   pipeline schedule                default 1f1b
   vN         model chunks per device, with interleaved only (e.g. interleaved-v2)
+  dualpipe   DeepSeek-V3's bidirectional schedule: device d holds stages d and pp-1-d,
+             even pp, at least 2 x pp micro-batches; a profile must list it
   sp         sequence parallelism (Korthikanti et al. 2022)
   zero0..zero3                 ZeRO stage                                 default zero0
   recompute=none|selective|full  activation recomputation                 default none
@@ -379,6 +381,13 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
                             "%.0f, beyond what trace viewers open; trace a smaller global batch "
                             "(--global-batch)",
                             passes, static_cast<long long>(r.micro_batches), kMaxTracePasses)});
+        }
+        if (strategy.schedule == PipelineSchedule::kDualPipe && strategy.pp > 1) {
+          throw ConfigError(Diagnostic{
+              command_line("--trace"),
+              "the dualpipe schedule is timed by the DeepSeek-V3 report's bubble formula, not "
+              "pass by pass: there is no timeline to trace (trace a 1f1b or interleaved "
+              "strategy)"});
         }
         const std::optional<Timeline> t = model->timeline(strategy, r);
         if (!t) {

@@ -207,7 +207,8 @@ std::vector<RankedStrategy> rank_strategies(const DesignEvaluator& e,
                                             const Eigen::VectorXd& split,
                                             std::size_t* evaluated, ArchFigures* arch,
                                             std::size_t top) {
-  const std::vector<Strategy> all = enumerate_strategies(e.workload(), e.devices());
+  const std::vector<Strategy> all =
+      enumerate_strategies(e.workload(), e.devices(), enumerate_options(e.options().parallelism));
   std::vector<RankedStrategy> out;
   out.reserve(all.size());
   const MicroArch a = generate_micro_arch(e.spec(), split_of(split));

@@ -116,7 +116,9 @@ StudyOutcome run_search_study(const SearchStudy& study, const DesignEvaluator& e
     // goal); the count reported is every strategy the shortlist was chosen from.
     const std::vector<RankedStrategy> ranked = rank_strategies(
         e, o.template_split, nullptr, nullptr, static_cast<std::size_t>(std::max(study.shortlist, 0)));
-    o.strategies_ranked = enumerate_strategies(e.workload(), e.devices()).size();
+    o.strategies_ranked =
+        enumerate_strategies(e.workload(), e.devices(), enumerate_options(e.options().parallelism))
+            .size();
     for (const RankedStrategy& r : ranked) {
       if (!r.result.feasible || static_cast<int>(candidates.size()) >= study.shortlist) break;
       candidates.push_back(r.strategy);

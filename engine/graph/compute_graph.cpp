@@ -239,6 +239,9 @@ ComputeGraph ComputeGraphBuilder::build() && {
         counts.push_back({st.cls, 0, st.kind});
       }
       ++counts[slot[st.cls]].count;
+      if (g_.kernels_[st.id].phase == Phase::kBackwardWeight) {
+        ++counts[slot[st.cls]].weight_gradients;
+      }
     }
   }
   return std::move(g_);

@@ -240,6 +240,7 @@ class ComputeGraph {
   struct ClassCount {
     std::uint32_t cls = 0, count = 0;
     StepKind kind = StepKind::kCompute;
+    std::uint32_t weight_gradients = 0;  // of count, Phase::kBackwardWeight kernels
   };
   [[nodiscard]] const std::vector<ClassCount>& pass_classes(int p) const {
     return pass_classes_[static_cast<std::size_t>(p)];

@@ -71,6 +71,11 @@ int in_flight_micro_batches(const Strategy& s, I64 micro_batches, int stage) {
       held = std::min<I64>(2 * (s.pp - 1 - stage) + I64{s.virtual_stages - 1} * s.pp + 1,
                            micro_batches * s.virtual_stages);
       break;
+    case PipelineSchedule::kDualPipe:
+      // DeepSeek-V3 report Table 2: DualPipe's activation memory PP + 1 (1F1B's PP), on each
+      // device over its two stages.
+      held = std::min<I64>(s.pp + 1, micro_batches);
+      break;
   }
   return static_cast<int>(held);
 }
@@ -169,7 +174,8 @@ I64 gpt_stage_parameters(const GptSpec& w, const Strategy& s, int stage, LayerSp
 //   layers     held forwards (in_flight_micro_batches) × layers per model chunk (l/(pp·v)) ×
 //              gpt_layer_activations
 //   stage 0    the embedding's dropout mask (with dropout), s·b·h bytes (/t with sp), for each micro-batch its
-//              first chunk holds: GPipe m, 1F1B min(pp, m), interleaved min(2pp − 1, m) (chunk 0
+//              first chunk holds: GPipe m, 1F1B min(pp, m), DualPipe min(pp + 1, m),
+//              interleaved min(2pp − 1, m) (chunk 0
 //              keeps its first pp micro-batches until their group's backward reaches it, and
 //              runs pp − 1 more during the warm-up); Korthikanti §4.3 count s·b·h/t for each of
 //              1F1B's pp
@@ -193,6 +199,7 @@ Bytes first_stage_activations(const GptSpec& w, const Strategy& s, I64 b, I64 m)
   I64 held = m;
   if (s.schedule == PipelineSchedule::kOneFOneB) held = std::min<I64>(s.pp, m);
   if (is_interleaved(s)) held = std::min<I64>(2 * I64{s.pp} - 1, m);
+  if (s.schedule == PipelineSchedule::kDualPipe) held = std::min<I64>(s.pp + 1, m);
   return bytes(d(held) * sbh / (s.sequence_parallel ? d(s.tp) : 1.0));
 }
 
@@ -298,6 +305,24 @@ MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, 
 }
 
 MemoryFootprint gpt_memory_footprint(const GptSpec& w, const Strategy& s, const MemoryModel& mm) {
+  if (s.schedule == PipelineSchedule::kDualPipe && s.pp > 1) {
+    // Device d holds stage d and stage pp - 1 - d (DeepSeek-V3 report Table 2: parameters 2x):
+    // both stages' model states, and the larger stage's activations and workspace for the
+    // PP + 1 micro-batches in flight over the two.
+    MemoryFootprint f;
+    for (int d = 0; d < s.pp / 2; ++d) {
+      const MemoryFootprint a = gpt_stage_memory_footprint(w, s, d, mm);
+      const MemoryFootprint b = gpt_stage_memory_footprint(w, s, s.pp - 1 - d, mm);
+      MemoryFootprint pair = a;
+      pair.weights += b.weights;
+      pair.gradients += b.gradients;
+      pair.optimizer += b.optimizer;
+      pair.activations = std::max(a.activations, b.activations);
+      pair.workspace = std::max(a.workspace, b.workspace);
+      f = d == 0 ? pair : larger(f, pair);
+    }
+    return f;
+  }
   MemoryFootprint f = larger(gpt_stage_memory_footprint(w, s, 0, mm),
                              gpt_stage_memory_footprint(w, s, s.pp - 1, mm));
   // With uneven stages the second holds one layer more than the first and keeps more

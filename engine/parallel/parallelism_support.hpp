@@ -13,7 +13,9 @@
 namespace pathfinder {
 
 struct ParallelismSupport {
-  std::uint8_t schedules = 0b111;     // bit (1 << PipelineSchedule): the schedules offered
+  // bit (1 << PipelineSchedule): the schedules offered; by default every one but DualPipe
+  // (DeepSeek's own framework's: a profile lists it).
+  std::uint8_t schedules = 0b0111;
   std::uint8_t zero_stages = 0b1111;  // bit (1 << stage): ZeRO stages 0..3 offered
   bool ring_context = true;           // context parallelism passing KV blocks around a ring
   bool ulysses = true;                // context parallelism by all-to-all (heads split)

@@ -14,10 +14,11 @@
 namespace pathfinder {
 namespace {
 
-constexpr enum_table::Table<PipelineSchedule, 3> kSchedules{{
+constexpr enum_table::Table<PipelineSchedule, 4> kSchedules{{
     {PipelineSchedule::kGpipe, "gpipe"},
     {PipelineSchedule::kOneFOneB, "1f1b"},
     {PipelineSchedule::kInterleaved, "interleaved"},
+    {PipelineSchedule::kDualPipe, "dualpipe"},
 }};
 constexpr enum_table::Table<KernelSplit, 3> kSplits{{
     {KernelSplit::kTensor, "tensor"},
@@ -54,7 +55,7 @@ std::string quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 std::string valid_tokens() {
   return join_alternatives({"tpN", "ppN", "dpN", "cpN", "ulysses", "epN", "mbN", "gpipe", "1f1b",
-                            "interleaved", "vN", "sp", "zero0..zero3",
+                            "interleaved", "dualpipe", "vN", "sp", "zero0..zero3",
                             "recompute=none|selective|full"});
 }
 

@@ -38,10 +38,13 @@ namespace pathfinder {
 
 class ConfigNode;
 
-enum class PipelineSchedule { kGpipe, kOneFOneB, kInterleaved };
+// kDualPipe: DeepSeek-V3's bidirectional schedule (DeepSeek-V3 technical report §3.2.1;
+// github.com/deepseek-ai/DualPipe): each device holds stage d and stage pp - 1 - d, half the
+// micro-batches enter at each end, one micro-batch's forward chunk overlaps another's backward.
+enum class PipelineSchedule { kGpipe, kOneFOneB, kInterleaved, kDualPipe };
 enum class KernelSplit { kTensor, kRowColumn, kColumnRow };  // Megatron TP; the paper's RC, CR
 
-[[nodiscard]] std::string_view to_string(PipelineSchedule s);  // gpipe, 1f1b, interleaved
+[[nodiscard]] std::string_view to_string(PipelineSchedule s);  // gpipe, 1f1b, interleaved, dualpipe
 [[nodiscard]] std::string_view to_string(KernelSplit k);       // tensor, rc, cr
 [[nodiscard]] std::optional<PipelineSchedule> parse_pipeline_schedule(std::string_view s);
 [[nodiscard]] std::optional<KernelSplit> parse_kernel_split(std::string_view s);

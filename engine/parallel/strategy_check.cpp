@@ -110,6 +110,8 @@ void no_transformer_options(const Strategy& s, const char* workload, Sink& k) {
   k.require(s.recompute == Recompute::kNone,
             [&] { return "recompute=" + std::string(to_string(s.recompute)) + only(); });
   k.require(!interleaved(s), [&] { return "the interleaved schedule" + only(); });
+  k.require(s.schedule != PipelineSchedule::kDualPipe,
+            [&] { return "the dualpipe schedule" + only(); });
   k.require(s.cp == 1, [&] { return "context parallel (cp" + str(s.cp) + ")" + only(); });
   k.require(!s.ulysses, [&] { return "context parallel by all-to-all (ulysses)" + only(); });
   k.require(s.ep == 1, [&] { return "expert parallel (ep" + str(s.ep) + ")" + only(); });
@@ -233,6 +235,19 @@ void check_gpt(const Strategy& s, const GptSpec& w, Sink& k) {
     k.require(m % s.pp == 0, [&] {
       return "interleaved needs the micro-batches per pipeline, global_batch / (dp x mb) = " +
              str(m) + ", to be a multiple of pp = " + str(s.pp);
+    });
+  }
+  if (s.schedule == PipelineSchedule::kDualPipe && w.global_batch % per_step == 0) {
+    // DualPipe's step(): "assert num_ranks % 2 == 0" and "num_chunks % 2 == 0 and num_chunks
+    // >= num_ranks * 2" (deepseek-ai/DualPipe dualpipe/dualpipe.py).
+    const I64 m = w.global_batch / per_step;
+    k.require(s.pp % 2 == 0, [&] {
+      return "dualpipe needs an even pp (each device holds stage d and stage pp - 1 - d), got pp" +
+             str(s.pp);
+    });
+    k.require(m % 2 == 0 && m >= 2 * I64{s.pp}, [&] {
+      return "dualpipe needs an even number of micro-batches per pipeline, at least 2 x pp = " +
+             str(2 * I64{s.pp}) + "; global_batch / (dp x mb) = " + str(m);
     });
   }
 }

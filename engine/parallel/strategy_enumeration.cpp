@@ -186,4 +186,10 @@ std::vector<Strategy> enumerate_strategies(const WorkloadSpec& w, int devices,
   return Enumerator(w, devices, options).run();
 }
 
+EnumerateOptions enumerate_options(const ParallelismSupport& support) {
+  EnumerateOptions o;
+  if (support.offers(PipelineSchedule::kDualPipe)) o.schedules.push_back(PipelineSchedule::kDualPipe);
+  return o;
+}
+
 }  // namespace pathfinder

@@ -22,6 +22,7 @@
 
 #include <vector>
 
+#include "engine/parallel/parallelism_support.hpp"
 #include "engine/parallel/strategy.hpp"
 
 namespace pathfinder {
@@ -48,5 +49,8 @@ struct EnumerateOptions {
 
 [[nodiscard]] std::vector<Strategy> enumerate_strategies(const WorkloadSpec& w, int devices,
                                                          const EnumerateOptions& options = {});
+// The defaults, with DualPipe when the stack offers it (no stack does unless its profile lists
+// it: ParallelismSupport's default).
+[[nodiscard]] EnumerateOptions enumerate_options(const ParallelismSupport& support);
 
 }  // namespace pathfinder

@@ -65,7 +65,8 @@ ParallelismSupport read_parallelism(const ConfigNode& p) {
     s.schedules = name_bits(p, "schedules",
                             {{"gpipe", static_cast<unsigned>(PipelineSchedule::kGpipe)},
                              {"1f1b", static_cast<unsigned>(PipelineSchedule::kOneFOneB)},
-                             {"interleaved", static_cast<unsigned>(PipelineSchedule::kInterleaved)}},
+                             {"interleaved", static_cast<unsigned>(PipelineSchedule::kInterleaved)},
+                             {"dualpipe", static_cast<unsigned>(PipelineSchedule::kDualPipe)}},
                             true);  // []: no pipelining
   }
   if (p.has("zero")) s.zero_stages = name_bits(p, "zero", {{"0", 0}, {"1", 1}, {"2", 2}, {"3", 3}}, false);

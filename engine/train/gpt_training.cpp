@@ -207,6 +207,16 @@ double GptTraining::expert_paired_share(const Strategy& s, int stage,
   // backward to pair with), (p - d - 1)·2 + (v - 1)·p interleaved (Megatron's
   // get_pp_rank_microbatches), at most all of them; GPipe pairs none.
   if (s.schedule == PipelineSchedule::kGpipe) return 0.0;
+  if (s.schedule == PipelineSchedule::kDualPipe) {
+    // deepseek-ai/DualPipe's step() on rank `stage` (h its distance from the nearer end, H =
+    // P/2): its main step overlaps a forward with a backward twice per round for M/2 - P + h + 1
+    // rounds (the middle ranks' first forward alone), step 5 once per round for H - h - 1; of
+    // the M forwards (and as many backwards) a rank runs, those are paired.
+    const int P = s.pp, h = std::min(stage, P - 1 - stage), H = P / 2;
+    const double m = static_cast<double>(micro_batches);
+    const double paired = 2.0 * (0.5 * m - P + h + 1) - (h == H - 1 ? 1.0 : 0.0) + (H - h - 1);
+    return m > 0.0 ? std::clamp(paired / m, 0.0, 1.0) : 0.0;
+  }
   const int v = s.schedule == PipelineSchedule::kInterleaved ? s.virtual_stages : 1;
   const double passes = static_cast<double>(micro_batches) * v;
   const double warmup =
@@ -454,9 +464,12 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
 
   // Chunks: pp·v, their layers as the profile's layer split places them (layer_split.hpp; even:
   // equal with interleaving, check_strategy); the embedding on the first, the head on the last.
-  const int v = s.schedule == PipelineSchedule::kInterleaved ? s.virtual_stages : 1;
+  // DualPipe: 2·pp, chunk pp + d the stage pp - 1 - d on device d (a second copy of it).
+  const bool dual = s.schedule == PipelineSchedule::kDualPipe;
+  const int v = s.schedule == PipelineSchedule::kInterleaved ? s.virtual_stages : dual ? 2 : 1;
   const int chunks = s.pp * v;
-  spans_.resize(static_cast<std::size_t>(chunks));
+  const int model_chunks = dual ? s.pp : chunks;
+  spans_.resize(static_cast<std::size_t>(model_chunks));
   gpt_stage_spans(spec_, options_.memory.layer_split, spans_);
   const Bytes p = bytes_per_element(spec_.precision);
   // The evaluator's input and buffers, reused: a warm evaluation allocates nothing in them.
@@ -484,6 +497,7 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
                        double owned = 1.0) {
     c.forward += n * chained(t.forward, launch);
     c.backward += n * chained(t.backward, launch);
+    c.weight_gradients += n * t.backward.weight_gradients;
     c.tensor_comm += n * (t.forward.exposed_comm + t.backward.exposed_comm);
     if (!timing_only) {
       c.activity.add(t.forward.activity, n);
@@ -519,9 +533,15 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
     c.outside_layers += chained(t.forward, launch) + chained(t.backward, launch) -
                         t.forward.exposed_comm - t.backward.exposed_comm;
   };
+  // DualPipe keeps two copies of every stage: after the backward each device exchanges a
+  // stage's gradients with the mirror device holding the other copy (an all-reduce of two).
+  const Bytes mirror_bytes = bytes(gradient_reduction_bytes(
+      options_.gradient_reduction, p.si(), spec_.precision == DataType::kBf16));
   for (int c = 0; c < chunks; ++c) {
     ChunkCosts cc;
-    const StageSpan& span = spans_[static_cast<std::size_t>(c)];
+    const int index = dual && c >= s.pp ? chunks - 1 - c : c;  // the model chunk it runs
+    const bool first = index == 0, last = index == model_chunks - 1;
+    const StageSpan& span = spans_[static_cast<std::size_t>(index)];
     const auto layers = static_cast<int>(span.count);
     const auto dense = static_cast<int>(spec_.dense_layers_in(span.first, layers));
     // The sparse layers' passes the schedule pairs with another micro-batch's (their
@@ -533,20 +553,25 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
     }
     cc.expert_parameters = static_cast<double>(layers - dense) * layer_experts;
     if (dense > 0) add(cc, pt.dense_layer, dense, pt.dense_layer_trained);
-    if (c == 0) {
+    if (first) {
       add(cc, pt.embedding, 1.0, pt.embedding_trained);
       outside(cc, pt.embedding);
       cc.sync += tied_sync;
       cc.step.add_link_bytes(tied_link);
     }
-    if (c == chunks - 1) {
+    if (last) {
       add(cc, pt.head, 1.0, pt.head_trained, head_owned);
       outside(cc, pt.head);
       cc.sync += tied_sync;
       cc.step.add_link_bytes(tied_link);
     }
     if (sharded) {
-      add_sharded_passes(pt, units, layers, dense, c == 0, c == chunks - 1, timing_only, cc);
+      add_sharded_passes(pt, units, layers, dense, first, last, timing_only, cc);
+    }
+    if (dual && !timing_only) {
+      const Bytes g = cc.parameters * mirror_bytes;
+      cc.sync += collective_time(m.groups[2], Collective::kSendRecv, g);
+      cc.step.add_link_bytes(link_bytes(m.groups[2], Collective::kSendRecv, g));
     }
     cc.forward += launch;
     cc.backward += launch;

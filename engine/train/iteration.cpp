@@ -44,11 +44,13 @@ void fill_pipeline_input(const IterationInput& in, PipelineInput& pi) {
   pi.micro_batches = in.micro_batches;
   pi.forward.clear();
   pi.backward.clear();
+  pi.weight_gradients.clear();
   pi.send_forward.clear();
   pi.send_backward.clear();
   for (const ChunkCosts& c : in.chunks) {
     pi.forward.push_back(c.forward);
     pi.backward.push_back(c.backward);
+    pi.weight_gradients.push_back(c.weight_gradients);
     pi.send_forward.push_back(P > 1 ? in.send : Time{});
     pi.send_backward.push_back(P > 1 ? in.send : Time{});
   }
@@ -58,6 +60,18 @@ Time iteration_lower_bound(const IterationInput& in) {
   const int P = in.stages, v = in.chunks_per_stage;
   const double micro = static_cast<double>(in.micro_batches);
   const Time send = P > 1 ? in.send : Time{};
+  if (in.schedule == PipelineSchedule::kDualPipe) {  // each chunk runs half the micro-batches
+    Time bound;
+    for (int d = 0; d < P; ++d) {
+      Time work;
+      for (int local = 0; local < v; ++local) {
+        const ChunkCosts& c = in.chunks[static_cast<std::size_t>(local * P + d)];
+        work += c.forward + c.backward;
+      }
+      bound = std::max(bound, 0.5 * micro * work);
+    }
+    return bound + host_time(in);
+  }
   Time way, bound;  // way: chunks 0 .. d-1 there and back, with their sends
   for (int d = 0; d < P; ++d) {
     Time work;
@@ -85,6 +99,8 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
   r.device_busy.resize(pipe.busy.size());
   for (std::size_t d = 0; d < pipe.busy.size(); ++d) r.device_busy[d] = pipe.busy[d];
   const double micro = static_cast<double>(in.micro_batches);
+  // Micro-batches through each chunk: all of them, or DualPipe's half per direction.
+  const double per_chunk = in.schedule == PipelineSchedule::kDualPipe ? 0.5 * micro : micro;
   const bool reduce = in.data_group != nullptr && in.dp > 1;
 
   // Per device: its chunks' buckets reduced on the data-parallel port as they become ready
@@ -120,15 +136,18 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
       dpc += c.data_comm;
       outside += c.outside_layers;
       sync += c.sync;
-      work.add(c.activity, micro);
+      work.add(c.activity, per_chunk);
       step.add(c.step);
       if (P > 1 && in.pipeline_group != nullptr) {
         // Activations forward from every chunk but the model's last, gradients back from every
         // chunk but its first.
-        const int index = local * P + d, last = P * v - 1;
+        // (DualPipe's second chunk on device d is stage P - 1 - d, running the other way.)
+        const bool dual = in.schedule == PipelineSchedule::kDualPipe;
+        const int index = dual ? (local == 0 ? d : P - 1 - d) : local * P + d;
+        const int last = dual ? P - 1 : P * v - 1;
         const double sends = (index != last ? 1.0 : 0.0) + (index != 0 ? 1.0 : 0.0);
         work.add_link_bytes(link_bytes(*in.pipeline_group, Collective::kSendRecv, in.send_bytes),
-                            micro * sends);
+                            per_chunk * sends);
       }
       if (!buckets_after) continue;
       work.add_link_bytes(link_bytes(*in.data_group, kind,
@@ -187,10 +206,10 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
     TrainingBreakdown& b = r.stages[du];
     b.work = work;
     b.step = step;
-    b.tensor_comm = tpc * micro;
-    const Time sharded_comm = dpc * micro;
+    b.tensor_comm = tpc * per_chunk;
+    const Time sharded_comm = dpc * per_chunk;
     const Time busy = pipe.busy[du];
-    b.embedding_head = outside * micro;
+    b.embedding_head = outside * per_chunk;
     b.compute = busy - b.tensor_comm - sharded_comm - b.embedding_head;
     b.data_comm = reduced - end + gather + sharded_comm;
     b.gradient_sync = synced;

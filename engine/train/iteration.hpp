@@ -23,6 +23,7 @@ namespace pathfinder {
 struct ChunkCosts {
   Time forward;              // per micro-batch (or time step), communication included
   Time backward;
+  Time weight_gradients;     // of backward, the weight-gradient kernels' (DualPipe's W)
   Time update;               // the optimizer step over the chunk's parameters
   double parameters = 0.0;   // elements this device holds
   double expert_parameters = 0.0;  // of those, routed experts' (reduced over the expert-data group)
@@ -40,7 +41,9 @@ struct IterationInput {
   int stages = 1;
   int chunks_per_stage = 1;
   int micro_batches = 1;
-  std::vector<ChunkCosts> chunks;   // stages · chunks_per_stage; chunk c on device c mod stages
+  // stages · chunks_per_stage; chunk c on device c mod stages. DualPipe: two per stage, chunk
+  // P + d the stage P - 1 - d that device d runs for the micro-batches entering at the far end.
+  std::vector<ChunkCosts> chunks;
   Time send;                        // activations or gradients between stages, each way
   Bytes send_bytes;                 // the same in bytes, over pipeline_group
   const GroupPlacement* pipeline_group = nullptr;
@@ -76,7 +79,8 @@ struct IterationScratch {
   PipelineResult result;
 };
 
-// A lower bound of assemble_iteration's iteration_time, without simulating: every device's
+// A lower bound of assemble_iteration's iteration_time, without simulating. DualPipe: the
+// busiest device's work. Else every device's
 // last task is a backward of its first chunk (every schedule here), so device d finishes no
 // sooner than the first micro-batch's forward reaches it through chunks 0 .. d-1 (their
 // forwards and sends), plus its own work on every micro-batch, plus that last gradient's way

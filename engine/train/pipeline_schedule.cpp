@@ -200,16 +200,59 @@ void simulate(const PipelineInput& in, int m, PipelineScratch& scratch, Pipeline
   r.makespan = makespan;
 }
 
+// DualPipe by the DeepSeek-V3 report's Table 2 (see the header): device d's busy time is its
+// two chunks' passes for half the micro-batches each; every device then idles the bubble of
+// the busiest one, whose passes pace the pipeline. Each chunk's last backward ends with the
+// schedule (its last weight-gradient passes, step 8 of deepseek-ai/DualPipe's step(), close
+// it on every device).
+void dual_pipe(const PipelineInput& in, PipelineResult& out) {
+  const int P = in.stages;
+  PF_ASSERT(in.schedule == PipelineSchedule::kDualPipe && in.chunks == 2 && P % 2 == 0 &&
+            in.micro_batches >= 2 * P && in.micro_batches % 2 == 0 &&
+            in.forward.size() == static_cast<std::size_t>(2 * P) &&
+            in.backward.size() == in.forward.size());
+  const auto at = [](const std::vector<Time>& v, int c) {
+    return v.empty() ? Time{} : v[static_cast<std::size_t>(c)];
+  };
+  const double half = 0.5 * static_cast<double>(in.micro_batches);
+  out.busy.assign(static_cast<std::size_t>(P), Time{});
+  Time paced, bubble;
+  for (int d = 0; d < P; ++d) {
+    const int a = d, b = P + d;
+    const Time f = 0.5 * (at(in.forward, a) + at(in.forward, b));
+    const Time bw = 0.5 * (at(in.backward, a) + at(in.backward, b));
+    const Time w = 0.5 * (at(in.weight_gradients, a) + at(in.weight_gradients, b));
+    const Time sends = at(in.send_forward, a) + at(in.send_backward, a);
+    const Time busy = 2.0 * half * (f + bw);
+    out.busy[static_cast<std::size_t>(d)] = busy;
+    if (busy < paced) continue;
+    paced = busy;
+    const Time slot = f + 2.0 * bw - 3.0 * w + sends;
+    bubble = (0.5 * P - 1.0) * (slot > Time{} ? slot : Time{});
+  }
+  out.makespan = paced + bubble;
+  out.last_backward.assign(static_cast<std::size_t>(2 * P), out.makespan);
+  out.last_backward_start.resize(static_cast<std::size_t>(2 * P));
+  for (int c = 0; c < 2 * P; ++c) {
+    out.last_backward_start[static_cast<std::size_t>(c)] = out.makespan - at(in.backward, c);
+  }
+}
+
 }  // namespace
 
 PipelineResult simulate_pipeline_exhaustively(const PipelineInput& in) {
-  PipelineScratch scratch;
   PipelineResult r;
+  if (in.schedule == PipelineSchedule::kDualPipe) {
+    dual_pipe(in, r);
+    return r;
+  }
+  PipelineScratch scratch;
   simulate<false>(in, in.micro_batches, scratch, r, nullptr);
   return r;
 }
 
 std::vector<PipelineTask> pipeline_tasks(const PipelineInput& in) {
+  PF_ASSERT(in.schedule != PipelineSchedule::kDualPipe);
   PipelineScratch scratch;
   PipelineResult r;
   std::vector<PipelineTask> tasks;
@@ -232,6 +275,10 @@ void simulate_affine(const PipelineInput& in, PipelineScratch& scratch, Pipeline
 }  // namespace
 
 void simulate_pipeline(const PipelineInput& in, PipelineScratch& scratch, PipelineResult& out) {
+  if (in.schedule == PipelineSchedule::kDualPipe) {
+    dual_pipe(in, out);
+    return;
+  }
   // Vector copy-assignment reuses the destination's capacity: nothing allocated once sized.
   for (const PipelineScratch::Kept& k : scratch.kept) {
     if (k.used && same_input(k.in, in)) {

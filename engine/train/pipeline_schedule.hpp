@@ -3,6 +3,12 @@
 // device is free and its input has arrived from the neighbouring stage (after the transfer).
 // GPipe (Huang et al. 2019), 1F1B (PipeDream-Flush, Narayanan et al. 2021) and the interleaved
 // 1F1B of Megatron-LM with v model chunks per device (Narayanan et al. 2021, §2.2).
+// DualPipe (DeepSeek-V3 technical report §3.2.1) is not simulated task by task: device d runs
+// stage d for the micro-batches entering at device 0 and stage P - 1 - d for those entering
+// at device P - 1, half each, and its bubble is the report's Table 2 formula,
+// (P/2 - 1)(F&B + B - 3W), with F&B = F + B (a forward and a backward chunk overlapped: their
+// compute adds, their communication hidden), per slot the two sends of a hop added; F, B, W
+// the means of the device's two chunks' forward, backward and weight-gradient times.
 //
 // Cost grows with devices-per-pipeline × micro-batches × chunks, never with data- or
 // tensor-parallel degrees: replicas run in lock-step and are not simulated.
@@ -29,6 +35,8 @@ struct PipelineInput {
   // activations forward, the gradient backward) to chunk c + 1 / c − 1.
   std::vector<Time> forward, backward;
   std::vector<Time> send_forward, send_backward;
+  // Of backward, the weight-gradient kernels' time (DualPipe's W; empty: none).
+  std::vector<Time> weight_gradients;
 };
 
 struct PipelineResult {
@@ -92,6 +100,7 @@ struct PipelineTask {
   Time start, end;
 };
 // Every task of the exhaustive simulation, as simulated (each device's in its schedule's order).
+// Engine bug (PF_ASSERT) for DualPipe, which is timed by its formula, not task by task.
 [[nodiscard]] std::vector<PipelineTask> pipeline_tasks(const PipelineInput& in);
 
 }  // namespace pathfinder

@@ -132,6 +132,7 @@ PassTimes time_pass(const ComputeGraph& g, int p, Scratch& scratch, Time dispatc
     if (cc.kind == Kind::kCompute) {
       const KernelTime& kt = scratch.kernel[c];
       pt.compute += n * kt.device;
+      pt.weight_gradients += static_cast<double>(cc.weight_gradients) * kt.device;
       a.core += n * kt.core_energy;
       a.on_chip += n * kt.on_chip_energy;
       a.main_memory += n * kt.main_memory_energy;

@@ -34,6 +34,7 @@ struct PassTimes {
   Time exposed_comm;    // blocking collectives, and what side-stream ones cost the compute
   Time hidden_comm;     // overlapped collectives
   Time host_stall;      // compute stream idle waiting for the host
+  Time weight_gradients;  // of compute, the weight-gradient kernels' (Phase::kBackwardWeight)
   int kernels = 0;
   Activity activity;            // the kernels' dynamic energy and the bytes sent
 };

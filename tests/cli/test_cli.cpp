@@ -285,7 +285,7 @@ TEST_CASE("validate lists every problem of a workload, study, search, strategy, 
   const std::string sg = "tests/data/validate/strategy_three_problems.yaml";
   CHECK(problems(sg) == std::vector<std::string>{
       sg + ":2:5: error: tp: expected a whole number, got \"two\"",
-      sg + ":5:11: error: schedule: expected one of gpipe, 1f1b or interleaved, got \"1fb1\"; "
+      sg + ":5:11: error: schedule: expected one of gpipe, 1f1b, interleaved or dualpipe, got \"1fb1\"; "
            "did you mean \"1f1b\"?",
       sg + ":6:1: error: recompte: unknown key; did you mean \"recompute\"?"});
   const std::string sw = "tests/data/validate/software_three_problems.yaml";
@@ -1454,6 +1454,14 @@ TEST_CASE("eval --trace writes the iteration as trace-event JSON", "[cli][trace]
   CHECK(search.code == 2);
   CHECK(search.err == "command line: error: --trace: traces one evaluated iteration; leave out "
                       "--strategy search\n");
+  // DualPipe is timed by its bubble formula, not pass by pass: no timeline, nothing written.
+  const Run dual = run(base + "--software deepseek-v3 --strategy tp2-pp2-dp2-mb4-dualpipe "
+                              "--trace '" + f.string() + ".dual'");
+  CHECK(dual.code == 2);
+  CHECK(dual.err == "command line: error: --trace: the dualpipe schedule is timed by the "
+                    "DeepSeek-V3 report's bubble formula, not pass by pass: there is no timeline "
+                    "to trace (trace a 1f1b or interleaved strategy)\n");
+  CHECK_FALSE(fs::exists(f.string() + ".dual"));
   const Run bad = run(base + "--strategy tp2-pp2-dp2-mb4 --trace /proc/no/trace.json");
   CHECK(bad.code == 2);
   CHECK(bad.err == "/proc/no: error: cannot create folder: No such file or directory\n");

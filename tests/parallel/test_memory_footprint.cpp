@@ -154,6 +154,36 @@ TEST_CASE("in-flight micro-batches by schedule", "[dist][golden]") {
   CHECK(in_flight_micro_batches(inter, 8, 0) == 11);  // 2·3 + 1·4 + 1
   CHECK(in_flight_micro_batches(inter, 8, 3) == 5);   // 0 + 4 + 1
   CHECK(in_flight_micro_batches(inter, 4, 0) == 8);   // m = pp: every chunk of every micro-batch
+  // DualPipe: pp + 1 on every device (DeepSeek-V3 report Table 2).
+  const Strategy dual = parse_strategy("pp4-dualpipe");
+  CHECK(in_flight_micro_batches(dual, 8, 0) == 5);
+  CHECK(in_flight_micro_batches(dual, 8, 3) == 5);
+}
+
+TEST_CASE("DualPipe: each device holds two stages' model states, pp + 1 micro-batches",
+          "[dist][golden]") {
+  // GPT-3 175B, tp8 x pp8, b 1: device d holds stage d and stage 7 - d (DeepSeek-V3 report
+  // Table 2: parameters 2x). The first device: stage 0's and stage 7's model states; the
+  // activations of the fuller of the two for the 9 micro-batches in flight: stage 0's 12
+  // layers and embedding masks (9 x 25,165,824 B) against stage 7's 12 layers and output layer
+  // (2·s·b·h·2 = 100,663,296 B and fp32 logits 4·s·b·V/8 = 52,428,800 B, one micro-batch).
+  const GptSpec g = shipped_gpt("gpt3_175b");
+  const Strategy dual = parse_strategy("tp8-pp8-dp1-mb1-dualpipe");
+  const MemoryFootprint s0 = gpt_stage_memory_footprint(g, dual, 0);
+  const MemoryFootprint s7 = gpt_stage_memory_footprint(g, dual, 7);
+  CHECK(s0.in_flight_micro_batches == 9);
+  CHECK(b(s7.activations) == exactly(9 * 12 * 578813952.0 + 100663296.0 + 52428800.0));
+  const MemoryFootprint f = gpt_memory_footprint(g, dual);
+  // Every pair's states are the same (even stages); the end devices hold the embedding and
+  // the head: the fullest.
+  CHECK(b(f.weights) == exactly(b(s0.weights) + b(s7.weights)));
+  CHECK(b(f.optimizer) == exactly(b(s0.optimizer) + b(s7.optimizer)));
+  CHECK(b(f.activations) == exactly(b(s0.activations)));
+  // Against 1F1B's first stage: twice the layers' states, one micro-batch more in flight.
+  const MemoryFootprint one = gpt_memory_footprint(g, parse_strategy("tp8-pp8-dp1-mb1"));
+  CHECK(b(f.weights) > 1.9 * b(one.weights));
+  // 12 layers x 578,813,952 B per micro-batch (Table 2 row above): 9 held, against 8.
+  CHECK(b(s0.activations) == exactly(9 * 12 * 578813952.0 + 9 * 25165824.0));
 }
 
 TEST_CASE("22B on one tensor-parallel node (Korthikanti Table 4's setting)", "[dist][golden]") {

@@ -25,7 +25,7 @@ std::string yaml_error(const std::string& yaml) {
 }
 
 const std::string kValid =
-    "expected tpN, ppN, dpN, cpN, ulysses, epN, mbN, gpipe, 1f1b, interleaved, vN, sp, "
+    "expected tpN, ppN, dpN, cpN, ulysses, epN, mbN, gpipe, 1f1b, interleaved, dualpipe, vN, sp, "
     "zero0..zero3 or recompute=none|selective|full";
 
 }  // namespace
@@ -202,7 +202,7 @@ TEST_CASE("bad YAML strategies are located errors", "[dist][config-error]") {
   CHECK(yaml_error("strategy:\n  zero: 4\n") ==
         "s.yaml:2:9: error: strategy.zero: expected a ZeRO stage 0, 1, 2 or 3, got \"4\"");
   CHECK(yaml_error("strategy:\n  schedule: 1f1f\n") ==
-        "s.yaml:2:13: error: strategy.schedule: expected one of gpipe, 1f1b or interleaved, got "
+        "s.yaml:2:13: error: strategy.schedule: expected one of gpipe, 1f1b, interleaved or dualpipe, got "
         "\"1f1f\"; did you mean \"1f1b\"?");
   // Ulysses context parallelism: a boolean beside cp.
   CHECK(from_yaml("strategy:\n  cp: 4\n  ulysses: true\n  dp: 2\n").ulysses);
@@ -218,7 +218,8 @@ TEST_CASE("bad YAML strategies are located errors", "[dist][config-error]") {
 }
 
 TEST_CASE("enum spellings", "[dist]") {
-  CHECK(valid_pipeline_schedules() == std::vector<std::string>{"gpipe", "1f1b", "interleaved"});
+  CHECK(valid_pipeline_schedules() ==
+        std::vector<std::string>{"gpipe", "1f1b", "interleaved", "dualpipe"});
   CHECK(valid_kernel_splits() == std::vector<std::string>{"tensor", "rc", "cr"});
   for (const auto& name : valid_pipeline_schedules()) {
     CHECK(to_string(*parse_pipeline_schedule(name)) == name);

@@ -79,6 +79,20 @@ TEST_CASE("a strategy built in code is range-checked", "[dist][config-error]") {
         Lines{"virtual stages (v2) need the interleaved schedule"});
 }
 
+TEST_CASE("DualPipe: an even pp and at least 2 x pp micro-batches, as DualPipe asserts",
+          "[dist][config-error]") {
+  // Megatron 22B, global batch 4: tp8 x pp2 runs 4 micro-batches (>= 2 x 2) of one sequence.
+  const GptSpec g = shipped_gpt("megatron_22b");
+  CHECK(problems("tp8-pp2-dp1-mb1-dualpipe", g, 16).empty());
+  CHECK(problems("tp8-pp4-dp1-mb1-dualpipe", g, 32) ==
+        Lines{"dualpipe needs an even number of micro-batches per pipeline, at least 2 x pp = 8; "
+              "global_batch / (dp x mb) = 4"});
+  CHECK(problems("tp8-pp3-dp1-mb1-dualpipe", g, 24) ==
+        Lines{"dualpipe needs an even pp (each device holds stage d and stage pp - 1 - d), got pp3",
+              "dualpipe needs an even number of micro-batches per pipeline, at least 2 x pp = 6; "
+              "global_batch / (dp x mb) = 4"});
+}
+
 TEST_CASE("GPT rules: Megatron divisibility, batch, sequence parallel, interleaving",
           "[dist][config-error]") {
   // Megatron 22B: 48 layers, h 6144 (= 6 x 1024), 64 heads, f 24576, s 2048, V 51200, batch 4.

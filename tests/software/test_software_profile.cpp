@@ -2,6 +2,8 @@
 // profile's host costs, and every bad value is a located error.
 #include <catch2/catch.hpp>
 
+#include "engine/parallel/strategy_enumeration.hpp"
+
 #include <string>
 
 #include "engine/config/node.hpp"
@@ -389,11 +391,30 @@ TEST_CASE("parallelism: what the stack's code runs is the profile's to say", "[s
   CHECK(o.software == "nanotron");
 }
 
+TEST_CASE("parallelism: DualPipe only where a profile lists it", "[software]") {
+  // DeepSeek's schedule: no stack runs it unless its profile says so (ParallelismSupport's
+  // default offers gpipe, 1f1b and interleaved); deepseek-v3.yaml lists it.
+  const Strategy dual = parse_strategy("tp1-pp4-dp2-mb1-dualpipe");
+  CHECK_FALSE(ParallelismSupport{}.runs(dual));
+  const SoftwareProfile megatron =
+      load_software_profile(test::source_path("templates/software/megatron-core.yaml"));
+  CHECK(megatron.parallelism.refuses(dual, "megatron-core") ==
+        "megatron-core runs no dualpipe pipeline schedule (its software profile's "
+        "parallelism.schedules)");
+  const SoftwareProfile deepseek =
+      load_software_profile(test::source_path("templates/software/deepseek-v3.yaml"));
+  CHECK(deepseek.parallelism.runs(dual));
+  CHECK_FALSE(deepseek.parallelism.runs(parse_strategy("tp1-pp4-dp2-mb1-interleaved-v2")));
+  // The search tries it only there.
+  CHECK(enumerate_options(megatron.parallelism).schedules.size() == 3);
+  CHECK(enumerate_options(deepseek.parallelism).schedules.back() == PipelineSchedule::kDualPipe);
+}
+
 TEST_CASE("parallelism: errors are located", "[software][config-error]") {
   const std::string head = std::string(kMinimal) + "parallelism:\n";  // lines 1-4
   CHECK(profile_error(head + "  schedules: [1f1b, zero-bubble]\n") ==
         "p.yaml:5:21: error: parallelism.schedules[1]: expected one of gpipe, 1f1b, interleaved, "
-        "got \"zero-bubble\"");
+        "dualpipe, got \"zero-bubble\"");
   CHECK(profile_error(head + "  zero: [1, 1]\n") ==
         "p.yaml:5:13: error: parallelism.zero[1]: \"1\" is listed twice");
   CHECK(profile_error(head + "  zero: []\n") ==

@@ -176,3 +176,42 @@ TEST_CASE("a scratch's kept results answer only for the very same input", "[trai
 }
 
 }  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("DualPipe: its Table 2 bubble, (p/2 - 1)(F + 2B - 3W), against 1F1B's (p - 1)(F + B)",
+          "[train]") {
+  // DeepSeek-V3 technical report Table 2 with F&B = F + B: uniform stages F 1, B 2 of which the
+  // weight gradients W 1, no sends. Every device runs m/2 micro-batches through each of its two
+  // stages: m(F + B) = 3m busy; the bubble (p/2 - 1)(1 + 4 - 3) = 2(p/2 - 1).
+  for (const int p : {2, 4, 8, 16}) {
+    for (const int m : {2 * p, 4 * p, 120}) {
+      if (m % 2 != 0) continue;
+      PipelineInput in = uniform(PipelineSchedule::kDualPipe, p, 2, m, 2.0, 4.0);  // F 1, B 2
+      in.weight_gradients.assign(static_cast<std::size_t>(2 * p), seconds(1.0));
+      const PipelineResult r = simulate_pipeline(in);
+      INFO("p " << p << " m " << m);
+      CHECK(r.busy[0].si() == Approx(3.0 * m));
+      CHECK(r.makespan.si() == Approx(3.0 * m + 2.0 * (p / 2 - 1)));
+      // Every chunk's last backward closes the schedule.
+      for (const Time t : r.last_backward) CHECK(t.si() == Approx(r.makespan.si()));
+      CHECK(r.last_backward_start[0].si() == Approx(r.makespan.si() - 2.0));
+      // 1F1B on the same stages: (m + p - 1)(F + B); DualPipe never slower.
+      const PipelineResult one = simulate_pipeline(uniform(PipelineSchedule::kOneFOneB, p, 1, m, 1.0, 2.0));
+      CHECK(one.makespan.si() == Approx(3.0 * (m + p - 1)));
+      CHECK(r.makespan <= one.makespan);
+      // The exhaustive entry point answers the same.
+      CHECK(simulate_pipeline_exhaustively(in).makespan.si() == Approx(r.makespan.si()));
+    }
+  }
+  // Without weight gradients split off (W 0) each slot is F + 2B; sends add two per slot.
+  PipelineInput in = uniform(PipelineSchedule::kDualPipe, 8, 2, 32, 2.0, 4.0, 0.25);
+  CHECK(simulate_pipeline(in).makespan.si() == Approx(3.0 * 32 + 3.0 * (1.0 + 4.0 + 0.5)));
+  // The busiest device paces the rest: device 1's second stage twice as long.
+  in.forward[8 + 1] = seconds(2.0);
+  const PipelineResult uneven = simulate_pipeline(in);
+  CHECK(uneven.busy[1].si() == Approx(16.0 * (1.0 + 2.0 + 2.0 + 2.0)));
+  CHECK(uneven.makespan.si() == Approx(16.0 * 7.0 + 3.0 * (1.5 + 4.0 + 0.5)));
+}
+
+}  // namespace pathfinder
