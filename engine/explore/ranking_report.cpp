@@ -23,8 +23,14 @@ std::string signed_seconds(double s) { return (s >= 0.0 ? "+" : "-") + format_se
 
 std::string reason_class(const std::string& reason) {
   if (reason.find("GB per device") != std::string::npos) return "does not fit in memory";
+  // Up to the first number: a digit that starts a word (a name's digits, deepseek-v3 or fp8,
+  // are part of the class).
+  const auto starts_number = [&](std::size_t i) {
+    if (std::isdigit(static_cast<unsigned char>(reason[i])) == 0) return false;
+    return i == 0 || std::isalnum(static_cast<unsigned char>(reason[i - 1])) == 0;
+  };
   std::size_t end = 0;
-  while (end < reason.size() && std::isdigit(static_cast<unsigned char>(reason[end])) == 0) ++end;
+  while (end < reason.size() && !starts_number(end)) ++end;
   std::string c = reason.substr(0, end);
   while (!c.empty() && (c.back() == ' ' || c.back() == '(' || c.back() == ',' || c.back() == '=')) {
     c.pop_back();

@@ -48,6 +48,12 @@ TEST_CASE("dropped strategies are counted by reason class", "[explore]") {
   CHECK(reason_class("needs 2803.27 GB per device (stage 0), has 85.90 GB") ==
         "does not fit in memory");
   CHECK(reason_class("no valid strategy for 7 devices") == "no valid strategy for");
+  // A name's digits stay in the class: a profile's refusal groups whole.
+  CHECK(reason_class("deepseek-v3 runs no interleaved pipeline schedule (its software profile's "
+                     "parallelism.schedules)") ==
+        "deepseek-v3 runs no interleaved pipeline schedule (its software profile's "
+        "parallelism.schedules)");
+  CHECK(reason_class("the board's power limit (100 W) is not above") == "the board's power limit");
   const auto counts = dropped_by_reason(ranking());
   REQUIRE(counts.size() == 2);
   CHECK(counts[0] == std::pair<std::string, std::size_t>{"does not fit in memory", 2});
