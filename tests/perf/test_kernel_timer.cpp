@@ -259,6 +259,28 @@ TEST_CASE("a kernel's dynamic energy: its FLOPs and bytes at the operating point
 
 namespace pathfinder {
 
+namespace {
+
+// One BF16 fused attention kernel of head dimension 128 timed alone (burst clocks), in TFLOP/s
+// of the flash-attention convention (forward 4·b·h·s²·d, halved causal; backward 2.5x).
+double attention_tflops(KernelTimer& timer, std::int64_t problems, std::int64_t s, bool causal,
+                        bool backward, FlashKernel kernel) {
+  Kernel k;
+  k.name = "flash";
+  k.kind = KernelKind::kFlashAttention;
+  k.phase = backward ? Phase::kBackwardData : Phase::kForward;
+  k.dtype = DataType::kBf16;
+  k.attention = AttentionShape{problems, s, 128, causal, backward, kernel};
+  k.flops = (backward ? 2.5 : 1.0) * k.attention->forward_flops();
+  const double qkvo = double(problems) * double(s) * 128.0 * 2.0;
+  k.bytes_read = (backward ? 6.0 : 3.0) * qkvo * units::bytes;
+  k.bytes_written = (backward ? 3.0 : 1.0) * qkvo * units::bytes;
+  const KernelTime t = timer.time(k);
+  return t.flops.si() / t.device.si() / 1e12;
+}
+
+}  // namespace
+
 TEST_CASE("[calibration] fused attention on H100: forward and backward against kernel benchmarks",
           "[perf]") {
   // Published BF16 timings, head dim 128, one kernel timed alone (burst clocks), TFLOP/s in
@@ -290,22 +312,9 @@ TEST_CASE("[calibration] fused attention on H100: forward and backward against k
   std::printf("\n%-15s %8s %6s %-6s %7s %7s %6s %7s %7s %6s\n", "H100 attention", "b x h", "s",
               "mask", "fwd", "meas", "err", "bwd", "meas", "err");
   for (const Row& r : rows) {
-    double tflops[2] = {0.0, 0.0};
-    for (const bool backward : {false, true}) {
-      Kernel k;
-      k.name = "flash";
-      k.kind = KernelKind::kFlashAttention;
-      k.phase = backward ? Phase::kBackwardData : Phase::kForward;
-      k.dtype = DataType::kBf16;
-      k.attention = AttentionShape{r.problems, r.s, 128, r.causal, backward,
-                                   r.fa2 ? FlashKernel::kFlash2 : FlashKernel::kNative};
-      k.flops = (backward ? 2.5 : 1.0) * k.attention->forward_flops();
-      const double qkvo = double(r.problems) * double(r.s) * 128.0 * 2.0;
-      k.bytes_read = (backward ? 6.0 : 3.0) * qkvo * units::bytes;
-      k.bytes_written = (backward ? 3.0 : 1.0) * qkvo * units::bytes;
-      const KernelTime t = timer.time(k);
-      tflops[backward ? 1 : 0] = t.flops.si() / t.device.si() / 1e12;
-    }
+    const FlashKernel kernel = r.fa2 ? FlashKernel::kFlash2 : FlashKernel::kNative;
+    const double tflops[2] = {attention_tflops(timer, r.problems, r.s, r.causal, false, kernel),
+                              attention_tflops(timer, r.problems, r.s, r.causal, true, kernel)};
     const double ef = tflops[0] / r.fwd - 1.0, eb = tflops[1] / r.bwd - 1.0;
     std::printf("%-15s %8lld %6lld %-6s %7.0f %7.0f %+5.0f%% %7.0f %7.0f %+5.0f%%\n", r.source,
                 static_cast<long long>(r.problems), static_cast<long long>(r.s),
@@ -345,21 +354,9 @@ TEST_CASE("[calibration] fused attention on B200: forward and backward against F
   std::printf("\n%-15s %-6s %7s %7s %6s %7s %7s %6s\n", "B200 attention", "mask", "fwd", "meas",
               "err", "bwd", "meas", "err");
   for (const Row& r : rows) {
-    double tflops[2] = {0.0, 0.0};
-    for (const bool backward : {false, true}) {
-      Kernel k;
-      k.name = "flash";
-      k.kind = KernelKind::kFlashAttention;
-      k.phase = backward ? Phase::kBackwardData : Phase::kForward;
-      k.dtype = DataType::kBf16;
-      k.attention = AttentionShape{64, 8192, 128, r.causal, backward, FlashKernel::kNative};
-      k.flops = (backward ? 2.5 : 1.0) * k.attention->forward_flops();
-      const double qkvo = 64.0 * 8192.0 * 128.0 * 2.0;
-      k.bytes_read = (backward ? 6.0 : 3.0) * qkvo * units::bytes;
-      k.bytes_written = (backward ? 3.0 : 1.0) * qkvo * units::bytes;
-      const KernelTime t = timer.time(k);
-      tflops[backward ? 1 : 0] = t.flops.si() / t.device.si() / 1e12;
-    }
+    const double tflops[2] = {
+        attention_tflops(timer, 64, 8192, r.causal, false, FlashKernel::kNative),
+        attention_tflops(timer, 64, 8192, r.causal, true, FlashKernel::kNative)};
     const double ef = tflops[0] / r.fwd - 1.0, eb = tflops[1] / r.bwd - 1.0;
     std::printf("%-15s %-6s %7.0f %7.0f %+5.0f%% %7.0f %7.0f %+5.0f%%\n", "FA-4 b4 h16 s8192",
                 r.causal ? "causal" : "full", tflops[0], r.fwd, 100 * ef, tflops[1], r.bwd,

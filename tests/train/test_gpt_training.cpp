@@ -637,14 +637,11 @@ TEST_CASE("time outside the layers: tied embedding and gradient-norm all-reduces
 
 namespace pathfinder {
 
-TEST_CASE("FP8 linear layers speed a layer up on H100 and not on A100", "[train]") {
-  // A Llama 3 8B layer (h 4096, 32 heads, 8 KV heads, SwiGLU f 14336, s 8192, flash attention)
-  // on one device. H100 runs FP8 GEMMs at 2x the datasheet rate (fp8_throughput_ratio 2), less
-  // in sustained use and in the backward GEMMs' promoted accumulation; the casts and attention
-  // stay. Published whole-step FP8-over-BF16 speed-ups on H100: 1.25x (torchtitan + torchao,
-  // Llama 3 8B, torchao float8 README), 1.335x (NeMo 24.09, Llama 3.1 8B, NVIDIA
-  // dgxc-benchmarking), 1.42x (Megatron-LM GPT 13B, Megatron-LM issue 396): the layer lands in
-  // 1.2-1.5x. A100 has no faster FP8 path: the casts only cost.
+namespace {
+
+// One Llama 3 8B layer: h 4096, 32 heads, 8 KV heads, SwiGLU f 14336, s 8192, V 128,256, flash
+// attention, RMSNorm, rotary, no biases or dropout; micro-batch 1 of a global batch of 8.
+GptSpec llama3_8b_layer() {
   GptSpec w{1, 4096, 32, 14336, 8192, 128256, 1, 8, DataType::kBf16, Optimizer::kAdam};
   w.kv_heads = 8;
   w.mlp = MlpKind::kSwiglu;
@@ -653,6 +650,20 @@ TEST_CASE("FP8 linear layers speed a layer up on H100 and not on A100", "[train]
   w.attention = AttentionKind::kFlash;
   w.dropout = false;
   w.bias = false;
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("FP8 linear layers speed a layer up on H100 and not on A100", "[train]") {
+  // A Llama 3 8B layer (h 4096, 32 heads, 8 KV heads, SwiGLU f 14336, s 8192, flash attention)
+  // on one device. H100 runs FP8 GEMMs at 2x the datasheet rate (fp8_throughput_ratio 2), less
+  // in sustained use and in the backward GEMMs' promoted accumulation; the casts and attention
+  // stay. Published whole-step FP8-over-BF16 speed-ups on H100: 1.25x (torchtitan + torchao,
+  // Llama 3 8B, torchao float8 README), 1.335x (NeMo 24.09, Llama 3.1 8B, NVIDIA
+  // dgxc-benchmarking), 1.42x (Megatron-LM GPT 13B, Megatron-LM issue 396): the layer lands in
+  // 1.2-1.5x. A100 has no faster FP8 path: the casts only cost.
+  const GptSpec w = llama3_8b_layer();
   const auto layer = [&](const char* tmpl, bool fp8) {
     TrainingOptions o = TrainingOptions::from(test::shipped_software(tmpl));
     o.quantized_linear = fp8;
@@ -683,14 +694,7 @@ TEST_CASE("FP8 sequence-parallel gathers: the gathers' share of the exposed coll
   // the head's and embedding's collectives unchanged: with gathers as long as reduce-scatters
   // (6 : 4 per layer) the layer's part falls to 0.70, the whole to between that and 1
   // (measured 0.82: the single layer's head collectives weigh).
-  GptSpec w{1, 4096, 32, 14336, 8192, 128256, 1, 8, DataType::kBf16, Optimizer::kAdam};
-  w.kv_heads = 8;
-  w.mlp = MlpKind::kSwiglu;
-  w.norm = NormKind::kRmsNorm;
-  w.position = PositionKind::kRotary;
-  w.attention = AttentionKind::kFlash;
-  w.dropout = false;
-  w.bias = false;
+  const GptSpec w = llama3_8b_layer();
   const auto comm = [&](bool fp8_gathers) {
     TrainingOptions o = TrainingOptions::from(test::shipped_software("h100"));
     o.quantized_linear = true;
