@@ -974,8 +974,9 @@ TEST_CASE("interleaved chunks may hold uneven layer counts, as Llama 3 405B's sc
   // 126 layers over pp16 x v2 = 32 chunks: stage_layers gives the first and the last chunk 3
   // layers and the others 4 (Dubey et al. 2024 section 3.3.2: one layer fewer on the first and
   // the last stage). Meta's configuration at 16M tokens is then timed; it lands near the 41%
-  // MFU they report (39.5%, 40.7% before a job waited for its slowest device; nothing fitted
-  // to it: printed, bounded loosely).
+  // MFU they report (38.3% at the H100's own training residual, 0.77; 39.5% at the A100's
+  // 0.821, 40.7% before a job waited for its slowest device; nothing fitted to it: printed,
+  // bounded loosely).
   GptSpec w = test::shipped_gpt("llama3_405b");
   w.global_batch = 2048;
   const Strategy s = parse_strategy("tp8-pp16-dp128-mb1-sp-zero1-interleaved-v2");

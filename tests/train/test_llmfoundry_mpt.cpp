@@ -161,6 +161,8 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
   CHECK(n == 216);
   CHECK(by_gpu.size() == 2);
   // Measured today (bounds just above, so a regression fails): A100 MAPE 6.4% (bias +4.5%),
+  // H100 12.5% (+4.0%) since the H100's training residual is its own fit (h100.yaml
+  // core.sustained_fraction 0.77, this set among the four it zeroes the mean signed error of);
   // H100 14.1% (+8.3%) since warp-MMA attention's backward is fitted to FlashAttention-2's
   // measured one (h100.yaml warp_mma_backward_fraction; 14.2%, +5.3% before: the long
   // sequences' pessimism falls, the short ones' optimism grows); since a job waits for its slowest device (core.device_variation; 6.6%,
@@ -183,7 +185,7 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
   // the same model with checkpointing and mb16 is near +10%): near-full memory and the caching
   // allocator's retries are not modelled.
   CHECK(by_gpu["a100"].first / by_gpu["a100"].second <= 0.07);
-  CHECK(by_gpu["h100"].first / by_gpu["h100"].second <= 0.15);
+  CHECK(by_gpu["h100"].first / by_gpu["h100"].second <= 0.13);
   CHECK(bias_by_gpu["a100"] > 0.0);  // optimistic, as every row today
 }
 

@@ -203,7 +203,9 @@ TEST_CASE("[calibration] torchtitan Llama 3.1 on H100 and H200: tokens/s/GPU", "
   CHECK(n + uneven == 32);
   CHECK(uneven == 0);
   // Measured today (bounds just above, so a regression fails; the goal is the issue's 10%):
-  //   MAPE 10.1%, bias +2.6% over all 32 rows since FlashAttention-2's backward runs at its
+  //   MAPE 9.3%, bias -0.8% since the H100's training residual is its own fit (h100.yaml
+  //   core.sustained_fraction 0.77, this set among the four it zeroes the mean signed error
+  //   of; h200.yaml the same). MAPE 10.1%, bias +2.6% over all 32 rows since FlashAttention-2's backward runs at its
   //   measured rate (h100.yaml warp_mma_backward_fraction, flash-attention PR 1791: 287-291
   //   TFLOP/s; 10-11% slow before, at the FA-3 fit): every row +1..+8% faster, most the
   //   context-parallel ones, attention-bound. The compiled bf16 rows are now +10..+12%
@@ -238,7 +240,7 @@ TEST_CASE("[calibration] torchtitan Llama 3.1 on H100 and H200: tokens/s/GPU", "
   //   attention backward's pre/postprocess passes and h100.yaml's attention_backward_fraction
   //   (tests/perf/test_kernel_timer.cpp); 25.6% / +17.6% before the Grand Teton part's HBM2e
   //   at 2.4 TB/s and torchtitan's op-level selective checkpointing (fsdp.yaml).
-  CHECK(mape <= 0.105);
+  CHECK(mape <= 0.095);
   CHECK(std::abs(signed_sum / n) <= 0.04);
 }
 
