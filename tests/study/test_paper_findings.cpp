@@ -262,7 +262,7 @@ TEST_CASE("Llama 3 405B on 16,384 H100: tensor parallel in the node, context par
               to_string(at8k).c_str(), iteration_s(run.table, 0), to_string(at128k).c_str(),
               iteration_s(run.table, 1));
   // Tensor parallelism inside the 8-GPU NVLink node at 8K (Meta: TP8). At 128K the model's best
-  // is TP16 over two nodes with CP16, 10.60 s, 4% ahead of TP8 with CP32 (11.06 s): on the
+  // is TP16 over two nodes with CP16, 11.21 s, 3% ahead of TP8 with CP32 (11.54 s): on the
   // rail-optimized fabric a 16-GPU group's all-gather of 268 MB runs at ~370 GB/s (eight
   // NICs of a node at once) and the data-parallel reduction shrinks; Meta chose TP8 CP16.
   CHECK(at8k.tp <= 8);
@@ -457,7 +457,7 @@ TEST_CASE("MoE dispatch: DeepEP forwarding and overlapped all-to-alls buy DeepSe
   CHECK(flat / moe < 1.5);
   // DeepSeek's own stack (deepseek-v3.yaml): its search takes the DualPipe schedule, with the
   // expert group across nodes as the MoE stack's, well ahead of the flat all-to-all (the
-  // study: 17.76 s against 22.43 and 17.44).
+  // study: 18.24 s against 22.85 and 17.81).
   const Strategy own = parse_strategy(t.cell(2, *t.column("chosen_strategy")));
   const double deepseek = iteration_s(t, 2);
   std::printf("DeepSeek's stack %.2f s (%s)\n", deepseek, to_string(own).c_str());
