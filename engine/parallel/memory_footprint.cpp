@@ -44,7 +44,8 @@ MemoryFootprint model_state_footprint(double parameters, Optimizer o, DataType p
   const bool mixed = precision != DataType::kFp32;
   const double p = element_bytes(precision);
   const double master = mixed ? 4.0 : 0.0;                   // fp32 copy of the weights
-  const double moments = o == Optimizer::kAdam ? 8.0 : 0.0;  // Adam's m and v in fp32
+  // Adam's m and v in fp32, or as the stack keeps them (MemoryModel::moment_bytes).
+  const double moments = o == Optimizer::kAdam ? (mm.moment_bytes > 0.0 ? mm.moment_bytes : 8.0) : 0.0;
   const double n = d(dp);
   MemoryFootprint f;
   f.weights = bytes(parameters * p / (zero >= 3 ? n : 1.0));
@@ -279,7 +280,9 @@ MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, 
       is_interleaved(s) ? w.dense_layers_in(first_here, layers_here) * chunk_layers /
                               std::max<I64>(layers_here, 1)
                         : w.dense_layers_in(first_here, layers_here);
-  f.activations = d(f.in_flight_micro_batches) *
+  // The layers' stored tensors at the stack's precision for them (MemoryModel::activation_bytes).
+  const double stored = mm.activation_bytes > 0.0 ? mm.activation_bytes / element_bytes(w.precision) : 1.0;
+  f.activations = d(f.in_flight_micro_batches) * stored *
                   (d(chunk_layers - dense_chunk) * gpt_layer_activations(local, s, b) +
                    d(dense_chunk) * gpt_layer_activations(local.dense_layer_spec(), s, b));
   if (stage == 0) f.activations += first_stage_activations(local, s, b, m);

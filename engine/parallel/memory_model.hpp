@@ -26,6 +26,14 @@ struct MemoryModel {
   // sequence parallelism) a pipeline stage keeps allocated for its transfers when pp > 1
   // ([fit] in a profile; 0 = none beyond the counted activations).
   double pipeline_buffers = 0.0;
+  // Bytes per element of the layers' stored activations, 0: the workload's precision
+  // (`memory_model: {activation_precision: fp8}`: DeepSeek-V3 report §3.3.3, "we cache the
+  // activations in FP8 for the backward of the Linear operator").
+  double activation_bytes = 0.0;
+  // Bytes per parameter of Adam's two moments, 0: fp32 each, 8 (`memory_model:
+  // {optimizer_moments: bf16}`: 4, DeepSeek-V3 report §3.3.3, "BF16 ... to track the first and
+  // second moments in the AdamW optimizer").
+  double moment_bytes = 0.0;
   // Which layers each pipeline stage holds (a profile's `pipeline: {layer_split: ...}`): what
   // it keeps in memory and, in the training model, what it computes.
   LayerSplit layer_split = LayerSplit::kEven;

@@ -212,6 +212,10 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
     s.memory.zero_sharded_bytes = m->get_or<double>("zero_sharded_bytes", 0.0);
     s.memory.activation_factor = m->get_or<double>("activation_factor", 1.0);
     s.memory.pipeline_buffers = m->get_or<double>("pipeline_buffers", 0.0);
+    s.memory.activation_bytes =
+        two_way(*m, "activation_precision", "workload", "fp8", "workload or fp8") ? 1.0 : 0.0;
+    s.memory.moment_bytes =
+        two_way(*m, "optimizer_moments", "fp32", "bf16", "fp32 or bf16") ? 4.0 : 0.0;
     for (const char* key : {"zero_unsharded_bytes", "zero_sharded_bytes", "pipeline_buffers"}) {
       if (m->has(key) && !(m->get_or<double>(key, 0.0) >= 0.0)) {
         throw m->error_at(key, "expected a number >= 0, got " + m->quoted(key));

@@ -160,6 +160,25 @@ TEST_CASE("in-flight micro-batches by schedule", "[dist][golden]") {
   CHECK(in_flight_micro_batches(dual, 8, 3) == 5);
 }
 
+TEST_CASE("a stack's stored-activation and moment precisions: FP8 activations, BF16 moments",
+          "[dist][golden]") {
+  // GPT-3 175B (fp16: 2 bytes an activation element), tp8 x pp8, b 1. Cached
+  // in FP8 the layers' activations take half (the embedding's masks and the output layer as
+  // counted); Adam's moments in BF16 4 bytes a parameter instead of 8: the optimizer's 12
+  // bytes (fp32 master 4 + moments 8) become 8.
+  const GptSpec g = shipped_gpt("gpt3_175b");
+  const Strategy s = parse_strategy("tp8-pp8-dp1-mb1");
+  MemoryModel deepseek;
+  deepseek.activation_bytes = 1.0;
+  deepseek.moment_bytes = 4.0;
+  const MemoryFootprint base = gpt_stage_memory_footprint(g, s, 1, MemoryModel{});
+  const MemoryFootprint low = gpt_stage_memory_footprint(g, s, 1, deepseek);
+  CHECK(b(low.activations) == exactly(0.5 * b(base.activations)));  // stage 1: layers only
+  CHECK(b(low.optimizer) == exactly(b(base.optimizer) * 8.0 / 12.0));
+  CHECK(b(low.weights) == exactly(b(base.weights)));
+  CHECK(b(low.gradients) == exactly(b(base.gradients)));
+}
+
 TEST_CASE("DualPipe: each device holds two stages' model states, pp + 1 micro-batches",
           "[dist][golden]") {
   // GPT-3 175B, tp8 x pp8, b 1: device d holds stage d and stage 7 - d (DeepSeek-V3 report

@@ -391,6 +391,23 @@ TEST_CASE("parallelism: what the stack's code runs is the profile's to say", "[s
   CHECK(o.software == "nanotron");
 }
 
+TEST_CASE("memory_model: activations cached in FP8, optimizer moments in BF16", "[software]") {
+  const auto profile = [](const std::string& extra) {
+    return read_software_profile(ConfigNode::load_string(std::string(kMinimal) + extra, "p.yaml"));
+  };
+  CHECK(profile("").memory.activation_bytes == 0.0);  // the workload's precision
+  CHECK(profile("").memory.moment_bytes == 0.0);      // fp32 moments
+  const SoftwareProfile p =
+      profile("memory_model:\n  activation_precision: fp8\n  optimizer_moments: bf16\n");
+  CHECK(p.memory.activation_bytes == 1.0);
+  CHECK(p.memory.moment_bytes == 4.0);
+  CHECK(profile_error(std::string(kMinimal) + "memory_model:\n  activation_precision: fp4\n") ==
+        "p.yaml:5:25: error: memory_model.activation_precision: expected workload or fp8, got "
+        "\"fp4\"");
+  CHECK(profile_error(std::string(kMinimal) + "memory_model:\n  optimizer_moments: fp16\n") ==
+        "p.yaml:5:22: error: memory_model.optimizer_moments: expected fp32 or bf16, got \"fp16\"");
+}
+
 TEST_CASE("parallelism: DualPipe only where a profile lists it", "[software]") {
   // DeepSeek's schedule: no stack runs it unless its profile says so (ParallelismSupport's
   // default offers gpipe, 1f1b and interleaved); deepseek-v3.yaml lists it.
