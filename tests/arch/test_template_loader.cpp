@@ -213,6 +213,15 @@ TEST_CASE("host, vector ratio and memory utilization errors are exact", "[arch][
   CHECK(patched_error(mcus, mcus + "  attention_backward_fraction: 1.5\n") ==
         "patched.yaml:10:32: error: core.attention_backward_fraction: expected a fraction in "
         "[0.01, 1], got \"1.5\"");
+  CHECK(patched_error(mcus, mcus + "  attention_fraction: 0\n") ==
+        "patched.yaml:10:23: error: core.attention_fraction: expected a fraction in [0.01, 1], "
+        "got \"0\"");
+  CHECK(patched_error(mcus, mcus + "  warp_mma_backward_fraction: 2\n") ==
+        "patched.yaml:10:31: error: core.warp_mma_backward_fraction: expected a fraction in "
+        "[0.01, 1], got \"2\"");
+  CHECK(patched_error(mcus, mcus + "  attention_overlap: sometimes\n") ==
+        "patched.yaml:10:22: error: core.attention_overlap: expected true or false, got "
+        "\"sometimes\"");
   CHECK(patched_error(mcus, mcus + "  fp8_promoted_accumulation_fraction: 1.5\n") ==
         "patched.yaml:10:39: error: core.fp8_promoted_accumulation_fraction: expected a fraction "
         "in [0.01, 1], got \"1.5\"");
