@@ -533,9 +533,7 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
     c.outside_layers += chained(t.forward, launch) + chained(t.backward, launch) -
                         t.forward.exposed_comm - t.backward.exposed_comm;
   };
-  // DualPipe keeps two copies of every stage: after the backward each device exchanges a
-  // stage's gradients with the mirror device holding the other copy (an all-reduce of two).
-  const Bytes mirror_bytes = bytes(gradient_reduction_bytes(
+  const Bytes gradient_bytes = bytes(gradient_reduction_bytes(
       options_.gradient_reduction, p.si(), spec_.precision == DataType::kBf16));
   for (int c = 0; c < chunks; ++c) {
     ChunkCosts cc;
@@ -569,7 +567,9 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
       add_sharded_passes(pt, units, layers, dense, first, last, timing_only, cc);
     }
     if (dual && !timing_only) {
-      const Bytes g = cc.parameters * mirror_bytes;
+      // DualPipe keeps two copies of every stage: after the backward each device exchanges a
+      // stage's gradients with the mirror device holding the other copy (an all-reduce of two).
+      const Bytes g = cc.parameters * gradient_bytes;
       cc.sync += collective_time(m.groups[2], Collective::kSendRecv, g);
       cc.step.add_link_bytes(link_bytes(m.groups[2], Collective::kSendRecv, g));
     }
@@ -587,8 +587,7 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
   in.overlap_data_parallel = options_.overlaps_gradient_reduction(s.zero);
   in.contention = contention(m.groups[1]);
   in.zero_all_reduce = options_.zero_all_reduce;
-  in.gradient_bytes = bytes(gradient_reduction_bytes(options_.gradient_reduction, p.si(),
-                                                     spec_.precision == DataType::kBf16));
+  in.gradient_bytes = gradient_bytes;
   in.parameter_bytes = p;
   // Token ids and labels.
   in.input_bytes = bytes(8.0 * static_cast<double>(s.micro_batch * spec_.sequence / s.cp));

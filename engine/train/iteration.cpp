@@ -26,6 +26,12 @@ Time fluid_end(Time start, Time full, Time shared, Time until) {
   return until + (1.0 - (until - start) / shared) * full;
 }
 
+// Micro-batches through each chunk: all of them, or DualPipe's half per direction.
+double micro_batches_per_chunk(const IterationInput& in) {
+  const double micro = static_cast<double>(in.micro_batches);
+  return in.schedule == PipelineSchedule::kDualPipe ? 0.5 * micro : micro;
+}
+
 // The host's share: the first micro-batch's inputs over the host link, one synchronisation,
 // the fixed per-iteration work.
 Time host_time(const IterationInput& in) {
@@ -58,20 +64,9 @@ void fill_pipeline_input(const IterationInput& in, PipelineInput& pi) {
 
 Time iteration_lower_bound(const IterationInput& in) {
   const int P = in.stages, v = in.chunks_per_stage;
-  const double micro = static_cast<double>(in.micro_batches);
+  const double per_chunk = micro_batches_per_chunk(in);
+  const bool dual = in.schedule == PipelineSchedule::kDualPipe;  // no fill counted: its bubble
   const Time send = P > 1 ? in.send : Time{};
-  if (in.schedule == PipelineSchedule::kDualPipe) {  // each chunk runs half the micro-batches
-    Time bound;
-    for (int d = 0; d < P; ++d) {
-      Time work;
-      for (int local = 0; local < v; ++local) {
-        const ChunkCosts& c = in.chunks[static_cast<std::size_t>(local * P + d)];
-        work += c.forward + c.backward;
-      }
-      bound = std::max(bound, 0.5 * micro * work);
-    }
-    return bound + host_time(in);
-  }
   Time way, bound;  // way: chunks 0 .. d-1 there and back, with their sends
   for (int d = 0; d < P; ++d) {
     Time work;
@@ -79,7 +74,7 @@ Time iteration_lower_bound(const IterationInput& in) {
       const ChunkCosts& c = in.chunks[static_cast<std::size_t>(local * P + d)];
       work += c.forward + c.backward;
     }
-    bound = std::max(bound, way + micro * work);
+    bound = std::max(bound, (dual ? Time{} : way) + per_chunk * work);
     const ChunkCosts& first = in.chunks[static_cast<std::size_t>(d)];
     way += first.forward + first.backward + 2.0 * send;
   }
@@ -99,8 +94,8 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
   r.device_busy.resize(pipe.busy.size());
   for (std::size_t d = 0; d < pipe.busy.size(); ++d) r.device_busy[d] = pipe.busy[d];
   const double micro = static_cast<double>(in.micro_batches);
-  // Micro-batches through each chunk: all of them, or DualPipe's half per direction.
-  const double per_chunk = in.schedule == PipelineSchedule::kDualPipe ? 0.5 * micro : micro;
+  const double per_chunk = micro_batches_per_chunk(in);
+  const bool dual = in.schedule == PipelineSchedule::kDualPipe;
   const bool reduce = in.data_group != nullptr && in.dp > 1;
 
   // Per device: its chunks' buckets reduced on the data-parallel port as they become ready
@@ -142,7 +137,6 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
         // Activations forward from every chunk but the model's last, gradients back from every
         // chunk but its first.
         // (DualPipe's second chunk on device d is stage P - 1 - d, running the other way.)
-        const bool dual = in.schedule == PipelineSchedule::kDualPipe;
         const int index = dual ? (local == 0 ? d : P - 1 - d) : local * P + d;
         const int last = dual ? P - 1 : P * v - 1;
         const double sends = (index != last ? 1.0 : 0.0) + (index != 0 ? 1.0 : 0.0);
