@@ -96,11 +96,15 @@ struct CoreSpec {
   // The same two for FP4 operands (defaults: the FP8 ones; no FP4 training measurement here).
   double fp4_flop_energy_factor = 1.0;
   double fp4_sustained_fraction = 1.0;
-  // Share of the matrix rate that kernels written for the previous generation's warp-level
-  // MMA instructions reach (FlashAttention-2's mma.sync on Hopper: "about 2/3 the peak
-  // throughput of the Hopper GPU Tensor Cores", Shah et al. 2024, FlashAttention-3 §1, after
-  // Luo et al. 2024, "Benchmarking and Dissecting the Nvidia Hopper GPU Architecture").
-  // 1 where those instructions are the native ones (A100, V100).
+  // Share of the matrix rate the previous generation's warp-level MMA instructions can reach:
+  // mma.sync on Hopper reaches "about 2/3 the peak throughput of the Hopper GPU Tensor Cores"
+  // (Shah et al. 2024, FlashAttention-3 §1, after Luo et al. 2024, "Benchmarking and
+  // Dissecting the Nvidia Hopper GPU Architecture"). 1 where those instructions are the
+  // native ones (A100, V100).
+  double warp_mma_peak_fraction = 1.0;
+  // Share of the matrix rate FlashAttention-2's main loop reaches on those instructions: at
+  // most warp_mma_peak_fraction, less where the kernel meets other limits on the device (a
+  // kernel-benchmark fit where measured, templates/h100.yaml); 1 elsewhere.
   double warp_mma_fraction = 1.0;
   // Share of the matrix rate a fused attention kernel's backward main loop reaches against its
   // forward's: five dependent products per key/query block pair with the dK and dV

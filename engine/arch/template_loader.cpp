@@ -89,7 +89,14 @@ CoreSpec read_core(const ConfigNode& n) {
   c.fp4_sustained_fraction = n.has("fp4_sustained_fraction")
                                  ? read_derate(n, "fp4_sustained_fraction")
                                  : c.fp8_sustained_fraction;
+  c.warp_mma_peak_fraction = read_derate(n, "warp_mma_peak_fraction");
   c.warp_mma_fraction = read_derate(n, "warp_mma_fraction");
+  if (c.warp_mma_fraction > c.warp_mma_peak_fraction) {
+    throw n.error_at("warp_mma_fraction",
+                     "expected at most warp_mma_peak_fraction (" +
+                         n.quoted("warp_mma_peak_fraction") + "), got " +
+                         n.quoted("warp_mma_fraction"));
+  }
   c.attention_backward_fraction = read_derate(n, "attention_backward_fraction");
   c.attention_fraction = read_derate(n, "attention_fraction");
   c.warp_mma_backward_fraction = read_derate(n, "warp_mma_backward_fraction");

@@ -111,7 +111,8 @@ struct GemmShape {
 //            package and PyTorch's SDPA flash backend run it (core.warp_mma_fraction)
 //   kFlash1  FlashAttention-1 (Dao et al. 2022) and the Triton kernel of its generation
 //            (flash_attn_triton.py, llm-foundry's attn_impl: triton; "Speed should be around the
-//            same", Dao-AILab/flash-attention issue 119): half FlashAttention-2's rate, which is
+//            same", Dao-AILab/flash-attention issue 119): half the warp-level MMA ceiling
+//            (core.warp_mma_peak_fraction), FlashAttention-2's rate on the A100 where that is
 //            "around 2x speedup compared to FlashAttention" (Dao 2023, abstract and Fig. 4-7)
 enum class FlashKernel : std::uint8_t { kNative, kFlash2, kFlash1 };
 

@@ -149,11 +149,13 @@ KernelTime KernelTimer::flash_attention_time(const Kernel& k) const {
       vector_flops > 0.0
           ? scores * (1.0 / kSpecialFunctionShare + kSoftmaxFlops) / vector_flops
           : 0.0;
-  // FlashAttention-1 at half FlashAttention-2's rate (FlashKernel, compute_graph.hpp).
+  // FlashAttention-1 at half the warp-level MMA instructions' ceiling (FlashKernel,
+  // compute_graph.hpp): FlashAttention-2's rate where FlashAttention-2 reaches that ceiling
+  // (Ampere), not FlashAttention-2's own further Hopper shortfall (warp_mma_fraction).
   const bool native = a.kernel == FlashKernel::kNative;
   const double kernel = native                               ? m_.attention_fraction
                         : a.kernel == FlashKernel::kFlash2 ? m_.warp_mma_fraction
-                                                           : 0.5 * m_.warp_mma_fraction;
+                                                           : 0.5 * m_.warp_mma_peak_fraction;
   const double backward =
       native ? m_.attention_backward_fraction : m_.warp_mma_backward_fraction;
   const double rate = matrix_flops * kernel * (a.backward ? backward : 1.0);

@@ -40,6 +40,7 @@ PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch, PerfM
     m.sustained_devices = spec.tmpl.core.sustained_devices;
   }
   m.vector_flops = arch.core.peak * spec.tmpl.core.vector_throughput_ratio * sustained;
+  m.warp_mma_peak_fraction = spec.tmpl.core.warp_mma_peak_fraction;
   m.warp_mma_fraction = spec.tmpl.core.warp_mma_fraction;
   m.attention_backward_fraction = spec.tmpl.core.attention_backward_fraction;
   m.attention_fraction = spec.tmpl.core.attention_fraction;

@@ -31,6 +31,7 @@ struct PerfMachine {
   Throughput fp4_matrix_flops;  // the same for FP4 operands (x fp4_throughput_ratio; 0: none)
   bool block_scaled_mma = false;  // the arrays apply per-block scales (MXFP8, NVFP4)
   Throughput vector_flops;      // for element-wise work
+  double warp_mma_peak_fraction = 1.0;  // of matrix_flops, warp-MMA instructions' ceiling
   double warp_mma_fraction = 1.0;  // of matrix_flops, for warp-MMA kernels (FlashAttention-2)
   double attention_backward_fraction = 1.0;  // of the rate, a fused attention's backward
   double attention_fraction = 1.0;  // of matrix_flops, a native fused attention's main loop

@@ -210,6 +210,13 @@ TEST_CASE("host, vector ratio and memory utilization errors are exact", "[arch][
   CHECK(patched_error(mcus, mcus + "  warp_mma_fraction: 0\n") ==
         "patched.yaml:10:22: error: core.warp_mma_fraction: expected a fraction in [0.01, 1], "
         "got \"0\"");
+  CHECK(patched_error(mcus, mcus + "  warp_mma_peak_fraction: 0\n") ==
+        "patched.yaml:10:27: error: core.warp_mma_peak_fraction: expected a fraction in "
+        "[0.01, 1], got \"0\"");
+  // FlashAttention-2 cannot run faster than the instructions it is written in.
+  CHECK(patched_error(mcus, mcus + "  warp_mma_peak_fraction: 0.6\n  warp_mma_fraction: 0.7\n") ==
+        "patched.yaml:11:22: error: core.warp_mma_fraction: expected at most "
+        "warp_mma_peak_fraction (\"0.6\"), got \"0.7\"");
   CHECK(patched_error(mcus, mcus + "  attention_backward_fraction: 1.5\n") ==
         "patched.yaml:10:32: error: core.attention_backward_fraction: expected a fraction in "
         "[0.01, 1], got \"1.5\"");

@@ -161,6 +161,13 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
   CHECK(n == 216);
   CHECK(by_gpu.size() == 2);
   // Measured today (bounds just above, so a regression fails): A100 MAPE 6.3% (bias +4.3%),
+  // H100 14.7% (+14.7%, every row optimistic) since the Triton kernel of FlashAttention-1's
+  // generation runs at half the warp-level MMA ceiling (h100.yaml warp_mma_peak_fraction
+  // 0.667, "about 2/3", FA-3 §1), not half FlashAttention-2's own Hopper fit (0.463): the
+  // 32K-64K rows from -20..-24% to +2..+8%, the attention-bound rows as close as the A100's
+  // of the same image are; the 12.4% before was those rows' pessimism cancelling the short
+  // ones' optimism. What stays: +5..+13% with activation checkpointing, +15..+35% without
+  // (A100: -3% and +5%, the same 8-point gap), not identified.
   // H100 12.4% (+3.8%) since FlashAttention-1-era causal forwards pay their ramp of tiles' tail
   // (kernel_timer.cpp; A100 6.4%, +4.5%, H100 12.5%, +4.0% before); H100 12.5% (+4.0%) since
   // the H100's training residual is its own fit (h100.yaml
@@ -181,13 +188,12 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
   // cross-entropies (17.3% and 19.6% without), MPT's fused loss (10.2% and 16.5% with fp32
   // passes instead), the row's own FSDP mixed precision (DEFAULT reduces in fp32). Before the
   // profile, every row was optimistic (26.8% and 30.9%). Now the H100 errors fall with the
-  // sequence: +17..+21% (mean) at 512-2,048 tokens, -20..-25% at 32,768-65,536: the Triton
-  // kernel's rate on Hopper is not measured, FlashAttention-2's Hopper fraction halved stands
-  // in. Rows without activation checkpointing are the worst (13B on H100, mb2: +40-46%, where
+  // sequence: +17..+21% (mean) at 512-2,048 tokens, -20..-25% at 32,768-65,536 (at half
+  // FlashAttention-2's Hopper fraction, before the ceiling above). Rows without activation checkpointing are the worst (13B on H100, mb2: +40-46%, where
   // the same model with checkpointing and mb16 is near +10%): near-full memory and the caching
   // allocator's retries are not modelled.
   CHECK(by_gpu["a100"].first / by_gpu["a100"].second <= 0.07);
-  CHECK(by_gpu["h100"].first / by_gpu["h100"].second <= 0.13);
+  CHECK(by_gpu["h100"].first / by_gpu["h100"].second <= 0.15);
   CHECK(bias_by_gpu["a100"] > 0.0);  // optimistic, as every row today
 }
 

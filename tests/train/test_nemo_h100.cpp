@@ -232,7 +232,7 @@ TEST_CASE("[calibration] NeMo 24.07 FP8 pre-training on DGX H100: tokens/s/GPU",
   CHECK(n == 12);
   // Measured today (bounds just above, so a regression fails; the goal is the 8%):
   //   MAPE 2.9%, bias +2.2% since the H100's training residual is its own fit (h100.yaml
-  //   core.sustained_fraction 0.77: the four GPU-bound H100 sets' mean signed error at zero,
+  //   core.sustained_fraction 0.77, fitted to the four GPU-bound H100 sets' mean signed error,
   //   this one among them; the A100's 0.821 before): ten rows optimistic (+0.2..+6.4%), GPT-3 20B
   //   -0.6% and GPT-3 175B on 512 GPUs -3.5%. MAPE 5.2%, bias +5.1% since the fused attention overlaps its softmax with the products
   //   at its kernel-benchmark fit (h100.yaml attention_overlap, attention_fraction); MAPE 5.1%,

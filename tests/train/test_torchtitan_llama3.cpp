@@ -204,8 +204,8 @@ TEST_CASE("[calibration] torchtitan Llama 3.1 on H100 and H200: tokens/s/GPU", "
   CHECK(uneven == 0);
   // Measured today (bounds just above, so a regression fails; the goal is the issue's 10%):
   //   MAPE 9.3%, bias -0.8% since the H100's training residual is its own fit (h100.yaml
-  //   core.sustained_fraction 0.77, this set among the four it zeroes the mean signed error
-  //   of; h200.yaml the same). MAPE 10.1%, bias +2.6% over all 32 rows since FlashAttention-2's backward runs at its
+  //   core.sustained_fraction 0.77, fitted with this set among four GPU-bound H100 sets;
+  //   h200.yaml the same). MAPE 10.1%, bias +2.6% over all 32 rows since FlashAttention-2's backward runs at its
   //   measured rate (h100.yaml warp_mma_backward_fraction, flash-attention PR 1791: 287-291
   //   TFLOP/s; 10-11% slow before, at the FA-3 fit): every row +1..+8% faster, most the
   //   context-parallel ones, attention-bound. The compiled bf16 rows are now +10..+12%
