@@ -171,9 +171,14 @@ struct LinkBehavior {
   double latency_congestion = 1.0;
   int leaf_size = 32;  // fat-tree: devices under one leaf switch [R]
   // How much longer the compute beside a collective on this tier runs, per second of the
-  // collective: 0.76 when a kernel takes 1.76x as long (measured, templates/a100.yaml). 0: only
-  // the SMs the software profile says the collective holds (overlap.collective_sms).
-  double compute_contention = 0.0;
+  // collective, per unit of the device's main-memory bandwidth that the tier's achieved rate
+  // is: a collective's copies stream through main memory at a multiple of the link rate ("it
+  // needs to be multiplied by at least 2x ... it can be 3x", the NCCL maintainer, NVIDIA/nccl
+  // issue 1428), taking that share from the kernels beside it. The contention is this times
+  // (per-direction bandwidth x max_utilization) / effective main-memory bandwidth
+  // (PerfMachine::scale_up_contention); templates/a100.yaml's is measured. 0: only the SMs the
+  // software profile says the collective holds (overlap.collective_sms).
+  double memory_contention = 0.0;
 };
 
 struct NetworkSpec {

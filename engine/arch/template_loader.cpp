@@ -120,10 +120,10 @@ LinkBehavior read_behavior(const ConfigNode& n, Topology topology) {
   LinkBehavior b;
   b.max_utilization = read_derate(n, "max_utilization");
   b.half_bandwidth_message = n.get_non_negative_or<Bytes>("half_bandwidth_message", Bytes{});
-  b.compute_contention = n.get_or<double>("compute_contention", 0.0);
-  if (!(b.compute_contention >= 0.0 && b.compute_contention <= 4.0)) {
-    throw n.error_at("compute_contention",
-                     "expected a factor in [0, 4], got " + n.quoted("compute_contention"));
+  b.memory_contention = n.get_or<double>("memory_contention", 0.0);
+  if (!(b.memory_contention >= 0.0 && b.memory_contention <= 20.0)) {
+    throw n.error_at("memory_contention",
+                     "expected a factor in [0, 20], got " + n.quoted("memory_contention"));
   }
   if (auto c = n.optional_child("congestion")) {
     b.bandwidth_congestion = read_factor(*c, "bandwidth", "a congestion impact factor");

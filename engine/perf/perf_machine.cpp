@@ -47,9 +47,6 @@ PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch, PerfM
   m.warp_mma_backward_fraction = spec.tmpl.core.warp_mma_backward_fraction;
   m.attention_overlap = spec.tmpl.core.attention_overlap;
   m.fp8_promoted_accumulation_fraction = spec.tmpl.core.fp8_promoted_accumulation_fraction;
-  if (const NetworkSpec* up = spec.tmpl.find_network(NetworkTier::kInterPackage)) {
-    m.scale_up_contention = up->behavior.compute_contention;
-  }
   m.bundles = arch.core.bundles;
   m.mcus_per_bundle = spec.tmpl.core.mcus_per_bundle;
   m.array_rows = spec.tmpl.core.array_rows;
@@ -75,6 +72,15 @@ PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch, PerfM
                    mm.bandwidth * spec.tmpl.main_memory.max_utilization, mm.latency,
                    EnergyPerByte::from_si(power.main_joule_per_byte)};
   m.stream_bandwidth = mm.bandwidth * spec.tmpl.main_memory.stream_utilization;
+  // The scale-up tier's collectives take main-memory bandwidth in proportion to their link
+  // rate (LinkBehavior::memory_contention): the share of it the achieved rate is, times that.
+  const NetworkSpec* up = spec.tmpl.find_network(NetworkTier::kInterPackage);
+  const NetworkStats* link = arch.network(NetworkTier::kInterPackage);
+  if (up != nullptr && link != nullptr && m.main_memory.bandwidth.si() > 0.0) {
+    m.scale_up_contention = up->behavior.memory_contention *
+                            link->per_direction.si() * up->behavior.max_utilization /
+                            m.main_memory.bandwidth.si();
+  }
   m.host = spec.tmpl.host;
   return m;
 }

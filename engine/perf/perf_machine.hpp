@@ -39,7 +39,8 @@ struct PerfMachine {
   bool attention_overlap = false;   // its softmax beside the matrix work (the longer binds)
   double fp8_promoted_accumulation_fraction = 1.0;  // of the FP8 rate, promoted accumulation
   // How much longer compute runs beside a collective in the scale-up domain, per second of it
-  // (the inter-package tier's LinkBehavior::compute_contention).
+  // (the inter-package tier's LinkBehavior::memory_contention times its achieved rate's share
+  // of main memory's).
   double scale_up_contention = 0.0;
   int bundles = 1;            // enabled bundles: the units output tiles are spread over
   int mcus_per_bundle = 1;

@@ -197,6 +197,16 @@ double GptTraining::contention(const GroupPlacement& group) const {
   return std::max(sms, timer_.machine().scale_up_contention);
 }
 
+double GptTraining::tensor_comm_contention(const GroupPlacement& group) const {
+  // Chunked tensor parallelism moves its chunks by the copy engines (Transformer Engine's
+  // userbuffers ring exchange, PyTorch's symmetric-memory async TP): no NCCL ring kernels
+  // streaming through the SMs, whose cost the scale-up tier's measured contention is.
+  if (options_.tensor_comm_chunked) {
+    return collective_contention(options_.collective_sms, timer_.machine().bundles);
+  }
+  return contention(group);
+}
+
 double GptTraining::expert_paired_share(const Strategy& s, int stage,
                                         std::int64_t micro_batches) const {
   if (!options_.overlap_expert_comm || !spec_.moe() || s.ep <= 1) return 1.0;
@@ -238,7 +248,7 @@ const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
   const Placements& pl = placements(s, id);
   const PlacedComm comm = placed_comm(pl);
   const double tp_overlap = tensor_overlap(s);
-  const double tensor_contention = contention(pl.mapping.groups[0]);
+  const double tensor_contention = tensor_comm_contention(pl.mapping.groups[0]);
   const auto part = [&](PartKind kind, int layers, int first_layer, bool embedding, bool head,
                         double& params, double& trained) {
     const std::shared_ptr<const ComputeGraph> g =
@@ -278,7 +288,7 @@ GptTraining::LayerKernels GptTraining::layer_kernels(const Strategy& s) {
   out.graph = part_graph(s, PartKind::kLayer, 1, spec_.moe() ? dense : 0, false, false);
   const Placements& pl = placements(s, 0);
   out.spans = kernel_spans(*out.graph, timer_, placed_comm(pl), tensor_overlap(s),
-                           contention(pl.mapping.groups[0]), pace_);
+                           tensor_comm_contention(pl.mapping.groups[0]), pace_);
   return out;
 }
 

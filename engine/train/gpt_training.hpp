@@ -150,6 +150,8 @@ class GptTraining {
   // holds (collective_contention of collective_sms) or, for a group within the scale-up
   // domain, at least that tier's measured contention (PerfMachine::scale_up_contention).
   [[nodiscard]] double contention(const GroupPlacement& group) const;
+  // The same for the tensor group's collectives: the SMs' share alone when they are chunked.
+  [[nodiscard]] double tensor_comm_contention(const GroupPlacement& group) const;
   const Placements& placements(const Strategy& s, int id);
   // Fills r's timing (iteration, breakdown, ...) with placements `id`.
   void time_iteration(const Strategy& s, int id, TrainingResult& r);

@@ -439,8 +439,9 @@ TEST_CASE("scale-out tier and network behavior of shipped templates", "[arch]") 
   REQUIRE(nv != nullptr);
   CHECK(nv->behavior.max_utilization == Approx(0.78));  // 235 of 300 GB/s (NCCL busbw)
   CHECK(nv->behavior.half_bandwidth_message.si() == Approx(65536.0));
-  // A GEMM 1.18 -> 2.08 ms beside an NVLink AllGather (NVIDIA/nccl issue 1428): 0.76.
-  CHECK(nv->behavior.compute_contention == Approx(0.76));
+  // A GEMM 1.18 -> 2.08 ms beside an NVLink AllGather (NVIDIA/nccl issue 1428): 0.76 s a second
+  // where the collective's 234 GB/s is 0.1275 of main memory's 1,835: 5.96 per unit share.
+  CHECK(nv->behavior.memory_contention == Approx(5.96));
   CHECK(a.nodes_per_package * a.packages == 8);  // one DGX A100 is one scale-up domain
   // DGX H100: NDR 400 Gb/s per GPU = 50 GB/s; DGX-1: 4 x EDR 100 Gb/s per 8 GPUs = 6.25 GB/s.
   const auto bound = [](const char* file) {
@@ -456,7 +457,7 @@ TEST_CASE("scale-out tier and network behavior of shipped templates", "[arch]") 
   CHECK(m.networks[0].behavior.max_utilization == 1.0);
   CHECK(m.networks[0].behavior.half_bandwidth_message.si() == 0.0);
   CHECK(m.networks[0].behavior.bandwidth_congestion == 1.0);
-  CHECK(m.networks[0].behavior.compute_contention == 0.0);
+  CHECK(m.networks[0].behavior.memory_contention == 0.0);
   CHECK(m.system_loc.line == 19);  // the system map's first key
 }
 
@@ -507,9 +508,9 @@ TEST_CASE("scale-out and congestion errors are exact", "[arch][config-error]") {
   CHECK(with_nv("max_utilization: 0") ==
         "patched.yaml:17:75: error: network.inter_package.max_utilization: expected a fraction in "
         "[0.01, 1], got \"0\"");
-  CHECK(with_nv("compute_contention: 5") ==
-        "patched.yaml:17:78: error: network.inter_package.compute_contention: expected a factor "
-        "in [0, 4], got \"5\"");
+  CHECK(with_nv("memory_contention: 25") ==
+        "patched.yaml:17:77: error: network.inter_package.memory_contention: expected a factor "
+        "in [0, 20], got \"25\"");
   CHECK(with_nv("half_bandwidth_message: 64 kB/s") ==
         "patched.yaml:17:82: error: network.inter_package.half_bandwidth_message: expected a size "
         "such as \"80 GiB\", got \"64 kB/s\" (a bandwidth)");

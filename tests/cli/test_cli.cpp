@@ -1351,7 +1351,9 @@ TEST_CASE("set reaches template keys: a what-if without a copied file", "[cli]")
                    "\"power\"?\n");
   // "What would 2x NVLink bandwidth buy?": NVLink3 lanes at 100 Gb/s instead of 50 Gb/s
   // (techlib/network.yaml). GPT-3 175B on 1,024 A100s with tp8-pp8 and sequence parallelism
-  // spends ~2.3 s in tensor collectives over NVLink; faster lanes shorten them and the iteration.
+  // spends ~2.2 s in tensor collectives over NVLink; faster lanes shorten them and the iteration,
+  // though not what the backward's hidden ones cost the GEMMs beside them: the main-memory
+  // traffic of the same bytes (a100.yaml memory_contention), whatever the link rate.
   const std::string g = "eval --template templates/a100.yaml --workload "
                         "studies/workloads/gpt3_175b.yaml --strategy tp8-pp8-sp-recompute=selective "
                         "--devices 1024 --format json";
@@ -1361,7 +1363,7 @@ TEST_CASE("set reaches template keys: a what-if without a copied file", "[cli]")
   REQUIRE(nv2.code == 0);
   const nlohmann::json j1 = nlohmann::json::parse(nv1.out), j2 = nlohmann::json::parse(nv2.out);
   CHECK(j2["breakdown"]["tensor_comm_s"].get<double>() <
-        0.8 * j1["breakdown"]["tensor_comm_s"].get<double>());
+        0.85 * j1["breakdown"]["tensor_comm_s"].get<double>());
   CHECK(j2["iteration_s"].get<double>() < j1["iteration_s"].get<double>());
   const Run arch2 = run("arch templates/a100.yaml --set techlib.network.NVLink9.latency=1us");
   CHECK(arch2.code == 2);

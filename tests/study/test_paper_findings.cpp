@@ -287,8 +287,10 @@ TEST_CASE("Llama 3 70B fine-tuning: LoRA's gain is the memory it frees more than
   // gradient GEMMs they replace on H100 at tp4: 2.6 against 3.1 ms), so on the same strategy
   // it gains little; what it frees is memory (no gradients or optimizer states for 70B
   // parameters). On H100's 80 GB that buys a pipeline-free split (tp4-dp16), on B200's 192 GB
-  // pure data parallelism (dp64 with ZeRO-3): LoRA 5-10% faster than full fine-tuning on
-  // H100, 25-45% on B200.
+  // pure data parallelism (dp64 with ZeRO-3): LoRA 5-12% faster than full fine-tuning on
+  // H100, 25-45% on B200 (measured 11% and 36%: 9.31 against 8.38 s and 3.69 against 2.71 s;
+  // H100 9% before its NVLink collectives cost the compute beside them main-memory bandwidth,
+  // h100.yaml memory_contention: full fine-tuning's gradients cross NVLink, LoRA's hardly).
   const StudySpec s = load_study(test::source_path("studies/finetune_lora_vs_full.yaml"));
   const StudyRun run = run_study(s, test::run_options(test::fresh_dir("finetune")));
   REQUIRE(run.complete());
@@ -298,7 +300,7 @@ TEST_CASE("Llama 3 70B fine-tuning: LoRA's gain is the memory it frees more than
               "%.2f s, LoRA %.2f s\n", t(0), t(1), t(2), t(3));
   const double h100 = t(0) / t(1), b200 = t(2) / t(3);
   CHECK(h100 > 1.05);
-  CHECK(h100 < 1.10);
+  CHECK(h100 < 1.12);
   CHECK(b200 > 1.25);
   CHECK(b200 < 1.45);
   CHECK(parse_strategy(run.table.cell(3, *run.table.column("chosen_strategy"))).dp == 64);
@@ -365,8 +367,9 @@ TEST_CASE("a run-time power limit: the devices' energy per token falls, then ris
 TEST_CASE("cost per token: the next node pays for its dearer wafer, the cheapest is best by cost",
           "[study][cost]") {
   // studies/gpt3_175b_node_memory_cost.yaml at N5 and N3 with HBM3: measured by the shipped
-  // study, 0.427 and 0.306 USD per million tokens (2.01 J per token at N3) at the H100-class
-  // template's own training residual (h100.yaml core.sustained_fraction 0.77); 0.414, 0.299
+  // study, 0.438 and 0.314 USD per million tokens (2.05 J per token at N3) at the H100-class
+  // template's own training residual (h100.yaml core.sustained_fraction 0.745, NVLink's
+  // memory contention); 0.427, 0.306 and 2.01 at 0.77 without it; 0.414, 0.299
   // and 1.96 at the A100's 0.821; 0.402 and 0.296 before a job waited for its slowest device.
   StudySpec s = load_study(test::source_path("studies/gpt3_175b_node_memory_cost.yaml"));
   REQUIRE(s.goal.kind == GoalKind::kCost);
@@ -384,9 +387,9 @@ TEST_CASE("cost per token: the next node pays for its dearer wafer, the cheapest
   };
   REQUIRE(t.cell(0, *t.column("logic")) == "N5");
   CHECK(v(1, "usd_per_mtoken") < v(0, "usd_per_mtoken"));
-  CHECK(v(0, "usd_per_mtoken") == Approx(0.427).epsilon(0.02));
-  CHECK(v(1, "usd_per_mtoken") == Approx(0.306).epsilon(0.02));
-  CHECK(v(1, "j_per_token") == Approx(2.01).epsilon(0.02));
+  CHECK(v(0, "usd_per_mtoken") == Approx(0.438).epsilon(0.02));
+  CHECK(v(1, "usd_per_mtoken") == Approx(0.314).epsilon(0.02));
+  CHECK(v(1, "j_per_token") == Approx(2.05).epsilon(0.02));
   CHECK(best_row(t, GoalKind::kCost) == std::optional<std::size_t>(1));
 }
 

@@ -160,7 +160,15 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
   std::printf(" (goal MAPE <= 10%% each)\n");
   CHECK(n == 216);
   CHECK(by_gpu.size() == 2);
-  // Measured today (bounds just above, so a regression fails): A100 MAPE 6.3% (bias +4.3%),
+  // Measured today (bounds just above, so a regression fails): A100 MAPE 6.1% (bias +4.1%),
+  // H100 10.2% (+10.2%) since NVLink collectives cost the compute beside them main-memory
+  // bandwidth in proportion to the link's share of it (memory_contention: the A100's
+  // measured 0.76 s a second there, 1.00 on the 40 GB board's slower HBM2, 0.73 on the H100):
+  // FSDP's gathers and fp32 reduce-scatters on one node's NVLink beside every layer: the 13B
+  // row without checkpointing on 8 H100s (mb2) from +33% to +7%, while the same row on 16-64
+  // GPUs stays +32% (the group crosses InfiniBand: only the SMs NCCL holds count, and the
+  // runs measured the same rate as on one node); with the H100's residual refitted with it
+  // (0.745; 12.5%, +12.5% at 0.77).
   // H100 14.7% (+14.7%, every row optimistic) since the Triton kernel of FlashAttention-1's
   // generation runs at half the warp-level MMA ceiling (h100.yaml warp_mma_peak_fraction
   // 0.667, "about 2/3", FA-3 §1), not half FlashAttention-2's own Hopper fit (0.463): the
@@ -192,8 +200,8 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
   // FlashAttention-2's Hopper fraction, before the ceiling above). Rows without activation checkpointing are the worst (13B on H100, mb2: +40-46%, where
   // the same model with checkpointing and mb16 is near +10%): near-full memory and the caching
   // allocator's retries are not modelled.
-  CHECK(by_gpu["a100"].first / by_gpu["a100"].second <= 0.07);
-  CHECK(by_gpu["h100"].first / by_gpu["h100"].second <= 0.15);
+  CHECK(by_gpu["a100"].first / by_gpu["a100"].second <= 0.065);
+  CHECK(by_gpu["h100"].first / by_gpu["h100"].second <= 0.105);
   CHECK(bias_by_gpu["a100"] > 0.0);  // optimistic, as every row today
 }
 

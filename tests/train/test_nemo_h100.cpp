@@ -231,6 +231,11 @@ TEST_CASE("[calibration] NeMo 24.07 FP8 pre-training on DGX H100: tokens/s/GPU",
               n, 100 * mape, 100 * signed_sum / n);
   CHECK(n == 12);
   // Measured today (bounds just above, so a regression fails; the goal is the issue's 8%):
+  //   MAPE 2.2%, bias +0.6% (every row within 5%: GPT-3 5B +4.7%, GPT-3 175B on 512 GPUs
+  //   -4.9%) since NVLink collectives cost the compute beside them main-memory bandwidth on
+  //   the H100 as on the A100 (h100.yaml memory_contention; the distributed optimizer's
+  //   reduce-scatters and gathers within a node) with the residual refitted to 0.745; MAPE
+  //   2.7%, bias +2.0% with it at 0.77.
   //   MAPE 2.9%, bias +2.2% since the H100's training residual is its own fit (h100.yaml
   //   core.sustained_fraction 0.77, fitted to the four GPU-bound H100 sets' mean signed error,
   //   this one among them; the A100's 0.821 before): ten rows optimistic (+0.2..+6.4%), GPT-3 20B
@@ -298,9 +303,10 @@ TEST_CASE("[calibration] NeMo 24.03 Llama 2 7B with context parallelism, 4K to 1
   mape /= static_cast<double>(errors.size());
   std::printf("NeMo 24.03 long sequences (nemo-fp8 profile): MAPE %.1f%%, 4K %+.1f%%, 1M %+.1f%%\n",
               100 * mape, 100 * errors.front(), 100 * errors.back());
-  // Measured today (bounds just above, so a regression fails): MAPE 21.9%, every row
-  // optimistic and more so as attention takes over: +5.6% at 4K, +15.3% at 16K, +29.4% at
-  // 128K, +32.2% at 1M at the H100's own training residual (0.77; 27.5%, +8.2%, +19.6%,
+  // Measured today (bounds just above, so a regression fails): MAPE 19.0%, every row
+  // optimistic and more so as attention takes over: +3.9% at 4K, +13.0% at 16K, +26.0% at
+  // 128K, +28.5% at 1M at the H100's residual 0.745 (h100.yaml, refitted with NVLink's
+  // memory contention). 21.9%, +5.6%, +15.3%, +29.4%, +32.2% at 0.77 (27.5%, +8.2%, +19.6%,
   // +36.2%, +39.7% at the A100's 0.821), since the native kernel overlaps its softmax with the products and its
   // main loop is fitted to FlashAttention-3's kernel benchmarks (h100.yaml attention_overlap,
   // attention_fraction: forward 0..+8% of them, -3..-11% before; 25.8%, +7.9%, +18.6%,
@@ -320,9 +326,9 @@ TEST_CASE("[calibration] NeMo 24.03 Llama 2 7B with context parallelism, 4K to 1
   // -26.1% at 1M: the measured kernel lies between, as Transformer Engine's cuDNN fused
   // attention of early 2024 would. Which kernel NeMo 24.03's context parallelism ran is not
   // recorded; nothing is refitted to these rows.
-  CHECK(mape <= 0.23);
-  CHECK(errors.front() <= 0.06);
-  CHECK(errors.back() <= 0.33);
+  CHECK(mape <= 0.20);
+  CHECK(errors.front() <= 0.05);
+  CHECK(errors.back() <= 0.30);
   for (std::size_t i = 1; i < errors.size(); ++i) {
     CHECK(errors[i] > 0.0);  // optimistic everywhere: a change that flips a row says why here
   }
@@ -403,9 +409,10 @@ TEST_CASE("[calibration] NeMo 24.07 FP8 fine-tuning on DGX H100: SFT and LoRA, p
   // Measured today (bounds just above, so a regression fails): LoRA 2.8% (+0.2% 7B, -3.3%
   // 13B, -4.9% 70B on tp2 x pp4), SFT 12.6% (+4.7% 7B; -16.2% 13B on pp4, whose 1F1B bubble
   // over 16 micro-batches is 3/19 of the step; -17.0% 70B on tp4 x pp4, its tensor group's
-  // all-reduces exposed without sequence parallelism); MAPE 7.7%, bias -6.1%, at the H100's own
-  // training residual (h100.yaml core.sustained_fraction 0.77, fitted with this set among
-  // four; at the A100's 0.821: LoRA 1.9%, SFT 11.8%, MAPE 6.9%, bias -4.2%). The 70B rows
+  // all-reduces exposed without sequence parallelism); MAPE 8.2%, bias -7.1% (LoRA 3.8%, SFT
+  // 12.7%), at the H100's own training residual (h100.yaml core.sustained_fraction 0.745,
+  // fitted with this set among four; MAPE 7.7%, bias -6.1% at 0.77; at the A100's 0.821: LoRA
+  // 1.9%, SFT 11.8%, MAPE 6.9%, bias -4.2%). The 70B rows
   // were -9.9% and -25.9% while the tensor and pipeline groups, both on one node's NVLink,
   // shared its ports (they never communicate at once). The SFT rows with pp look as if they
   // ran the pre-training table's tuning instead of the launcher's defaults (interleaving, and
@@ -416,9 +423,9 @@ TEST_CASE("[calibration] NeMo 24.07 FP8 fine-tuning on DGX H100: SFT and LoRA, p
   // DistributedFusedAdam keeps 16-bit remainders of the fp32 master weights, Transformer Engine
   // keeps FP8 copies of some activations; neither modelled), so it is timed unchecked.
   CHECK(over_memory == 1);
-  CHECK(by_task["LoRA"].first / by_task["LoRA"].second <= 0.03);
+  CHECK(by_task["LoRA"].first / by_task["LoRA"].second <= 0.04);
   CHECK(by_task["SFT"].first / by_task["SFT"].second <= 0.13);
-  CHECK(sum / n <= 0.08);
+  CHECK(sum / n <= 0.085);
 }
 
 }  // namespace pathfinder
