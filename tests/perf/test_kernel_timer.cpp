@@ -8,6 +8,28 @@
 
 namespace pathfinder {
 
+namespace {
+
+// One BF16 fused attention kernel of head dimension 128 timed alone (burst clocks), in TFLOP/s
+// of the flash-attention convention (forward 4·b·h·s²·d, halved causal; backward 2.5x).
+double attention_tflops(KernelTimer& timer, std::int64_t problems, std::int64_t s, bool causal,
+                        bool backward, FlashKernel kernel) {
+  Kernel k;
+  k.name = "flash";
+  k.kind = KernelKind::kFlashAttention;
+  k.phase = backward ? Phase::kBackwardData : Phase::kForward;
+  k.dtype = DataType::kBf16;
+  k.attention = AttentionShape{problems, s, 128, causal, backward, kernel};
+  k.flops = (backward ? 2.5 : 1.0) * k.attention->forward_flops();
+  const double qkvo = double(problems) * double(s) * 128.0 * 2.0;
+  k.bytes_read = (backward ? 6.0 : 3.0) * qkvo * units::bytes;
+  k.bytes_written = (backward ? 3.0 : 1.0) * qkvo * units::bytes;
+  const KernelTime t = timer.time(k);
+  return t.flops.si() / t.device.si() / 1e12;
+}
+
+}  // namespace
+
 TEST_CASE("GEMM plans are memoized by shape and data type", "[perf]") {
   KernelTimer timer(test::shipped_machine("a100"));
   const GemmShape s{1, 4096, 4096, 4096};
@@ -180,17 +202,7 @@ TEST_CASE("flash attention on H100: FlashAttention-2's warp MMA against the nati
   // (FlashAttention-2) 329.5 TFLOP/s; cuDNN 631.3 and FlashAttention-3 631.8.
   KernelTimer timer(test::shipped_machine("h100"));  // one timed kernel: burst clocks
   const auto fwd = [&](FlashKernel kernel) {
-    Kernel k;
-    k.name = "flash";
-    k.kind = KernelKind::kFlashAttention;
-    k.phase = Phase::kForward;
-    k.dtype = DataType::kBf16;
-    k.attention = AttentionShape{24, 4608, 128, false, false, kernel};
-    k.flops = k.attention->forward_flops();
-    k.bytes_read = 3.0 * 4608.0 * 24.0 * 128.0 * 2.0 * units::bytes;
-    k.bytes_written = 4608.0 * 24.0 * 128.0 * 2.0 * units::bytes;
-    const KernelTime t = timer.time(k);
-    return t.flops.si() / t.device.si() / 1e12;
+    return attention_tflops(timer, 24, 4608, false, false, kernel);
   };
   const double fa2 = fwd(FlashKernel::kFlash2), native = fwd(FlashKernel::kNative);
   std::printf("H100 attention forward (1 x 24 heads x 4608 x 128): FlashAttention-2 %.1f TFLOP/s "
@@ -222,17 +234,7 @@ TEST_CASE("FlashAttention-1 at half the warp-level MMA ceiling: FA-2's rate on t
   const auto ratio = [](const char* device) {
     KernelTimer timer(test::shipped_machine(device));
     const auto tflops = [&](FlashKernel kernel) {
-      Kernel k;
-      k.name = "flash";
-      k.kind = KernelKind::kFlashAttention;
-      k.phase = Phase::kForward;
-      k.dtype = DataType::kBf16;
-      k.attention = AttentionShape{128, 16384, 128, true, false, kernel};
-      k.flops = k.attention->forward_flops();
-      k.bytes_read = 3.0 * 16384.0 * 128.0 * 128.0 * 2.0 * units::bytes;
-      k.bytes_written = 16384.0 * 128.0 * 128.0 * 2.0 * units::bytes;
-      const KernelTime t = timer.time(k);
-      return t.flops.si() / t.device.si();
+      return attention_tflops(timer, 128, 16384, true, false, kernel);
     };
     return tflops(FlashKernel::kFlash1) / tflops(FlashKernel::kFlash2);
   };
@@ -298,27 +300,6 @@ TEST_CASE("a kernel's dynamic energy: its FLOPs and bytes at the operating point
 
 namespace pathfinder {
 
-namespace {
-
-// One BF16 fused attention kernel of head dimension 128 timed alone (burst clocks), in TFLOP/s
-// of the flash-attention convention (forward 4·b·h·s²·d, halved causal; backward 2.5x).
-double attention_tflops(KernelTimer& timer, std::int64_t problems, std::int64_t s, bool causal,
-                        bool backward, FlashKernel kernel) {
-  Kernel k;
-  k.name = "flash";
-  k.kind = KernelKind::kFlashAttention;
-  k.phase = backward ? Phase::kBackwardData : Phase::kForward;
-  k.dtype = DataType::kBf16;
-  k.attention = AttentionShape{problems, s, 128, causal, backward, kernel};
-  k.flops = (backward ? 2.5 : 1.0) * k.attention->forward_flops();
-  const double qkvo = double(problems) * double(s) * 128.0 * 2.0;
-  k.bytes_read = (backward ? 6.0 : 3.0) * qkvo * units::bytes;
-  k.bytes_written = (backward ? 3.0 : 1.0) * qkvo * units::bytes;
-  const KernelTime t = timer.time(k);
-  return t.flops.si() / t.device.si() / 1e12;
-}
-
-}  // namespace
 
 TEST_CASE("[calibration] fused attention on H100: forward and backward against kernel benchmarks",
           "[perf]") {
