@@ -172,10 +172,11 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
   // H100 14.7% (+14.7%, every row optimistic) since the Triton kernel of FlashAttention-1's
   // generation runs at half the warp-level MMA ceiling (h100.yaml warp_mma_peak_fraction
   // 0.667, "about 2/3", FA-3 §1), not half FlashAttention-2's own Hopper fit (0.463): the
-  // 32K-64K rows from -20..-24% to +2..+8%, the attention-bound rows as close as the A100's
+  // 32K-64K rows from -20..-24% to -1..+5% (+2..+8% before the 0.745 refit), the attention-bound rows as close as the A100's
   // of the same image are; the 12.4% before was those rows' pessimism cancelling the short
-  // ones' optimism. What stays: +5..+13% with activation checkpointing, +15..+35% without
-  // (A100: -3% and +5%, the same 8-point gap), not identified.
+  // ones' optimism. What stays (means, 80 GB boards): H100 +5% with activation
+  // checkpointing, +13% without; A100 -3% and +5%: the same 8-point gap on both, not
+  // identified, and the H100's +8% over the A100 at each.
   // H100 12.4% (+3.8%) since FlashAttention-1-era causal forwards pay their ramp of tiles' tail
   // (kernel_timer.cpp; A100 6.4%, +4.5%, H100 12.5%, +4.0% before); H100 12.5% (+4.0%) since
   // the H100's training residual is its own fit (h100.yaml
