@@ -262,7 +262,7 @@ TEST_CASE("Llama 3 405B on 16,384 H100: tensor parallel in the node, context par
               to_string(at8k).c_str(), iteration_s(run.table, 0), to_string(at128k).c_str(),
               iteration_s(run.table, 1));
   // Tensor parallelism inside the 8-GPU NVLink node at 8K (Meta: TP8). At 128K the model's best
-  // is TP16 over two nodes with CP16, 11.21 s, 3% ahead of TP8 with CP32 (11.54 s): on the
+  // is TP16 over two nodes with CP16, 11.45 s, 4% ahead of TP8 with CP32 (11.87 s): on the
   // rail-optimized fabric a 16-GPU group's all-gather of 268 MB runs at ~370 GB/s (eight
   // NICs of a node at once) and the data-parallel reduction shrinks; Meta chose TP8 CP16.
   CHECK(at8k.tp <= 8);
@@ -284,7 +284,7 @@ TEST_CASE("Llama 3 70B fine-tuning: LoRA's gain is the memory it frees more than
   // studies/finetune_lora_vs_full.yaml on 64 devices, every strategy ranked, memory enforced.
   // LoRA drops the base weights' gradient GEMMs (a third of the linear layers' work) but adds
   // its adapters' thin GEMMs and adds (5 per layer here, about as long per layer as the
-  // gradient GEMMs they replace on H100 at tp4: 2.6 against 3.1 ms), so on the same strategy
+  // gradient GEMMs they replace on H100 at tp4: 2.6 against 3.3 ms), so on the same strategy
   // it gains little; what it frees is memory (no gradients or optimizer states for 70B
   // parameters). On H100's 80 GB that buys a pipeline-free split (tp4-dp16), on B200's 192 GB
   // pure data parallelism (dp64 with ZeRO-3): LoRA 5-12% faster than full fine-tuning on
@@ -460,8 +460,8 @@ TEST_CASE("MoE dispatch: DeepEP forwarding and overlapped all-to-alls buy DeepSe
   CHECK(flat / moe < 1.5);
   // DeepSeek's own stack (deepseek-v3.yaml): its search takes the DualPipe schedule, with the
   // expert group across nodes as the MoE stack's, and with its FP8-cached activations and BF16
-  // moments no recomputation: ahead of both Megatron-Core stacks (the study: 13.86 s against
-  // 22.85 and 17.81).
+  // moments no recomputation: ahead of both Megatron-Core stacks (the study: 14.06 s against
+  // 23.09 and 18.02).
   const Strategy own = parse_strategy(t.cell(2, *t.column("chosen_strategy")));
   const double deepseek = iteration_s(t, 2);
   std::printf("DeepSeek's stack %.2f s (%s)\n", deepseek, to_string(own).c_str());
