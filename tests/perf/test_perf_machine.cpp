@@ -21,6 +21,9 @@ TEST_CASE("scale-up contention: the measured rate per main-memory share, at each
   CHECK(test::shipped_machine("h100").scale_up_contention == Approx(0.73).epsilon(0.03));
   CHECK(test::shipped_machine("h200").scale_up_contention == Approx(0.51).epsilon(0.03));
   CHECK(test::shipped_machine("h800").scale_up_contention == Approx(0.32).epsilon(0.03));
+  // MI300X: xGMI 7 x 64 = 448 GB/s x 0.82 = 367 of 5,300 x 0.9 = 4,770: 0.077 -> 0.46 [R].
+  CHECK(test::shipped_machine("mi300x").scale_up_contention == Approx(0.46).epsilon(0.05));
+  // TPU v5p: ICI collectives run on the chip's DMA engines, not on its cores: none stated.
   CHECK(test::shipped_machine("tpu_v5p").scale_up_contention == 0.0);
   // A faster memory on the same device takes a smaller share: HBM3e in place of HBM2e.
   CHECK(test::shipped_machine("a100", TechOverrides{"", "HBM3e", "", ""}).scale_up_contention <
