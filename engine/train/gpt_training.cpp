@@ -199,8 +199,10 @@ double GptTraining::contention(const GroupPlacement& group) const {
 
 double GptTraining::tensor_comm_contention(const GroupPlacement& group) const {
   // Chunked tensor parallelism moves its chunks by the copy engines (Transformer Engine's
-  // userbuffers ring exchange, PyTorch's symmetric-memory async TP): no NCCL ring kernels
-  // streaming through the SMs, whose cost the scale-up tier's measured contention is.
+  // userbuffers: initialize_ub's ring_exchange defaults to use_ce with 1 SM, its pipelined
+  // reduce-scatters hold 16; PyTorch's symmetric-memory async TP): no NCCL ring kernels
+  // streaming through the SMs, whose cost the scale-up tier's measured contention is; the
+  // profile's collective_sms share stays.
   if (options_.tensor_comm_chunked) {
     return collective_contention(options_.collective_sms, timer_.machine().bundles);
   }
