@@ -260,9 +260,6 @@ std::string import_hf_config(const std::string& json_text, const std::string& fi
   if (family == "qwen3" || family == "qwen3_moe") {
     y += "# Not modelled: the per-head q/k RMSNorm (2 x head_dim weights a layer).\n";
   }
-  if (deepseek && r.count_or("num_nextn_predict_layers", 0) > 0) {
-    y += "# Not modelled: the multi-token-prediction layers (num_nextn_predict_layers).\n";
-  }
   if (deepseek && experts > 0) {
     y += "# The router's scores are timed as a softmax/top-k of the same size.\n";
   }
@@ -293,6 +290,13 @@ std::string import_hf_config(const std::string& json_text, const std::string& fi
       y += "expert_groups: " + std::to_string(groups) + "\n";
       y += "routed_groups: " + std::to_string(routed_groups) + "\n";
     }
+  }
+  // DeepSeek-V3's multi-token-prediction modules (num_nextn_predict_layers): offered, not set
+  // (GptSpec::mtp_depth; on an even split the last stage carries them alone).
+  const std::int64_t mtp = deepseek ? r.count_or("num_nextn_predict_layers", 0) : 0;
+  if (mtp > 0) {
+    y += "# mtp_depth: " + std::to_string(mtp) +
+         "  # num_nextn_predict_layers: set it to time multi-token prediction on the last stage\n";
   }
   y += "sequence: " + std::to_string(choices.sequence) + "\n";
   y += "vocabulary: " + std::to_string(vocab) + "\n";

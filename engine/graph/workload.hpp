@@ -143,6 +143,14 @@ struct GptSpec {
   // The first dense_layers layers keep a dense MLP of width ffn (DeepSeek-V3's
   // first_k_dense_replace 3, GLM-4.5's 3: Liu et al. 2024 §4.2), the rest are sparse.
   std::int64_t dense_layers = 0;
+  // Multi-token prediction (DeepSeek-V3 report §2.2): mtp_depth sequential modules on the last
+  // pipeline stage, module k predicting the token k + 1 ahead: the previous depth's
+  // representation and the next token's embedding, each RMSNormed, concatenated and projected
+  // 2h -> h, then one transformer block of the model's own kind (a sparse one in a mixture of
+  // experts), the output head shared with the main model and its own cross-entropy. Its
+  // parameters are not the model's (gpt_parameters counts the main model, as model cards do);
+  // they are trained, stored and reduced. DeepSeek-V3: 1. 0: none.
+  std::int64_t mtp_depth = 0;
   // Packed sequences (fine-tuning on short examples: NeMo's packed_sequence, Megatron-Core's
   // PackedSeqParams): documents of `document` tokens on average, weighted by length (E[l²]/E[l]),
   // concatenated into each sequence; attention stays within a document (FlashAttention's

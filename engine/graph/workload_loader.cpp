@@ -220,6 +220,13 @@ GptSpec read_gpt(const ConfigNode& n) {
       if (n.has(key)) throw n.error_at(key, "applies to a mixture of experts; set experts");
     }
   }
+  if (n.has("mtp_depth")) {  // multi-token prediction modules (GptSpec::mtp_depth)
+    s.mtp_depth = n.get_non_negative_or<std::int64_t>("mtp_depth", 0);
+    if (s.mtp_depth > 16) {
+      throw n.error_at("mtp_depth", "expected at most 16 multi-token-prediction modules, got " +
+                                        n.quoted("mtp_depth"));
+    }
+  }
   if (n.has("document")) {  // packed sequences (GptSpec::document)
     s.document = size(n, "document", kMaxSequence);
     if (s.document > s.sequence) {

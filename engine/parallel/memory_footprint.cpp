@@ -160,6 +160,10 @@ I64 stage_parameters(const GptSpec& w, const Strategy& s, int stage, StageSpan s
   if (stage == s.pp - 1) {
     n += (w.norm == NormKind::kLayerNorm ? 2 * h : h) +
          (s.pp > 1 || !w.tied_embeddings ? embedding : 0);
+    // Multi-token prediction's modules (GptSpec::mtp_depth), each a block of the model's own
+    // kind, the 2h -> h projection split over the tensor group, and three RMSNorms (the two
+    // inputs' and the shared head's); the head itself is the main model's.
+    n += w.mtp_depth * (gpt_layer_parameters(w, s.tp, s.ep) + 2 * h * h / s.tp + 3 * h);
   }
   return n;
 }
@@ -245,8 +249,10 @@ MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, 
   const StageSpan span = gpt_stage_span(w, s.pp, stage, mm.layer_split);
   const I64 layers_here = span.count;
   const I64 first_here = span.first;
+  // The last stage's multi-token-prediction blocks are sparse layers too (GptSpec::mtp_depth).
+  const I64 mtp_here = stage == s.pp - 1 && w.moe() ? w.mtp_depth : 0;
   const double experts = d(gpt_layer_expert_parameters(w, s.tp, s.ep)) *
-                         d(layers_here - w.dense_layers_in(first_here, layers_here));
+                         d(layers_here - w.dense_layers_in(first_here, layers_here) + mtp_here);
   // LoRA: the frozen weights held (sharded with ZeRO-3 like the rest), gradients and optimizer
   // states for the adapters only (the embedding, head and norms frozen too).
   const double base = d(stage_parameters(w, s, stage, span)) - experts;
@@ -286,7 +292,14 @@ MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, 
                   (d(chunk_layers - dense_chunk) * gpt_layer_activations(local, s, b) +
                    d(dense_chunk) * gpt_layer_activations(local.dense_layer_spec(), s, b));
   if (stage == 0) f.activations += first_stage_activations(local, s, b, m);
-  if (stage == s.pp - 1) f.activations += last_stage_activations(local, s, b, m);
+  if (stage == s.pp - 1) {
+    f.activations += last_stage_activations(local, s, b, m);
+    // Multi-token prediction: each module's block held like a layer's, and its pass through
+    // the output head and loss like the main one's.
+    f.activations += d(w.mtp_depth) * (d(f.in_flight_micro_batches) * stored *
+                                           gpt_layer_activations(local, s, b) +
+                                       last_stage_activations(local, s, b, m));
+  }
   f.activations = mm.activation_factor * f.activations;
   f.workspace = gpt_workspace(local, s, b);
   if (s.cp > 1 && !s.ulysses) {  // the ring's two K/V receive buffers (one in use, one arriving)

@@ -104,6 +104,15 @@ TEST_CASE("The imported file names its source, its choices and its parameter cou
   CHECK(y.find("head_dim") == std::string::npos);  // 4096 / 32 = 128, the default
   CHECK(std::get<GptSpec>(read_workload_file(ConfigNode::load_string(y, "x")).spec).global_batch ==
         512);
+  // DeepSeek-V3's multi-token-prediction layers (num_nextn_predict_layers) are offered as a
+  // commented mtp_depth, not set (on an even split the last stage would carry them alone).
+  std::string deepseek = *read_text_file(config("deepseek_v3"));
+  deepseek.insert(deepseek.find('{') + 1, "\"num_nextn_predict_layers\": 1, ");
+  const std::string d = import_hf_config(deepseek, "d.json", {});
+  CHECK(d.find("# mtp_depth: 1  # num_nextn_predict_layers: set it to time multi-token "
+               "prediction on the last stage\n") != std::string::npos);
+  CHECK(std::get<GptSpec>(read_workload_file(ConfigNode::load_string(d, "d")).spec).mtp_depth ==
+        0);
 }
 
 TEST_CASE("Configs the builder cannot express are refused at their key", "[graph]") {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/graph/workload_loader.hpp"
+#include "engine/parallel/memory_footprint.hpp"
 #include "engine/parallel/strategy_check.hpp"
 #include "engine/perf/device_variation.hpp"
 #include "engine/system/collectives.hpp"
@@ -1256,6 +1257,69 @@ TEST_CASE("DualPipe: half the micro-batches each way, two stages a device, a sma
   CHECK(per_gpu(two) < 1.35 * 1543.0);
   // Each device keeps both its stages: the memory of two.
   CHECK(two.memory.weights.si() > 1.9 * one.memory.weights.si());
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("multi-token prediction: one more block and head pass on the last stage, its states kept",
+          "[train]") {
+  // DeepSeek-V3 report §2.2: a depth-1 module is one block of the model's own kind, the shared
+  // output head again and its own loss (GptSpec::mtp_depth). Llama 3 8B (dense, 32 layers) on
+  // 8 A100s at 4K tokens, pp1: the step's layer compute grows by one layer's of 32, its head
+  // time doubles.
+  GptSpec w = test::shipped_gpt("llama3_8b");
+  w.global_batch = 32;
+  w.sequence = 4096;  // the module's logits and block fit 80 GB beside ZeRO-1's states
+  GptSpec mtp = w;
+  mtp.mtp_depth = 1;
+  const Strategy s = parse_strategy("tp1-pp1-dp8-mb1-zero1");
+  const TrainingResult a = test::training_model("a100", w, 8).evaluate(s);
+  const TrainingResult b = test::training_model("a100", mtp, 8).evaluate(s);
+  INFO(b.reason);
+  REQUIRE(a.feasible);
+  REQUIRE(b.feasible);
+  const double compute = a.breakdown.compute.si(), head = a.breakdown.embedding_head.si();
+  std::printf("\nLlama 3 8B with a multi-token-prediction module: %.3f -> %.3f s (layers %.3f -> "
+              "%.3f s, embedding and head %.3f -> %.3f s)\n",
+              a.iteration_time.si(), b.iteration_time.si(), compute, b.breakdown.compute.si(),
+              head, b.breakdown.embedding_head.si());
+  CHECK(b.breakdown.compute.si() ==  // within a kernel launch (5 us)
+        Approx(compute * 33.0 / 32.0).epsilon(1e-5));
+  // The embedding's lookup and gradient are small: the head's pass is most of the part, and
+  // the module adds one more of it.
+  CHECK(b.breakdown.embedding_head.si() > 1.8 * head);
+  CHECK(b.breakdown.embedding_head.si() < 2.0 * head);
+  // Model FLOPs stay the main model's (MFU as model cards count it).
+  CHECK(b.model_flops.si() == a.model_flops.si());
+  // Its parameters are stored and trained: one layer, the 2h -> h projection and three norms
+  // more on the (only) stage, at ZeRO-1's bytes per parameter.
+  const double extra = static_cast<double>(gpt_layer_parameters(w, 1) + 2 * 4096 * 4096 + 3 * 4096);
+  const double before = static_cast<double>(gpt_stage_parameters(w, s, 0, LayerSplit::kEven));
+  CHECK(static_cast<double>(gpt_stage_parameters(mtp, s, 0, LayerSplit::kEven)) ==
+        before + extra);
+  CHECK(b.memory.weights.si() == Approx(a.memory.weights.si() * (before + extra) / before));
+  // With pipelines only the last stage carries it.
+  const Strategy p = parse_strategy("tp1-pp2-dp4-mb1-zero1");
+  CHECK(gpt_stage_parameters(mtp, p, 0, LayerSplit::kEven) ==
+        gpt_stage_parameters(w, p, 0, LayerSplit::kEven));
+  CHECK(static_cast<double>(gpt_stage_parameters(mtp, p, 1, LayerSplit::kEven)) ==
+        static_cast<double>(gpt_stage_parameters(w, p, 1, LayerSplit::kEven)) + extra);
+  const TrainingResult c = test::training_model("a100", mtp, 8).evaluate(p);
+  REQUIRE(c.feasible);
+  REQUIRE(c.stages.size() == 2);
+  // 16 layers, one block and two head passes against 16 layers and the embedding's lookup.
+  CHECK(c.stages[1].compute.si() ==  // within a kernel launch (5 us)
+        Approx(c.stages[0].compute.si() * 17.0 / 16.0).epsilon(1e-5));
+  CHECK(c.stages[1].embedding_head.si() > 10.0 * c.stages[0].embedding_head.si());
+  // FSDP (ZeRO-3) gathers the module's block like a layer: still one layer's compute more.
+  const Strategy z = parse_strategy("tp1-pp1-dp8-mb1-zero3");
+  const TrainingResult za = test::training_model("a100", w, 8).evaluate(z);
+  const TrainingResult zb = test::training_model("a100", mtp, 8).evaluate(z);
+  REQUIRE(za.feasible);
+  REQUIRE(zb.feasible);
+  CHECK(zb.iteration_time.si() > za.iteration_time.si() * (1.0 + 1.0 / 33.0));
 }
 
 }  // namespace pathfinder
