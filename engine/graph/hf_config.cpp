@@ -292,7 +292,7 @@ std::string import_hf_config(const std::string& json_text, const std::string& fi
     }
   }
   // DeepSeek-V3's multi-token-prediction modules (num_nextn_predict_layers): offered, not set
-  // (GptSpec::mtp_depth; on an even split the last stage carries them alone).
+  // (GptSpec::mtp_depth), as in the shipped deepseek_v3.yaml.
   const std::int64_t mtp = deepseek ? r.count_or("num_nextn_predict_layers", 0) : 0;
   if (mtp > 0) {
     y += "# mtp_depth: " + std::to_string(mtp) +

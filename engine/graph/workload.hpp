@@ -149,7 +149,8 @@ struct GptSpec {
   // 2h -> h, then one transformer block of the model's own kind (a sparse one in a mixture of
   // experts), the output head shared with the main model and its own cross-entropy. Its
   // parameters are not the model's (gpt_parameters counts the main model, as model cards do);
-  // they are trained, stored and reduced. DeepSeek-V3: 1. 0: none.
+  // they are trained, stored and reduced. The even layer split makes room for them on the last
+  // stage (layer_split.hpp). DeepSeek-V3: 1. 0: none.
   std::int64_t mtp_depth = 0;
   // Packed sequences (fine-tuning on short examples: NeMo's packed_sequence, Megatron-Core's
   // PackedSeqParams): documents of `document` tokens on average, weighted by length (E[l²]/E[l]),

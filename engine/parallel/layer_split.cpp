@@ -32,13 +32,27 @@ void walk_by_cost(const GptSpec& w, int stages, Visit&& visit) {
   }
 }
 
+// The even split. With multi-token prediction (GptSpec::mtp_depth) the output layer and each
+// module's block and head pass count as a layer each, all on the last stage, which holds that
+// many fewer of the model's layers (Megatron-Core's account_for_loss_in_pipeline_split, with its
+// MTP layers on the last stage); the plain split where the last stage could keep none.
+StageSpan even_span(const GptSpec& w, int stages, int stage) {
+  const I64 reserved = w.mtp_depth > 0 ? 1 + 2 * w.mtp_depth : 0;
+  const I64 slots = w.layers + reserved;
+  if (reserved == 0 || stage_layers(slots, stages, stages - 1) <= reserved) {
+    return {stage_first_layer(w.layers, stages, stage), stage_layers(w.layers, stages, stage)};
+  }
+  const I64 first = stage_first_layer(slots, stages, stage);
+  return {first, stage == stages - 1 ? w.layers - first : stage_layers(slots, stages, stage)};
+}
+
 }  // namespace
 
 void gpt_stage_spans(const GptSpec& w, LayerSplit split, std::span<StageSpan> out) {
   const auto stages = static_cast<int>(out.size());
   PF_ASSERT(stages >= 1 && w.layers >= 1);
   if (split == LayerSplit::kEven) {
-    for (int k = 0; k < stages; ++k) out[static_cast<std::size_t>(k)] = gpt_stage_span(w, stages, k, split);
+    for (int k = 0; k < stages; ++k) out[static_cast<std::size_t>(k)] = even_span(w, stages, k);
     return;
   }
   // Stages the walk does not reach start after the last layer and hold none.
@@ -52,9 +66,7 @@ void gpt_stage_spans(const GptSpec& w, LayerSplit split, std::span<StageSpan> ou
 
 StageSpan gpt_stage_span(const GptSpec& w, int stages, int stage, LayerSplit split) {
   PF_ASSERT(stages >= 1 && stage >= 0 && stage < stages && w.layers >= 1);
-  if (split == LayerSplit::kEven) {
-    return {stage_first_layer(w.layers, stages, stage), stage_layers(w.layers, stages, stage)};
-  }
+  if (split == LayerSplit::kEven) return even_span(w, stages, stage);
   StageSpan s{w.layers, 0};
   walk_by_cost(w, stages, [&](I64 layer, int k) {
     if (k != stage) return;

@@ -1300,19 +1300,31 @@ TEST_CASE("multi-token prediction: one more block and head pass on the last stag
   CHECK(static_cast<double>(gpt_stage_parameters(mtp, s, 0, LayerSplit::kEven)) ==
         before + extra);
   CHECK(b.memory.weights.si() == Approx(a.memory.weights.si() * (before + extra) / before));
-  // With pipelines only the last stage carries it.
+  // With pipelines the last stage carries it, and the even split makes room: the output layer
+  // and the module's block and head pass take a layer's place each (Megatron-Core's
+  // account_for_loss_in_pipeline_split, MTP on the last stage), 32 + 3 = 35 places over two
+  // stages: 17 layers, then 15 with the module.
   const Strategy p = parse_strategy("tp1-pp2-dp4-mb1-zero1");
-  CHECK(gpt_stage_parameters(mtp, p, 0, LayerSplit::kEven) ==
-        gpt_stage_parameters(w, p, 0, LayerSplit::kEven));
+  CHECK(gpt_stage_span(mtp, 2, 0, LayerSplit::kEven).count == 17);
+  CHECK(gpt_stage_span(mtp, 2, 1, LayerSplit::kEven).first == 17);
+  CHECK(gpt_stage_span(mtp, 2, 1, LayerSplit::kEven).count == 15);
+  const double layer = static_cast<double>(gpt_layer_parameters(w, 1));
+  CHECK(static_cast<double>(gpt_stage_parameters(mtp, p, 0, LayerSplit::kEven)) ==
+        static_cast<double>(gpt_stage_parameters(w, p, 0, LayerSplit::kEven)) + layer);
   CHECK(static_cast<double>(gpt_stage_parameters(mtp, p, 1, LayerSplit::kEven)) ==
-        static_cast<double>(gpt_stage_parameters(w, p, 1, LayerSplit::kEven)) + extra);
+        static_cast<double>(gpt_stage_parameters(w, p, 1, LayerSplit::kEven)) - layer + extra);
   const TrainingResult c = test::training_model("a100", mtp, 8).evaluate(p);
   REQUIRE(c.feasible);
   REQUIRE(c.stages.size() == 2);
-  // 16 layers, one block and two head passes against 16 layers and the embedding's lookup.
+  // 17 layers against 15 and the module's block; two head passes against the embedding's lookup.
   CHECK(c.stages[1].compute.si() ==  // within a kernel launch (5 us)
-        Approx(c.stages[0].compute.si() * 17.0 / 16.0).epsilon(1e-5));
+        Approx(c.stages[0].compute.si() * 16.0 / 17.0).epsilon(1e-5));
   CHECK(c.stages[1].embedding_head.si() > 10.0 * c.stages[0].embedding_head.si());
+  // Where the last stage could keep no layer of its own, the plain split: 4 stages of 1 layer.
+  GptSpec small = mtp;
+  small.layers = 4;
+  CHECK(gpt_stage_span(small, 4, 3, LayerSplit::kEven).count == 1);
+  CHECK(gpt_stage_span(small, 4, 3, LayerSplit::kEven).first == 3);
   // FSDP (ZeRO-3) gathers the module's block like a layer: still one layer's compute more.
   const Strategy z = parse_strategy("tp1-pp1-dp8-mb1-zero3");
   const TrainingResult za = test::training_model("a100", w, 8).evaluate(z);
