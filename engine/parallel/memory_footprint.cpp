@@ -250,7 +250,7 @@ MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, 
   const I64 layers_here = span.count;
   const I64 first_here = span.first;
   // The last stage's multi-token-prediction blocks are sparse layers too (GptSpec::mtp_depth).
-  const I64 mtp_here = stage == s.pp - 1 && w.moe() ? w.mtp_depth : 0;
+  const I64 mtp_here = stage == s.pp - 1 ? w.mtp_depth : 0;
   const double experts = d(gpt_layer_expert_parameters(w, s.tp, s.ep)) *
                          d(layers_here - w.dense_layers_in(first_here, layers_here) + mtp_here);
   // LoRA: the frozen weights held (sharded with ZeRO-3 like the rest), gradients and optimizer

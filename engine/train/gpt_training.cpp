@@ -351,26 +351,25 @@ void GptTraining::add_sharded_passes(const Parts& pt, const ShardedUnits& u, int
     if (embedding) send(u.embedding, 1.0);
     if (head) send(u.head, 1.0);
     if (head && spec_.mtp_depth > 0) {  // multi-token prediction's blocks, gathered as layers
-      send(spec_.moe() ? u.layer : u.dense_layer, static_cast<double>(spec_.mtp_depth));
+      send(u.layer, static_cast<double>(spec_.mtp_depth));
     }
   }
   ShardedPass f(u.contention), b(u.contention);
   if (embedding) f.layer(u.embedding.gather, chained(pt.embedding.forward, launch));
   for (int i = 0; i < dense; ++i) f.layer(u.dense_layer.gather, chained(pt.dense_layer.forward, launch));
   for (int i = dense; i < layers; ++i) f.layer(u.layer.gather, chained(pt.layer.forward, launch));
-  // Multi-token prediction after the head (its blocks as the model's layers, the head's
-  // weight already gathered): forward after the main head, backward before it.
-  const ShardedUnit& mtp_unit = spec_.moe() ? u.layer : u.dense_layer;
-  const StageTimes& mtp_block = spec_.moe() ? pt.layer : pt.dense_layer;
+  // Multi-token prediction after the head (its blocks as the model's layers, pt.layer the sparse
+  // one in a mixture of experts; the head's weight already gathered): forward after the main
+  // head, backward before it.
   if (head) {
     f.layer(u.head.gather, chained(pt.head.forward, launch));
     for (std::int64_t k = 0; k < spec_.mtp_depth; ++k) {
-      f.layer(mtp_unit.gather, chained(mtp_block.forward, launch));
+      f.layer(u.layer.gather, chained(pt.layer.forward, launch));
       f.layer(Time{}, chained(pt.head.forward, launch));
     }
     for (std::int64_t k = 0; k < spec_.mtp_depth; ++k) {
       b.layer(Time{}, chained(pt.head.backward, launch));
-      b.layer(mtp_unit.gather, chained(mtp_block.backward, launch), mtp_unit.scatter);
+      b.layer(u.layer.gather, chained(pt.layer.backward, launch), u.layer.scatter);
     }
     b.layer(u.head.gather, chained(pt.head.backward, launch), u.head.scatter);
   }
@@ -595,10 +594,8 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
       // projection and the two RMSNorms are not timed (about a tenth of the head's work).
       const auto mtp = static_cast<double>(spec_.mtp_depth);
       if (mtp > 0.0) {
-        const StageTimes& block = spec_.moe() ? pt.layer : pt.dense_layer;
-        const double block_trained = spec_.moe() ? pt.layer_trained : pt.dense_layer_trained;
-        add(cc, block, mtp, block_trained);
-        if (spec_.moe()) cc.expert_parameters += mtp * layer_experts;
+        add(cc, pt.layer, mtp, pt.layer_trained);  // the sparse layer in a mixture of experts
+        cc.expert_parameters += mtp * layer_experts;
         add(cc, pt.head, mtp, pt.head_trained, 0.0);
         for (std::int64_t k = 0; k < spec_.mtp_depth; ++k) outside(cc, pt.head);
       }
