@@ -291,13 +291,10 @@ std::string import_hf_config(const std::string& json_text, const std::string& fi
       y += "routed_groups: " + std::to_string(routed_groups) + "\n";
     }
   }
-  // DeepSeek-V3's multi-token-prediction modules (num_nextn_predict_layers): offered, not set
-  // (GptSpec::mtp_depth), as in the shipped deepseek_v3.yaml.
+  // DeepSeek-V3's multi-token-prediction modules (num_nextn_predict_layers; report §2.2), timed
+  // on the last stage as the shipped deepseek_v3.yaml does (GptSpec::mtp_depth).
   const std::int64_t mtp = deepseek ? r.count_or("num_nextn_predict_layers", 0) : 0;
-  if (mtp > 0) {
-    y += "# mtp_depth: " + std::to_string(mtp) +
-         "  # num_nextn_predict_layers: set it to time multi-token prediction on the last stage\n";
-  }
+  if (mtp > 0) y += "mtp_depth: " + std::to_string(mtp) + "  # num_nextn_predict_layers\n";
   y += "sequence: " + std::to_string(choices.sequence) + "\n";
   y += "vocabulary: " + std::to_string(vocab) + "\n";
   y += "micro_batch: " + std::to_string(choices.micro_batch) + "\n";
@@ -323,7 +320,7 @@ std::string import_hf_config(const std::string& json_text, const std::string& fi
     const std::string key =
         e.diagnostics().empty() ? std::string() : e.diagnostics().front().loc.key_path;
     // At the config key the workload key came from, or at the command-line option.
-    const std::array<std::array<const char*, 2>, 16> from{{
+    const std::array<std::array<const char*, 2>, 17> from{{
         {"layers", "num_hidden_layers"}, {"hidden", "hidden_size"},
         {"heads", "num_attention_heads"}, {"kv_heads", "num_key_value_heads"},
         {"head_dim", "head_dim"}, {"ffn", "intermediate_size"}, {"vocabulary", "vocab_size"},
@@ -333,6 +330,7 @@ std::string import_hf_config(const std::string& json_text, const std::string& fi
         {"top_k", "num_experts_per_tok"}, {"expert_ffn", "moe_intermediate_size"},
         {"dense_layers", deepseek ? "first_k_dense_replace" : "mlp_only_layers"},
         {"expert_groups", "n_group"}, {"routed_groups", "topk_group"},
+        {"mtp_depth", "num_nextn_predict_layers"},
         {"sequence", "--sequence"}, {"micro_batch", "--micro-batch"},
         {"global_batch", "--global-batch"}}};
     SourceLoc at = r.at("model_type");

@@ -35,12 +35,20 @@ void walk_by_cost(const GptSpec& w, int stages, Visit&& visit) {
 // The even split. With multi-token prediction (GptSpec::mtp_depth) the output layer and each
 // module's block and head pass count as a layer each, all on the last stage, which holds that
 // many fewer of the model's layers (Megatron-Core's account_for_loss_in_pipeline_split, with its
-// MTP layers on the last stage); the plain split where the last stage could keep none.
+// MTP layers on the last stage). Where its share of places is no more than those, it holds none
+// of the model's layers and the stages before it split them evenly, as Megatron-Core's custom
+// layout for DeepSeek-V3 gives its MTP and loss chunks no decoder layer
+// (--pipeline-model-parallel-layout "Et*3|(tt|)*29,m|L").
 StageSpan even_span(const GptSpec& w, int stages, int stage) {
   const I64 reserved = w.mtp_depth > 0 ? 1 + 2 * w.mtp_depth : 0;
   const I64 slots = w.layers + reserved;
-  if (reserved == 0 || stage_layers(slots, stages, stages - 1) <= reserved) {
+  if (reserved == 0 || stages == 1) {
     return {stage_first_layer(w.layers, stages, stage), stage_layers(w.layers, stages, stage)};
+  }
+  if (stage_layers(slots, stages, stages - 1) <= reserved) {
+    if (stage == stages - 1) return {w.layers, 0};
+    return {stage_first_layer(w.layers, stages - 1, stage),
+            stage_layers(w.layers, stages - 1, stage)};
   }
   const I64 first = stage_first_layer(slots, stages, stage);
   return {first, stage == stages - 1 ? w.layers - first : stage_layers(slots, stages, stage)};

@@ -1,7 +1,8 @@
 // Which of a GPT model's layers each pipeline stage (or model chunk) holds.
 //   even     stage_layers' rule (strategy.hpp): layers/stages each, the remainder on the stages
 //            after the first (Megatron-LM); with multi-token prediction the output layer and
-//            each module's block and head pass take a layer's place on the last stage
+//            each module's block and head pass take a layer's place on the last stage, which
+//            holds none of the model's layers where its share is no more than those
 //   by-cost  nanotron's build_model (src/nanotron/models/base.py): the pipeline blocks in order
 //            (token embedding, the decoder layers, final norm, LM head, loss) each on the
 //            current stage, which moves on once the blocks' cumulative cost exceeds

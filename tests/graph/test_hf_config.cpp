@@ -57,6 +57,7 @@ void same_model(const GptSpec& a, const GptSpec& b) {
   CHECK(a.norm == b.norm);
   CHECK(a.position == b.position);
   CHECK(a.bias == b.bias);
+  CHECK(a.mtp_depth == b.mtp_depth);
   CHECK(gpt_parameters(a) == gpt_parameters(b));
 }
 std::string import_error(const std::string& text, ImportChoices c = {}) {
@@ -104,15 +105,20 @@ TEST_CASE("The imported file names its source, its choices and its parameter cou
   CHECK(y.find("head_dim") == std::string::npos);  // 4096 / 32 = 128, the default
   CHECK(std::get<GptSpec>(read_workload_file(ConfigNode::load_string(y, "x")).spec).global_batch ==
         512);
-  // DeepSeek-V3's multi-token-prediction layers (num_nextn_predict_layers) are offered as a
-  // commented mtp_depth, not set (on an even split the last stage would carry them alone).
+  // DeepSeek-V3's multi-token-prediction layers (num_nextn_predict_layers, 1 in its config) are
+  // the workload's mtp_depth, as in the shipped file (compared above); any depth carries over.
   std::string deepseek = *read_text_file(config("deepseek_v3"));
-  deepseek.insert(deepseek.find('{') + 1, "\"num_nextn_predict_layers\": 1, ");
+  const auto at = deepseek.find("\"num_nextn_predict_layers\": 1");
+  REQUIRE(at != std::string::npos);
+  deepseek.replace(at, 29, "\"num_nextn_predict_layers\": 2");
   const std::string d = import_hf_config(deepseek, "d.json", {});
-  CHECK(d.find("# mtp_depth: 1  # num_nextn_predict_layers: set it to time multi-token "
-               "prediction on the last stage\n") != std::string::npos);
+  CHECK(d.find("mtp_depth: 2  # num_nextn_predict_layers\n") != std::string::npos);
   CHECK(std::get<GptSpec>(read_workload_file(ConfigNode::load_string(d, "d")).spec).mtp_depth ==
-        0);
+        2);
+  deepseek.replace(at, 29, "\"num_nextn_predict_layers\": 17");
+  CHECK(import_error(deepseek) ==
+        "config.json:17:3: error: num_nextn_predict_layers: the imported workload is refused: "
+        "expected at most 16 multi-token-prediction modules, got \"17\"");
 }
 
 TEST_CASE("Configs the builder cannot express are refused at their key", "[graph]") {

@@ -414,9 +414,9 @@ TEST_CASE("DeepSeek-V3: latent attention, 3 dense layers, 256 + 1 experts", "[gr
   CHECK(error(gpt + "head_dim: 48\nkv_heads: 2\nkv_lora_rank: 64\nrope_head_dim: 16\n") ==
         "w.yaml:12:11: error: kv_heads: expected heads (4): latent attention up-projects keys and "
         "values for every head, got \"2\"");
-  // Multi-token prediction (report §2.2) is off in the shipped file, offered by mtp_depth;
-  // its parameters are not the model's (the 671B stay), any model kind may carry it.
-  CHECK(s.mtp_depth == 0);
+  // Multi-token prediction at the depth DeepSeek-V3 was pre-trained with (report §2.2: one
+  // module); its parameters are not the model's (the 671B stay), any model kind may carry it.
+  CHECK(s.mtp_depth == 1);
   CHECK(std::get<GptSpec>(read_workload_file(ConfigNode::load_string(gpt + "mtp_depth: 1\n",
                                                                      "w.yaml"))
                               .spec)

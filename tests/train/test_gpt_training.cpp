@@ -1320,11 +1320,25 @@ TEST_CASE("multi-token prediction: one more block and head pass on the last stag
   CHECK(c.stages[1].compute.si() ==  // within a kernel launch (5 us)
         Approx(c.stages[0].compute.si() * 16.0 / 17.0).epsilon(1e-5));
   CHECK(c.stages[1].embedding_head.si() > 10.0 * c.stages[0].embedding_head.si());
-  // Where the last stage could keep no layer of its own, the plain split: 4 stages of 1 layer.
+  // Where the last stage's share of places is no more than the module's three, it keeps no
+  // layer and the stages before it split the model's (Megatron-Core's DeepSeek-V3 layout gives
+  // its MTP and loss chunks none): 4 layers + 3 places over 4 stages, 1 each and none, then 6
+  // layers over 4 stages, 2 each and none.
   GptSpec small = mtp;
   small.layers = 4;
-  CHECK(gpt_stage_span(small, 4, 3, LayerSplit::kEven).count == 1);
-  CHECK(gpt_stage_span(small, 4, 3, LayerSplit::kEven).first == 3);
+  CHECK(gpt_stage_span(small, 4, 2, LayerSplit::kEven).first == 3);
+  CHECK(gpt_stage_span(small, 4, 2, LayerSplit::kEven).count == 1);
+  CHECK(gpt_stage_span(small, 4, 3, LayerSplit::kEven).count == 0);
+  small.layers = 6;
+  CHECK(gpt_stage_span(small, 4, 0, LayerSplit::kEven).count == 2);
+  CHECK(gpt_stage_span(small, 4, 2, LayerSplit::kEven).first == 4);
+  CHECK(gpt_stage_span(small, 4, 3, LayerSplit::kEven).count == 0);
+  const TrainingResult e = test::training_model("a100", small, 8).evaluate(
+      parse_strategy("tp1-pp4-dp2-mb1-zero1"));
+  REQUIRE(e.feasible);
+  REQUIRE(e.stages.size() == 4);
+  CHECK(e.stages[3].compute.si() > 0.0);  // the module's block
+  CHECK(e.stages[3].compute.si() < 0.6 * e.stages[0].compute.si());
   // FSDP (ZeRO-3) gathers the module's block like a layer: still one layer's compute more.
   const Strategy z = parse_strategy("tp1-pp1-dp8-mb1-zero3");
   const TrainingResult za = test::training_model("a100", w, 8).evaluate(z);
