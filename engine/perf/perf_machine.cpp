@@ -77,9 +77,9 @@ PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch, PerfM
   const NetworkSpec* up = spec.tmpl.find_network(NetworkTier::kInterPackage);
   const NetworkStats* link = arch.network(NetworkTier::kInterPackage);
   if (up != nullptr && link != nullptr && m.main_memory.bandwidth.si() > 0.0) {
-    m.scale_up_contention = up->behavior.memory_contention *
-                            link->per_direction.si() * up->behavior.max_utilization /
-                            m.main_memory.bandwidth.si();
+    m.scale_up_rate = link->per_direction * up->behavior.max_utilization;
+    m.scale_up_contention =
+        up->behavior.memory_contention * m.scale_up_rate.si() / m.main_memory.bandwidth.si();
   }
   m.host = spec.tmpl.host;
   return m;

@@ -42,6 +42,7 @@ struct PerfMachine {
   // (the inter-package tier's LinkBehavior::memory_contention times its achieved rate's share
   // of main memory's).
   double scale_up_contention = 0.0;
+  Bandwidth scale_up_rate;  // that achieved rate, per direction: what the contention is for
   int bundles = 1;            // enabled bundles: the units output tiles are spread over
   int mcus_per_bundle = 1;
   int array_rows = 1;         // MCU systolic array (paper eq. 5's Nx, Ny)

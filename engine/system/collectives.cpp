@@ -343,6 +343,16 @@ std::optional<CollectiveAlgorithm> parse_collective_algorithm(std::string_view s
 std::vector<std::string> valid_collectives() { return enum_table::names(kCollectives); }
 std::vector<std::string> valid_collective_algorithms() { return enum_table::names(kAlgorithms); }
 
+Bandwidth ring_byte_rate(const GroupPlacement& g) {
+  if (g.size <= 1 || g.levels == 0) return Bandwidth{};
+  Bandwidth rate = g.span[0].bandwidth * g.span[0].below;
+  for (int l = 1; l < g.levels; ++l) {
+    const TierSpan& s = g.span[static_cast<std::size_t>(l)];
+    rate = std::min(rate, s.bandwidth * s.below);
+  }
+  return rate;
+}
+
 Time collective_time(const GroupPlacement& g, Collective c, Bytes bytes, CollectiveAlgorithm a) {
   if (g.size <= 1 || g.levels == 0 || !(bytes > Bytes{})) return Time{};
   if (c == Collective::kSendRecv) return send_recv(g, bytes);

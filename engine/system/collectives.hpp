@@ -88,6 +88,11 @@ enum class CollectiveAlgorithm {
 [[nodiscard]] std::vector<std::string> valid_collectives();
 [[nodiscard]] std::vector<std::string> valid_collective_algorithms();
 
+// The bytes per second each member moves in a large pipelined ring over g (one direction): the
+// slowest span's bandwidth times the rings crossing it at once, each through another member's
+// port (the flat ring's bandwidth term above); zero for a group of one.
+[[nodiscard]] Bandwidth ring_byte_rate(const GroupPlacement& g);
+
 // Time for every member of g to finish collective c on `bytes` (see above).
 [[nodiscard]] Time collective_time(const GroupPlacement& g, Collective c, Bytes bytes,
                                    CollectiveAlgorithm a = CollectiveAlgorithm::kAuto);

@@ -191,10 +191,16 @@ double GptTraining::dispatch_cross_share(const GroupPlacement& expert) const {
 
 double GptTraining::contention(const GroupPlacement& group) const {
   const double sms = collective_contention(options_.collective_sms, timer_.machine().bundles);
-  // Across nodes a collective moves a tenth of NVLink's rate or less: the memory traffic
-  // behind the scale-up tier's measured contention scales with it, and the SMs dominate.
-  if (group.size <= 1 || group.outermost_tier == Tier::kScaleOut) return sms;
-  return std::max(sms, timer_.machine().scale_up_contention);
+  if (group.size <= 1) return sms;
+  const PerfMachine& m = timer_.machine();
+  if (group.outermost_tier != Tier::kScaleOut || !(m.scale_up_rate > Bandwidth{})) {
+    return std::max(sms, m.scale_up_contention);
+  }
+  // Across nodes the ring moves its bytes through main memory as in the node, at its own rate:
+  // a NIC per GPU (a DGX's eight rails) carries as many rings at once as the node has members,
+  // near NVLink's rate; one NIC for the node, a tenth of it, where the SMs dominate.
+  const double share = std::min(1.0, ring_byte_rate(group) / m.scale_up_rate);
+  return std::max(sms, m.scale_up_contention * share);
 }
 
 double GptTraining::tensor_comm_contention(const GroupPlacement& group) const {

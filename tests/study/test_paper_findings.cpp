@@ -287,10 +287,13 @@ TEST_CASE("Llama 3 70B fine-tuning: LoRA's gain is the memory it frees more than
   // gradient GEMMs they replace on H100 at tp4: 2.6 against 3.3 ms), so on the same strategy
   // it gains little; what it frees is memory (no gradients or optimizer states for 70B
   // parameters). On H100's 80 GB that buys a pipeline-free split (tp4-dp16), on B200's 192 GB
-  // pure data parallelism (dp64 with ZeRO-3): LoRA 5-12% faster than full fine-tuning on
-  // H100, 25-45% on B200 (measured 11% and 36%: 9.31 against 8.38 s and 3.69 against 2.71 s;
-  // H100 9% before its NVLink collectives cost the compute beside them main-memory bandwidth,
-  // h100.yaml memory_contention: full fine-tuning's gradients cross NVLink, LoRA's hardly).
+  // a pipeline-free split with a smaller tensor group (tp2-dp32; pure data parallelism with
+  // ZeRO-3, 2.98 s, 2% behind): LoRA 5-12% faster than full fine-tuning on H100, 20-45% on
+  // B200 (measured 11% and 25%: 9.24 against 8.32 s and 3.65 against 2.92 s; ZeRO-3 over dp64
+  // was the B200's answer, 36% faster, until its gathers across nodes cost the compute beside
+  // them main memory at the ring's rate, eight rails near NVLink's; H100 9% before its NVLink
+  // collectives cost it at all, h100.yaml memory_contention: full fine-tuning's gradients cross
+  // NVLink, LoRA's hardly).
   const StudySpec s = load_study(test::source_path("studies/finetune_lora_vs_full.yaml"));
   const StudyRun run = run_study(s, test::run_options(test::fresh_dir("finetune")));
   REQUIRE(run.complete());
@@ -301,9 +304,9 @@ TEST_CASE("Llama 3 70B fine-tuning: LoRA's gain is the memory it frees more than
   const double h100 = t(0) / t(1), b200 = t(2) / t(3);
   CHECK(h100 > 1.05);
   CHECK(h100 < 1.12);
-  CHECK(b200 > 1.25);
+  CHECK(b200 > 1.20);
   CHECK(b200 < 1.45);
-  CHECK(parse_strategy(run.table.cell(3, *run.table.column("chosen_strategy"))).dp == 64);
+  CHECK(parse_strategy(run.table.cell(3, *run.table.column("chosen_strategy"))).pp == 1);
 }
 
 TEST_CASE("power caps: the devices' energy per token falls, the system's rises, time grows",

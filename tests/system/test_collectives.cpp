@@ -226,6 +226,29 @@ TEST_CASE("NCCL all-reduce bus bandwidth on 8 A100s", "[system][calibration]") {
   CHECK(bus_bandwidth_si(Collective::kAllReduce, 8, 65536, t64k) < 30e9);
 }
 
+TEST_CASE("a ring's byte rate: the slowest span times the rings crossing it at once", "[system]") {
+  // One DGX A100: NVLink 3's 300 GB/s a direction at 0.78, 234 GB/s. Two nodes: eight rings
+  // cross InfiniBand at once, each on its own HDR200 rail (25 GB/s at NCCL's measured 0.95),
+  // 8 x 23.75 = 190 GB/s, the NCCL maintainer's "top speed of 190 GB/s" with 8 NICs (NVIDIA/nccl
+  // issue 689), below NVLink's. One GPU per node (stride 8): one rail, 23.75 GB/s.
+  const SystemGraph one = shipped_system("a100", 8), two = shipped_system("a100", 16);
+  const double nvlink = one.tiers[0].usable_bandwidth().si();
+  const double rail = two.tiers[1].usable_bandwidth().si();
+  CHECK(nvlink == Approx(234e9).epsilon(1e-3));
+  CHECK(rail == Approx(23.75e9).epsilon(1e-3));
+  CHECK(ring_byte_rate(place_group(one, 8, 1)).si() == Approx(nvlink).epsilon(1e-12));
+  CHECK(ring_byte_rate(place_group(two, 16, 1)).si() == Approx(8.0 * rail).epsilon(1e-12));
+  CHECK(ring_byte_rate(place_group(two, 2, 8)).si() == Approx(rail).epsilon(1e-12));
+  CHECK(ring_byte_rate(place_group(one, 1, 1)).si() == 0.0);
+  // It is the bandwidth term of a large ring all-gather: (p-1)/p·n over the time, within the
+  // 15 step latencies' and message overheads' share.
+  const GroupPlacement g = place_group(two, 16, 1);
+  const double n = 16.0 * (1 << 30);
+  const double rate = 15.0 / 16.0 * n / collective_s(g, Collective::kAllGather, n,
+                                                      CollectiveAlgorithm::kRing);
+  CHECK(rate / ring_byte_rate(g).si() == Approx(1.0).epsilon(0.01));
+}
+
 TEST_CASE("all-to-all across two DGX nodes moves half its bytes over the NICs", "[system]") {
   // NCCL maintainer (nccl-tests issue 130): on 2 nodes 50% of all-to-all traffic is
   // inter-node, so busbw ~ 2x the network bandwidth per GPU (N/(N-1)x on N nodes).

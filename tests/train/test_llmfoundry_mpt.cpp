@@ -160,8 +160,13 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
   std::printf(" (goal MAPE <= 10%% each)\n");
   CHECK(n == 216);
   CHECK(by_gpu.size() == 2);
-  // Measured today (bounds just above, so a regression fails): A100 MAPE 6.1% (bias +4.1%),
-  // H100 10.2% (+10.2%) since NVLink collectives cost the compute beside them main-memory
+  // Measured today (bounds just above, so a regression fails): A100 MAPE 5.2% (bias +3.0%),
+  // H100 8.2% (+8.2%) since a ring across nodes costs the compute beside it main memory at its
+  // own rate (GptTraining::contention: on eight rails 8 x 47 GB/s, the H100's NVLink rate; one
+  // rail, a tenth): the 13B row without checkpointing on 16-64 H100s from +32% to +4..+7%,
+  // as on one node (+7%), the 1B-7B rows on 128-512 GPUs from +14..+27% to +5..+19%; 6.5%
+  // (+6.4%) at the residual 0.745, refitted to 0.765 with it (the four sets' mean at zero).
+  // A100 6.1% (bias +4.1%), H100 10.2% (+10.2%) since NVLink collectives cost the compute beside them main-memory
   // bandwidth in proportion to the link's share of it (memory_contention: the A100's
   // measured 0.76 s a second there, 1.00 on the 40 GB board's slower HBM2, 0.73 on the H100):
   // FSDP's gathers and fp32 reduce-scatters on one node's NVLink beside every layer: the 13B
@@ -201,8 +206,8 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
   // FlashAttention-2's Hopper fraction, before the ceiling above). Rows without activation checkpointing are the worst (13B on H100, mb2: +40-46%, where
   // the same model with checkpointing and mb16 is near +10%): near-full memory and the caching
   // allocator's retries are not modelled.
-  CHECK(by_gpu["a100"].first / by_gpu["a100"].second <= 0.065);
-  CHECK(by_gpu["h100"].first / by_gpu["h100"].second <= 0.105);
+  CHECK(by_gpu["a100"].first / by_gpu["a100"].second <= 0.055);
+  CHECK(by_gpu["h100"].first / by_gpu["h100"].second <= 0.085);
   CHECK(bias_by_gpu["a100"] > 0.0);  // optimistic, as every row today
 }
 
