@@ -73,4 +73,13 @@ inline GptTraining training_model(const std::string& tmpl, const GptSpec& w, int
                      s.arch.core.peak, o);
 }
 
+// The template bound to a named software profile, its host costs and collective library with
+// its options, as `pathfinder eval --software NAME` runs it.
+inline GptTraining training_model(const std::string& tmpl, const GptSpec& w, int devices,
+                                  const std::string& software) {
+  const ShippedSystem& s = shipped_system(tmpl, software);
+  return GptTraining(w, make_perf_machine(s.spec, s.arch), make_system_graph(s.spec, s.arch, devices),
+                     s.arch.core.peak, profile_options(software));
+}
+
 }  // namespace pathfinder::test
