@@ -424,7 +424,17 @@ class GptBuilder {
     if (tp_ == 1) return after;
     const Communication c{kind, CommGroup::kTensor,
                           bytes ? *bytes : t_ * static_cast<double>(s_.hidden) * p_, overlapped};
-    return {add(comm_kernel(name(layer, n), ph, dt_, c, std::move(after)), layer)};
+    // The full tensor copied into the first dimension's order before a reduce-scatter, or out
+    // of it after an all-gather (GptPartition::sp_layout_copy).
+    const bool copy = part_.sp_layout_copy && part_.sequence_parallel &&
+                      (kind == CommKind::kAllGather || kind == CommKind::kReduceScatter);
+    if (copy && kind == CommKind::kReduceScatter) {
+      after = {stream(layer, n + ".layout", KernelKind::kElementwise, ph, 0.0, c.bytes, c.bytes,
+                      std::move(after))};
+    }
+    const KernelId k = add(comm_kernel(name(layer, n), ph, dt_, c, std::move(after)), layer);
+    if (!copy || kind != CommKind::kAllGather) return {k};
+    return {stream(layer, n + ".layout", KernelKind::kElementwise, ph, 0.0, c.bytes, c.bytes, {k})};
   }
   // Before a column-parallel GEMM: sequence parallelism gathers the sharded rows.
   Deps gather_in(int layer, const std::string& n, Phase ph, Deps x, bool overlapped = false) {

@@ -318,6 +318,14 @@ struct GptPartition {
   // the GEMM, every bias gradient as its own column sum (SoftwareProfile::separate_bias);
   // false: in the GEMMs' epilogues (cuBLASLt, Transformer Engine).
   bool separate_bias = false;
+  // Sequence parallelism's collectives each with a copy of the full tensor, after an all-gather
+  // and before a reduce-scatter: PyTorch's functional collectives along a dimension other than
+  // the first (torch/distributed/_functional_collectives.py: `torch.cat(torch.chunk(res,
+  // group_size, dim=0), dim=gather_dim)` after the gather, `torch.cat(torch.chunk(self,
+  // group_size, dim=scatter_dim))` before the scatter), as DTensor's Shard(1) sequence
+  // parallelism runs them (SoftwareProfile::sp_layout_copy). Not with chunked tensor
+  // parallelism: the fused collective matmuls write each chunk in place.
+  bool sp_layout_copy = false;
   // Element-wise operators run unfused, as eager PyTorch does (the software profile's choice).
   EagerOps eager;
   // Bytes per element of the main gradient the weight-gradient GEMMs accumulate into

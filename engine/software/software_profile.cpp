@@ -176,6 +176,8 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
     s.fp32_cross_entropy = two_way(*k, "cross_entropy", "fused", "fp32", "fp32 or fused");
     s.selective_op = two_way(*k, "selective_recompute", "attention", "ops", "attention or ops");
     s.separate_bias = two_way(*k, "bias", "epilogue", "separate", "epilogue or separate");
+    s.sp_layout_copy =
+        two_way(*k, "sequence_parallel_layout", "direct", "copy", "direct or copy");
     s.eager.rmsnorm = two_way(*k, "rmsnorm", "fused", "eager", "fused or eager");
     s.eager.rotary = two_way(*k, "rotary", "fused", "eager", "fused or eager");
     s.eager.swiglu = two_way(*k, "swiglu", "fused", "eager", "fused or eager");

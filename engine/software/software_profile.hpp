@@ -120,6 +120,13 @@ struct StackChoices {
   // Megatron-LM's linear layers do (GptPartition::separate_bias); `epilogue` (default): fused
   // into the GEMMs.
   bool separate_bias = false;
+  // `kernels: {sequence_parallel_layout: copy}`: sequence parallelism shards the sequence on a
+  // tensor's second dimension ([batch, sequence, hidden], DTensor's Shard(1)), while NCCL
+  // gathers and scatters along the first: each all-gather is followed by a copy of the gathered
+  // tensor into place and each reduce-scatter preceded by one of its input
+  // (GptPartition::sp_layout_copy); `direct` (default): the sequence is the first dimension
+  // (Megatron's [s, b, h]).
+  bool sp_layout_copy = false;
   // `kernels: {rmsnorm: eager, rotary: eager, swiglu: eager, repeat_kv: copy, qkv_layout:
   // copy}`: those element-wise operators and layout copies as eager PyTorch runs a model's
   // Python (EagerOps); `fused` / `none` (defaults): one kernel each, no copies.

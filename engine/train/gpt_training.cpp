@@ -114,6 +114,7 @@ GptPartition software_partition(const TrainingOptions& o, DataType precision) {
   p.metric_losses = o.metric_losses;
   p.fp32_cross_entropy = o.fp32_cross_entropy;
   p.separate_bias = o.separate_bias;
+  p.sp_layout_copy = o.sp_layout_copy && !o.tensor_comm_chunked;
   p.selective_op = o.selective_op;
   p.eager = o.eager;
   const std::int32_t main = o.main_gradient_bytes(bytes_per_element(precision).si(),
@@ -206,11 +207,15 @@ double GptTraining::contention(const GroupPlacement& group) const {
 double GptTraining::tensor_comm_contention(const GroupPlacement& group) const {
   // Chunked tensor parallelism moves its chunks by the copy engines (Transformer Engine's
   // userbuffers: initialize_ub's ring_exchange defaults to use_ce with 1 SM, its pipelined
-  // reduce-scatters hold 16; PyTorch's symmetric-memory async TP): no NCCL ring kernels
-  // streaming through the SMs, whose cost the scale-up tier's measured contention is; the
-  // profile's collective_sms share stays.
+  // reduce-scatters hold 16; PyTorch's symmetric-memory async TP). A copy engine reads each
+  // byte once where it leaves and writes it once where it lands; NCCL's ring kernels also copy
+  // it through their FIFO buffers, main-memory traffic at "2-3x" the link rate (NVIDIA/nccl
+  // issue 1428), about twice the copy engine's: half the scale-up tier's measured contention
+  // [R], and at least the profile's collective_sms share.
+  constexpr double kCopyEngineShare = 0.5;
   if (options_.tensor_comm_chunked) {
-    return collective_contention(options_.collective_sms, timer_.machine().bundles);
+    return std::max(collective_contention(options_.collective_sms, timer_.machine().bundles),
+                    kCopyEngineShare * contention(group));
   }
   return contention(group);
 }

@@ -228,6 +228,54 @@ TEST_CASE("FP8 linear layers: GEMMs in FP8, casts with transposes, attention and
   CHECK(find(g, "l0.qkv.fwd").flops.in(units::flops) == 2.0 * 256 * 384 * 256);
 }
 
+TEST_CASE("Sequence parallelism on the second dimension copies each gathered or scattered tensor",
+          "[graph][golden]") {
+  // tp2 with sequence parallelism, T = 256 tokens of h = 256 in bf16: every tensor the tensor
+  // group gathers or reduce-scatters is T·h·2 = 131,072 B. With sp_layout_copy (DTensor's
+  // Shard(1), PyTorch's functional collectives) each all-gather is followed and each
+  // reduce-scatter preceded by a copy of that whole tensor: read and written once.
+  const GptSpec s = tiny_llama();
+  GptPartition p;
+  p.tensor = 2;
+  p.sequence_parallel = true;
+  const ComputeGraph direct = build_gpt_graph(s, p);
+  p.sp_layout_copy = true;
+  const ComputeGraph g = build_gpt_graph(s, p);
+  const auto layout = [](const ComputeGraph& graph) {
+    int n = 0;
+    for (const Kernel& k : graph.kernels()) {
+      if (k.name.find(".layout") == std::string::npos) continue;
+      ++n;
+      CHECK(k.bytes_read.in(units::bytes) == 131072.0);
+      CHECK(k.bytes_written.in(units::bytes) == 131072.0);
+    }
+    return n;
+  };
+  int collectives = 0;
+  for (const Kernel& k : g.kernels()) {
+    if (k.comm && k.comm->group == CommGroup::kTensor &&
+        (k.comm->kind == CommKind::kAllGather || k.comm->kind == CommKind::kReduceScatter)) {
+      ++collectives;
+    }
+  }
+  // Per layer 4 forward (two gathers, two reduce-scatters), 4 backward and 2 re-gathers;
+  // outside the layers the embedding's output reduce-scattered and its gradient gathered, the
+  // final norm's output gathered and the logits' input gradient reduce-scattered.
+  CHECK(collectives == 2 * 10 + 4);
+  CHECK(layout(g) == collectives);
+  CHECK(layout(direct) == 0);
+  // The copy comes after the gather (the GEMM waits for it) and before the reduce-scatter.
+  const Kernel& after = find(g, "l0.ln1.gather.fwd.layout");
+  CHECK(find(g, "l0.ln1.gather.fwd").comm);
+  CHECK(g.kernel(after.deps.front()).name == "l0.ln1.gather.fwd");
+  CHECK(find(g, "l0.proj.reduce.fwd").deps.size() == 1);
+  CHECK(g.kernel(find(g, "l0.proj.reduce.fwd").deps.front()).name ==
+        "l0.proj.reduce.fwd.layout");
+  // Without sequence parallelism the all-reduces need none.
+  p.sequence_parallel = false;
+  CHECK(layout(build_gpt_graph(s, p)) == 0);
+}
+
 TEST_CASE("FP8 sequence-parallel gathers: cast on the local rows, half the bytes gathered",
           "[graph][golden]") {
   // tp2 with sequence parallelism: T = 256 tokens, 128 local rows of h = 256.

@@ -202,6 +202,14 @@ TEST_CASE("kernels: attention names the flash-attention implementation", "[softw
   CHECK(profile_error(std::string(kMinimal) + "kernels:\n  bias: fused\n") ==
         "p.yaml:5:9: error: kernels.bias: expected epilogue or separate, got \"fused\"");
   CHECK_FALSE(read_software_profile(ConfigNode::load_string(kMinimal, "p.yaml")).separate_bias);
+  // Sequence parallelism on the second dimension: torchtitan's DTensor layouts (fsdp), copied
+  // around each collective; Megatron's [s, b, h] needs none.
+  CHECK(load_software_profile(resolve_software_profile("fsdp", {dir})).sp_layout_copy);
+  CHECK_FALSE(load_software_profile(resolve_software_profile("megatron-core", {dir})).sp_layout_copy);
+  CHECK_FALSE(load_software_profile(resolve_software_profile("nanotron", {dir})).sp_layout_copy);
+  CHECK(profile_error(std::string(kMinimal) + "kernels:\n  sequence_parallel_layout: dim1\n") ==
+        "p.yaml:5:29: error: kernels.sequence_parallel_layout: expected direct or copy, got "
+        "\"dim1\"");
 }
 
 }  // namespace pathfinder

@@ -411,8 +411,9 @@ TEST_CASE("tensor-parallel communication hidden as configured", "[train]") {
   CHECK(tc[2] == Approx(tc[0] * nvlink));
   CHECK(it[0] - it[2] == Approx(tc[0] - tc[2]).epsilon(0.02));
   // Chunked (TE userbuffers): tp chunks pipelined, one chunk's transfer exposed, 1/tp; the
-  // chunks move by the copy engines, so the (tp - 1)/tp hidden cost only the SMs the profile
-  // says collectives hold (collective_sms: none in these options), not NVLink's contention.
+  // chunks move by the copy engines, which read and write each byte once where NCCL's ring
+  // also copies it through its buffers: the (tp - 1)/tp hidden cost the compute beside them
+  // half NVLink's measured contention (GptTraining::tensor_comm_contention).
   for (const int tp : {4, 8}) {  // dp 16 and 8: 64 sequences = dp x 4 x micro-batches
     const Strategy c = parse_strategy("tp" + std::to_string(tp) + "-dp" + std::to_string(64 / tp) +
                                       "-mb4-recompute=selective");
@@ -423,7 +424,8 @@ TEST_CASE("tensor-parallel communication hidden as configured", "[train]") {
     const TrainingResult h = test::training_model("a100", w, 64, chunked).evaluate(c);
     REQUIRE(b.feasible);
     REQUIRE(h.feasible);
-    CHECK(h.breakdown.tensor_comm.si() == Approx(b.breakdown.tensor_comm.si() / tp));
+    CHECK(h.breakdown.tensor_comm.si() ==
+          Approx(b.breakdown.tensor_comm.si() * (1.0 / tp + (tp - 1.0) / tp * 0.5 * nvlink)));
   }
 }
 

@@ -161,7 +161,9 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
   CHECK(n == 216);
   CHECK(by_gpu.size() == 2);
   // Measured today (bounds just above, so a regression fails): A100 MAPE 5.2% (bias +3.0%),
-  // H100 8.2% (+8.2%) since a ring across nodes costs the compute beside it main memory at its
+  // H100 7.3% (+7.3%) at the H100's residual refitted to 0.755 (the four sets' mean at zero
+  // once the copy engines' contention and torchtitan's sequence parallelism moved two of
+  // them); H100 8.2% (+8.2%) at 0.765, since a ring across nodes costs the compute beside it main memory at its
   // own rate (GptTraining::contention: on eight rails 8 x 47 GB/s, the H100's NVLink rate; one
   // rail, a tenth): the 13B row without checkpointing on 16-64 H100s from +32% to +4..+7%,
   // as on one node (+7%), the 1B-7B rows on 128-512 GPUs from +14..+27% to +5..+19%; 6.5%
@@ -207,7 +209,7 @@ TEST_CASE("[calibration] llm-foundry MPT with FSDP on A100 and H100: tokens/s/GP
   // the same model with checkpointing and mb16 is near +10%): near-full memory and the caching
   // allocator's retries are not modelled.
   CHECK(by_gpu["a100"].first / by_gpu["a100"].second <= 0.055);
-  CHECK(by_gpu["h100"].first / by_gpu["h100"].second <= 0.085);
+  CHECK(by_gpu["h100"].first / by_gpu["h100"].second <= 0.08);
   CHECK(bias_by_gpu["a100"] > 0.0);  // optimistic, as every row today
 }
 

@@ -12,10 +12,11 @@
 //   strategy   dp = fsdp with ZeRO-3 (FSDP full shard), tp, pp (1F1B, or interleaved with two
 //              stages per rank), micro-batch = local_batch (pp: one sequence a micro-batch);
 //              activation_ckpt selective/per-op SAC -> selective, full -> full, default -> none;
-//              tp without sequence parallelism, though torchtitan's plan shards the norms
-//              (SequenceParallel) [known gap: with -sp the rows measure MAPE 10.9%, bias +6.0%,
-//              the async-TP rows +13..+44%: chunked overlap credits async TP 1.23-1.28x where
-//              the runs gained 1.09-1.10x; and fsdp.yaml's FP8 gathers then apply]
+//              tp with sequence parallelism, as torchtitan's plan runs it (SequenceParallel on
+//              the norms, Shard(1) layouts: fsdp.yaml kernels.sequence_parallel_layout copy,
+//              its FP8 gathers precision.tensor_parallel_gather) [known gap: the 8B async-TP
+//              rows +8..+31%: chunked overlap credits async TP 1.29-1.31x on the 8B model
+//              where its runs gained 1.10x]
 //   software   fsdp; float8 / fp8-tensorwise -> the linear layers in FP8 with current (dynamic,
 //              per-tensor) scaling, torchao's tensorwise; fp8-rowwise -> its rowwise recipe
 //              (fp8_scaling: rowwise: per-row scales, the backward GEMMs as tensor-wise cuBLAS
@@ -147,7 +148,7 @@ TEST_CASE("[calibration] torchtitan Llama 3.1 on H100 and H200: tokens/s/GPU", "
         load_workload(test::source_path("studies/workloads/llama3_" + size + ".yaml"), sets).spec;
     std::string text = "tp" + std::to_string(r.tp) + "-pp" + std::to_string(r.pp) + "-dp" +
                        std::to_string(dp) + (r.cp > 1 ? "-cp" + std::to_string(r.cp) : "") +
-                       "-mb" + std::to_string(micro) + "-zero3";
+                       "-mb" + std::to_string(micro) + "-zero3" + (r.tp > 1 ? "-sp" : "");
     if (r.schedule == "Interleaved1F1B") text += "-interleaved-v2";
     if (r.ckpt == "full") text += "-recompute=full";
     else if (r.ckpt == "selective" || r.ckpt == "per-op SAC") text += "-recompute=selective";
@@ -203,6 +204,12 @@ TEST_CASE("[calibration] torchtitan Llama 3.1 on H100 and H200: tokens/s/GPU", "
   CHECK(n + uneven == 32);
   CHECK(uneven == 0);
   // Measured today (bounds just above, so a regression fails; the goal is the issue's 10%):
+  //   MAPE 8.6%, bias +0.4% since the tensor-parallel rows run sequence parallelism with
+  //   DTensor's layout copies around each collective (PyTorch's functional collectives along
+  //   the second dimension) and async TP's copy engines cost the compute beside them half
+  //   NVLink's memory contention (the tp8 rows without async TP -8..-25% -> -15..+12%, the 8B
+  //   async-TP rows +7..+23% -> +14..+31%), the residual refitted with them (0.755; MAPE
+  //   10.4%, bias +5.6% with the rows' sequence parallelism alone).
   //   MAPE 9.4%, bias -3.2% at the residual refitted to 0.765 once rings across nodes cost the
   //   compute beside them main memory at their own rate (T3's 128-GPU FSDP rows -2..+4% ->
   //   -6..+1%; MAPE 9.8%, bias -4.6% at 0.745 with it).
@@ -247,7 +254,7 @@ TEST_CASE("[calibration] torchtitan Llama 3.1 on H100 and H200: tokens/s/GPU", "
   //   attention backward's pre/postprocess passes and h100.yaml's attention_backward_fraction
   //   (tests/perf/test_kernel_timer.cpp); 25.6% / +17.6% before the Grand Teton part's HBM2e
   //   at 2.4 TB/s and torchtitan's op-level selective checkpointing (fsdp.yaml).
-  CHECK(mape <= 0.10);
+  CHECK(mape <= 0.09);
   CHECK(std::abs(signed_sum / n) <= 0.04);
 }
 
