@@ -263,7 +263,7 @@ TEST_CASE("Llama 3 405B on 16,384 H100: tensor parallel in the node, context par
               to_string(at8k).c_str(), iteration_s(run.table, 0), to_string(at128k).c_str(),
               iteration_s(run.table, 1));
   // Tensor parallelism inside the 8-GPU NVLink node at 8K (Meta: TP8). At 128K the model's best
-  // is TP16 over two nodes with CP16, 11.65 s, 0.6% ahead of TP8 with CP32 (11.72 s): on the
+  // is TP16 over two nodes with CP16, 11.75 s, 0.4% ahead of TP8 with CP32 (11.79 s): on the
   // rail-optimized fabric a 16-GPU group's all-gather of 268 MB runs at ~370 GB/s (eight
   // NICs of a node at once) and the data-parallel reduction shrinks; Meta chose TP8 CP16.
   CHECK(at8k.tp <= 8);
@@ -289,8 +289,8 @@ TEST_CASE("Llama 3 70B fine-tuning: LoRA's gain is the memory it frees more than
   // it gains little; what it frees is memory (no gradients or optimizer states for 70B
   // parameters). On H100's 80 GB that buys a pipeline-free split (tp4-dp16), on B200's 192 GB
   // a pipeline-free split with a smaller tensor group (tp2-dp32; pure data parallelism with
-  // ZeRO-3, 2.98 s, 2% behind): LoRA 5-12% faster than full fine-tuning on H100, 20-45% on
-  // B200 (measured 11% and 25%: 9.24 against 8.32 s and 3.65 against 2.92 s; ZeRO-3 over dp64
+  // ZeRO-3, 3.00 s, 2% behind): LoRA 5-12% faster than full fine-tuning on H100, 20-45% on
+  // B200 (measured 11% and 25%: 9.29 against 8.36 s and 3.67 against 2.93 s; ZeRO-3 over dp64
   // was the B200's answer, 36% faster, until its gathers across nodes cost the compute beside
   // them main memory at the ring's rate, eight rails near NVLink's; H100 9% before its NVLink
   // collectives cost it at all, h100.yaml memory_contention: full fine-tuning's gradients cross
@@ -371,10 +371,11 @@ TEST_CASE("a run-time power limit: the devices' energy per token falls, then ris
 TEST_CASE("cost per token: the next node pays for its dearer wafer, the cheapest is best by cost",
           "[study][cost]") {
   // studies/gpt3_175b_node_memory_cost.yaml at N5 and N3 with HBM3: measured by the shipped
-  // study, 0.434 and 0.313 USD per million tokens (2.05 J per token at N3) at the H100-class
-  // template's own training residual (h100.yaml core.sustained_fraction 0.765, collectives
+  // study, 0.437 and 0.315 USD per million tokens (2.06 J per token at N3) at the H100-class
+  // template's own training residual (h100.yaml core.sustained_fraction 0.755, collectives
   // costing the compute beside them main memory at their ring's rate on NVLink and across
-  // nodes); 0.438, 0.314 and 2.05 at 0.745 with NVLink's contention alone; 0.427, 0.306 and 2.01
+  // nodes); 0.434, 0.313 and 2.05 at 0.765; 0.438, 0.314 and 2.05 at 0.745 with NVLink's
+  // contention alone; 0.427, 0.306 and 2.01
   // at 0.77 without it; 0.414, 0.299
   // and 1.96 at the A100's 0.821; 0.402 and 0.296 before a job waited for its slowest device.
   StudySpec s = load_study(test::source_path("studies/gpt3_175b_node_memory_cost.yaml"));
@@ -409,7 +410,7 @@ TEST_CASE("software stacks: each point's best strategy is one its stack runs, Me
   // under each profile (its host costs, kernels, precisions, overlaps and the parallelism its
   // code offers). Megatron-Core (fused kernels, overlapped reductions, cuDNN attention) is the
   // fastest; FSDP (eager RMSNorm/rotary/SwiGLU, FlashAttention-2, fp32 loss passes; torchtitan
-  // calibration 8.3%) 10-20% slower; nanotron (blocking tensor-parallel collectives, its
+  // calibration 8.6%) 9-15% slower; nanotron (blocking tensor-parallel collectives, its
   // engines 1F1B and AFAB, no ZeRO beyond 1) slower still.
   const StudyTable t = shipped_study_table("software_stack_choice", 8);
   const auto row = [&](const std::string& workload, const std::string& software) {
@@ -452,7 +453,7 @@ TEST_CASE("MoE dispatch: DeepEP forwarding and overlapped all-to-alls buy DeepSe
   // Megatron-Core FP8 with its flat all-to-all and under its 2025 MoE stack (megatron-core-moe:
   // DeepEP's forwarding dispatch, a token crossing to each of its <= 4 routed nodes once; the
   // all-to-alls overlapped with another micro-batch's compute). Flat, the best split keeps the
-  // expert group inside a DGX (its all-to-alls on NVLink) and pays a 16-stage pipeline with full
+  // expert group inside a DGX (its all-to-alls on NVLink) and pays an 8-stage pipeline with full
   // recomputation; with the MoE stack the expert group may cross nodes.
   const StudyTable t = shipped_study_table("moe_dispatch", 3);
   const double flat = iteration_s(t, 0), moe = iteration_s(t, 1);
@@ -466,10 +467,10 @@ TEST_CASE("MoE dispatch: DeepEP forwarding and overlapped all-to-alls buy DeepSe
   CHECK(flat / moe < 1.5);
   // DeepSeek's own stack (deepseek-v3.yaml), with its FP8-cached activations and BF16 moments:
   // the expert group across nodes as the MoE stack's and no recomputation, ahead of both
-  // Megatron-Core stacks (the study: 16.57 s against 23.31 and 18.58). With the model's
+  // Megatron-Core stacks (the study: 16.66 s against 23.41 and 18.66). With the model's
   // multi-token-prediction module on the last stage (deepseek_v3.yaml mtp_depth 1), its search
-  // takes 1F1B over 8 stages; DualPipe on DeepSeek's own split (pp16, ep64) takes 16.90 s, 2%
-  // behind (its 32-stage split, 13.90 s without the module, 19.02 s with it: the last stage's two
+  // takes 1F1B over 8 stages; DualPipe on DeepSeek's own split (pp16, ep64) takes 16.99 s, 2%
+  // behind (its 32-stage split, 13.97 s without the module, 19.12 s with it: the last stage's two
   // head passes and block outweigh two layers).
   const Strategy own = parse_strategy(t.cell(2, *t.column("chosen_strategy")));
   const double deepseek = iteration_s(t, 2);
