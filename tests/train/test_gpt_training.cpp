@@ -997,8 +997,8 @@ TEST_CASE("interleaved chunks may hold uneven layer counts, as Llama 3 405B's sc
   // 126 layers over pp16 x v2 = 32 chunks: stage_layers gives the first and the last chunk 3
   // layers and the others 4 (Dubey et al. 2024 section 3.3.2: one layer fewer on the first and
   // the last stage). Meta's configuration at 16M tokens is then timed; it lands near the 41%
-  // MFU they report (36.7% at the H100's own training residual refitted to 0.765 once rings
-  // across nodes cost the compute beside them main memory at their rate; 36.2% at 0.745, with
+  // MFU they report (36.5% at the H100's own training residual, 0.755; 36.7% at 0.765 once
+  // rings across nodes cost the compute beside them main memory at their rate; 36.2% at 0.745, with
   // the backward's tensor collectives costing the wgrad GEMMs beside them NVLink's memory contention: 37.7%
   // without it; 38.3% at 0.77 without it; 39.5% at the A100's
   // 0.821, 40.7% before a job waited for its slowest device; nothing fitted to it: printed,
@@ -1260,7 +1260,7 @@ TEST_CASE("DualPipe: half the micro-batches each way, two stages a device, a sma
   // The report: 14.8T tokens in 2.664M H800 GPU-hours of pre-training, 1,543 tokens/s/GPU
   // over the whole run (evaluation and checkpoints included: a floor for the steady state, not
   // a measurement of it). With the shipped workload's multi-token-prediction module, as the
-  // run trained: 1F1B 1,532, DualPipe 1,818 (H800 residual 0.765; the template bound to the
+  // run trained: 1F1B 1,523, DualPipe 1,808 (H800 residual 0.755; the template bound to the
   // profile, its collectives NCCL's, as `pathfinder eval --software deepseek-v3` runs it).
   std::printf("\nDeepSeek-V3 on 2,048 H800s (deepseek-v3 profile): 1F1B %.0f tokens/s/GPU "
               "(bubble %.1f%%), DualPipe %.0f (bubble %.1f%%); the report's run averaged 1,543\n",
