@@ -36,9 +36,8 @@ void walk_by_cost(const GptSpec& w, int stages, Visit&& visit) {
 // module's block and head pass count as a layer each, all on the last stage, which holds that
 // many fewer of the model's layers (Megatron-Core's account_for_loss_in_pipeline_split, with its
 // MTP layers on the last stage). Where its share of places is no more than those, it holds none
-// of the model's layers and the stages before it split them evenly, as Megatron-Core's custom
-// layout for DeepSeek-V3 gives its MTP and loss chunks no decoder layer
-// (--pipeline-model-parallel-layout "Et*3|(tt|)*29,m|L").
+// of the model's layers and the stages before it split them evenly: NVIDIA's DeepSeek-V3 runs
+// on 8 x 4 chunks, "Et|(tt|)*30mL" (Megatron-MoE-ModelZoo best_practice/DeepSeekV3/run.sh).
 StageSpan even_span(const GptSpec& w, int stages, int stage) {
   const I64 reserved = w.mtp_depth > 0 ? 1 + 2 * w.mtp_depth : 0;
   const I64 slots = w.layers + reserved;

@@ -37,6 +37,31 @@ TEST_CASE("even: stage_layers' rule, the remainder after the first stage", "[par
   CHECK(s[7].count == 15);
 }
 
+TEST_CASE("even with multi-token prediction: NVIDIA's DeepSeek-V3 layouts", "[parallel]") {
+  // DeepSeek-V3 (61 layers, one MTP module) as Megatron-Core's DeepSeek-V3 best-practice runs
+  // place it (NVIDIA Megatron-MoE-ModelZoo best_practice/DeepSeekV3/run.sh, H100 and B200:
+  // --mtp-num-layers 1 --pipeline-model-parallel-layout "Et|(tt|)*30mL", PP 8 x VPP 4): 61 + 3
+  // places over 32 chunks, 2 each; the last chunk's 2 are fewer than the output layer's and
+  // the module's 3, so it holds only them ("mL"), and the 61 layers go 1 (with the embedding,
+  // "Et") then 2 on each of the 30 between ("tt").
+  const GptSpec w = test::shipped_gpt("deepseek_v3");
+  REQUIRE(w.mtp_depth == 1);
+  const std::vector<StageSpan> s = spans(w, 32, LayerSplit::kEven);
+  CHECK(s[0].first == 0);
+  CHECK(s[0].count == 1);
+  for (int k = 1; k <= 30; ++k) {
+    CHECK(s[static_cast<std::size_t>(k)].first == 1 + 2 * (k - 1));
+    CHECK(s[static_cast<std::size_t>(k)].count == 2);
+  }
+  CHECK(s[31].first == 61);
+  CHECK(s[31].count == 0);
+  // DeepSeek's own 16 stages: 4 places each; the last keeps one layer beside the three.
+  const std::vector<StageSpan> d = spans(w, 16, LayerSplit::kEven);
+  CHECK(d[15].count == 1);
+  CHECK(d[15].first == 60);
+  CHECK(d[14].count == 4);
+}
+
 TEST_CASE("by-cost: nanotron's build_model, the LM head's cost pulling layers forward",
           "[parallel]") {
   // Llama 3 8B: a layer costs 4·h·h + 3·f·h = 4·4096² + 3·14336·4096 = 243,269,632, the head
