@@ -100,6 +100,7 @@ class GptBuilder {
       : s_(s),
         part_(part),
         tp_(part.tensor),
+        etp_(part.expert_tensor > 0 ? part.expert_tensor : part.tensor),
         T_(s.micro_batch * s.sequence / part.context),
         t_(static_cast<double>(T_)),
         rows_(part.sequence_parallel ? t_ / part.tensor : t_),
@@ -138,7 +139,10 @@ class GptBuilder {
   // Whether this partition's layer i (global i + first_layer) is a mixture of experts.
   [[nodiscard]] bool moe_at(int i) const { return s_.moe_layer(i + part_.first_layer); }
   [[nodiscard]] double expert_rows() const {  // rows of each local expert's GEMMs
-    return std::ceil(t_ * static_cast<double>(s_.top_k) * static_cast<double>(part_.expert) /
+    // The tokens a tensor group's expert shards see: all T when the experts are split over it
+    // (its ranks gather their rows), each rank's own T/t when they are whole.
+    const double routed = t_ / static_cast<double>(tp_ / etp_);
+    return std::ceil(routed * static_cast<double>(s_.top_k) * static_cast<double>(part_.expert) /
                      static_cast<double>(s_.experts) * s_.expert_imbalance);
   }
   // Whether the unfused attention's softmax runs as Megatron's fused kernel
@@ -776,6 +780,7 @@ class GptBuilder {
   const GptSpec& s_;
   GptPartition part_;
   std::int64_t tp_;
+  std::int64_t etp_;  // the routed experts' tensor-parallel degree: tp_, or 1 (whole experts)
   std::int64_t kv_local_ = local_kv_heads(s_, static_cast<int>(tp_));
   bool rms_ = s_.norm == NormKind::kRmsNorm;
   bool swiglu_ = s_.mlp == MlpKind::kSwiglu;
@@ -1122,7 +1127,7 @@ Deps GptBuilder::moe_fwd(int i, LayerFwd& r, const Deps& local, const Deps& gath
   const LayerParams& w = params_[static_cast<std::size_t>(i)];
   const double h = static_cast<double>(s_.hidden), E = static_cast<double>(s_.experts);
   const double k = static_cast<double>(s_.top_k);
-  const double fe = static_cast<double>(s_.expert_width() / tp_);
+  const double fe = static_cast<double>(s_.expert_width() / etp_);
   const std::int64_t El = local_experts();
   const double m = expert_rows();
   const double rows = m * static_cast<double>(El);  // this rank's expert rows
@@ -1156,7 +1161,7 @@ Deps GptBuilder::moe_fwd(int i, LayerFwd& r, const Deps& local, const Deps& gath
   // parallelism): the next kernel is issued only once the device has caught up.
   host_sync_next_ = true;
   Deps x = ep_comm(i, "moe.dispatch" + suffix_, phase_, {r.permuted}, tok * k * h * row);
-  if (part_.sequence_parallel) {  // every tensor rank's experts see all the rows
+  if (part_.sequence_parallel && etp_ > 1) {  // every tensor rank's expert shards: all rows
     x = tp_comm(i, "experts.gather" + suffix_, CommKind::kAllGather, phase_, std::move(x), false,
                 bytes(rows * h * row.si()));
   }
@@ -1164,14 +1169,14 @@ Deps GptBuilder::moe_fwd(int i, LayerFwd& r, const Deps& local, const Deps& gath
     x = {quantize(i, "experts.fc1.cast" + suffix_, phase_, rows * h, std::move(x))};
   }
   const KernelId fc1 = expert_gemm(i, "experts.fc1" + suffix_, phase_,
-                                   GemmShape{El, static_cast<std::int64_t>(m), s_.expert_width() / tp_,
+                                   GemmShape{El, static_cast<std::int64_t>(m), s_.expert_width() / etp_,
                                              s_.hidden},
                                    x, w.e_fc1);
   KernelId act;
   if (swiglu_) {
     const KernelId up = expert_gemm(i, "experts.up" + suffix_, phase_,
                                     GemmShape{El, static_cast<std::int64_t>(m),
-                                              s_.expert_width() / tp_, s_.hidden},
+                                              s_.expert_width() / etp_, s_.hidden},
                                     x, w.e_up);
     act = stream(i, "experts.swiglu" + suffix_, KernelKind::kElementwise, phase_,
                  6.0 * rows * fe, 2.0 * rows * fe * p_, rows * fe * p_, {fc1, up});
@@ -1183,12 +1188,16 @@ Deps GptBuilder::moe_fwd(int i, LayerFwd& r, const Deps& local, const Deps& gath
   if (part_.quantized_linear) a = {quantize(i, "experts.fc2.cast" + suffix_, phase_, rows * fe, a)};
   const KernelId fc2 = expert_gemm(i, "experts.fc2" + suffix_, phase_,
                                    GemmShape{El, static_cast<std::int64_t>(m), s_.hidden,
-                                             s_.expert_width() / tp_},
+                                             s_.expert_width() / etp_},
                                    std::move(a), w.e_fc2);
-  // Expert partial sums over the tensor group, then the rows back to their tokens' ranks.
-  Deps y = tp_comm(i, "experts.reduce" + suffix_,
-                   part_.sequence_parallel ? CommKind::kReduceScatter : CommKind::kAllReduce,
-                   phase_, {fc2}, false, bytes(rows * h * p_.si()));
+  // Expert partial sums over the tensor group (none for whole experts), then the rows back to
+  // their tokens' ranks.
+  Deps y = {fc2};
+  if (etp_ > 1) {
+    y = tp_comm(i, "experts.reduce" + suffix_,
+                part_.sequence_parallel ? CommKind::kReduceScatter : CommKind::kAllReduce,
+                phase_, std::move(y), false, bytes(rows * h * p_.si()));
+  }
   y = ep_comm(i, "moe.combine" + suffix_, phase_, std::move(y), tok * k * h * p_);
   r.experts_out = y.front();
   y.push_back(r.topk);
@@ -1213,8 +1222,8 @@ Deps GptBuilder::moe_bwd(int i, const LayerFwd& f, const Deps& g_local, const De
   const LayerParams& w = params_[static_cast<std::size_t>(i)];
   const double h = static_cast<double>(s_.hidden), E = static_cast<double>(s_.experts);
   const double k = static_cast<double>(s_.top_k);
-  const double fe = static_cast<double>(s_.expert_width() / tp_);
-  const std::int64_t El = local_experts(), fe_i = s_.expert_width() / tp_;
+  const double fe = static_cast<double>(s_.expert_width() / etp_);
+  const std::int64_t El = local_experts(), fe_i = s_.expert_width() / etp_;
   const auto m = static_cast<std::int64_t>(expert_rows());
   const double rows = static_cast<double>(m) * static_cast<double>(El);
   const Phase bd = Phase::kBackwardData, bw = Phase::kBackwardWeight;
@@ -1235,7 +1244,7 @@ Deps GptBuilder::moe_bwd(int i, const LayerFwd& f, const Deps& g_local, const De
   if (fp8_rows) x = {quantize(i, "experts.fc2.grad.cast", bd, tok * k * h, std::move(x))};
   const Bytes row = fp8_rows ? bytes(fp8_row_bytes()) : p_;
   x = ep_comm(i, "moe.combine.bwd", bd, std::move(x), tok * k * h * row);
-  if (part_.sequence_parallel) {
+  if (part_.sequence_parallel && etp_ > 1) {
     x = tp_comm(i, "experts.gather.bwd", CommKind::kAllGather, bd, std::move(x), false,
                 bytes(rows * h * row.si()));
   }
@@ -1269,9 +1278,12 @@ Deps GptBuilder::moe_bwd(int i, const LayerFwd& f, const Deps& g_local, const De
     wg.push_back(expert_gemm(i, "experts.up.wgrad", bw, GemmShape{El, s_.hidden, fe_i, m}, wdeps,
                              w.e_up));
   }
-  Deps back = tp_comm(i, "experts.reduce.bwd",
-                      part_.sequence_parallel ? CommKind::kReduceScatter : CommKind::kAllReduce,
-                      bd, std::move(in_d), false, bytes(rows * h * p_.si()));
+  Deps back = std::move(in_d);
+  if (etp_ > 1) {
+    back = tp_comm(i, "experts.reduce.bwd",
+                   part_.sequence_parallel ? CommKind::kReduceScatter : CommKind::kAllReduce, bd,
+                   std::move(back), false, bytes(rows * h * p_.si()));
+  }
   back = ep_comm(i, "moe.dispatch.bwd", bd, std::move(back), tok * k * h * p_);
   // Permute backward: each token's k row gradients summed into its row.
   const KernelId perm_b = stream(i, "moe.permute.bwd", KernelKind::kElementwise, bd,
@@ -1386,7 +1398,7 @@ ComputeGraph GptBuilder::build() {
     norm_params(i, "ln2", h);
     if (moe_at(i)) {
       const int global = i + part_.first_layer;
-      const std::int64_t fe = s_.expert_width() / tp_, El = local_experts();
+      const std::int64_t fe = s_.expert_width() / etp_, El = local_experts();
       const std::int64_t beta = s_.bias ? 1 : 0;
       w.router = b_.add_parameter({name(i, "router.weight"), global, h * s_.experts});
       w.e_fc1 = b_.add_parameter({name(i, "experts.fc1.weight"), global, El * (h * fe + beta * fe)});
@@ -1534,7 +1546,10 @@ ComputeGraph build_gpt_graph(const GptSpec& spec, const GptPartition& part) {
   PF_ASSERT(part.first_layer >= 0 && part.first_layer + std::max(part.layers, 0) <= spec.layers);
   PF_ASSERT(part.expert >= 1 && (part.expert == 1 || (spec.moe() && spec.experts % part.expert == 0)));
   PF_ASSERT(!spec.moe() || (spec.top_k >= 1 && spec.top_k <= spec.experts &&
-                            spec.expert_width() % part.tensor == 0));
+                            spec.expert_width() % part.expert_tp() == 0 &&
+                            (spec.shared_experts * spec.expert_width()) % part.tensor == 0));
+  PF_ASSERT(part.expert_tensor == 0 || part.expert_tensor == 1 ||
+            part.expert_tensor == part.tensor);
   PF_ASSERT(part.context >= 1 && (spec.micro_batch * spec.sequence) % part.context == 0 &&
             (part.context == 1 || spec.attention == AttentionKind::kFlash));
   PF_ASSERT(!part.context_all_to_all || (spec.heads / part.tensor) % part.context == 0);

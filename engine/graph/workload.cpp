@@ -102,13 +102,13 @@ std::int64_t gpt_layer_expert_parameters(const GptSpec& s, int tp, int ep) {
   return s.moe() ? (s.experts / ep) * mlp_parameters(s, s.expert_width() / tp) : 0;
 }
 
-std::int64_t gpt_layer_parameters(const GptSpec& s, int tp, int ep) {
+std::int64_t gpt_layer_parameters(const GptSpec& s, int tp, int ep, int etp) {
   const std::int64_t h = s.hidden, d = s.head_dim(), beta = s.bias ? 1 : 0;
   const std::int64_t qkv_out = (s.heads / tp + 2 * local_kv_heads(s, tp)) * d;
   std::int64_t n = (s.mla() ? mla_parameters(s, tp) : h * qkv_out + beta * qkv_out) +
                    (s.value_width() / tp) * h + beta * h;
   if (s.moe()) {  // router (replicated), routed experts, shared experts
-    n += h * s.experts + gpt_layer_expert_parameters(s, tp, ep);
+    n += h * s.experts + gpt_layer_expert_parameters(s, etp > 0 ? etp : tp, ep);
     if (s.shared_experts > 0) n += mlp_parameters(s, s.shared_experts * s.expert_width() / tp);
   } else {
     n += mlp_parameters(s, s.ffn / tp);
@@ -121,8 +121,8 @@ std::int64_t gpt_layer_parameters(const GptSpec& s, int tp, int ep) {
 // graph builds: beside a column-parallel layer (QKV; the MLP's first layer, gate and up each)
 // A in × ceil(r/t) and B r × out/t; beside a row-parallel one (projection, the MLP's second)
 // A in/t × r and B r × out.
-std::int64_t gpt_layer_trainable_parameters(const GptSpec& s, int tp, int ep) {
-  if (!s.lora()) return gpt_layer_parameters(s, tp, ep);
+std::int64_t gpt_layer_trainable_parameters(const GptSpec& s, int tp, int ep, int etp) {
+  if (!s.lora()) return gpt_layer_parameters(s, tp, ep, etp);
   const std::int64_t h = s.hidden, r = s.lora_rank, ra = (r + tp - 1) / tp;
   const std::int64_t qkv_out = (s.heads / tp + 2 * local_kv_heads(s, tp)) * s.head_dim();
   const std::int64_t f = s.ffn / tp;

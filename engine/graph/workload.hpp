@@ -205,17 +205,19 @@ struct GptSpec {
 [[nodiscard]] std::int64_t local_kv_heads(const GptSpec& s, int tp);
 // The model's parameters in one transformer layer on one device of a t-way tensor group
 // (replicated norms and row-parallel biases counted whole) and, for a mixture of experts, an
-// ep-way expert group (E/ep experts each; router and shared experts on every rank); LoRA's
-// adapters are not among them.
-[[nodiscard]] std::int64_t gpt_layer_parameters(const GptSpec& s, int tp, int ep = 1);
+// ep-way expert group (E/ep experts each, split over etp ranks, 0: tp; router and shared
+// experts on every rank); LoRA's adapters are not among them.
+[[nodiscard]] std::int64_t gpt_layer_parameters(const GptSpec& s, int tp, int ep = 1,
+                                                int etp = 0);
 // The parameters trained in such a layer: those above, or with LoRA only its adapters' A and B,
 // held besides the frozen ones (the fused QKV's and the first MLP layer's A split over the
 // tensor group by its r outputs, as NeMo's ParallelLinearAdapter's ColumnParallelLinear; the
 // row-parallel layers' A by its inputs, B whole).
-[[nodiscard]] std::int64_t gpt_layer_trainable_parameters(const GptSpec& s, int tp, int ep = 1);
+[[nodiscard]] std::int64_t gpt_layer_trainable_parameters(const GptSpec& s, int tp, int ep = 1,
+                                                          int etp = 0);
 // Of gpt_layer_parameters, the routed experts' (sharded over the expert-data-parallel group,
-// not the data).
-[[nodiscard]] std::int64_t gpt_layer_expert_parameters(const GptSpec& s, int tp, int ep = 1);
+// not the data), split over `etp` ranks each.
+[[nodiscard]] std::int64_t gpt_layer_expert_parameters(const GptSpec& s, int etp, int ep = 1);
 // Whole-model parameters (no tensor parallelism, the tied head counted once).
 [[nodiscard]] std::int64_t gpt_parameters(const GptSpec& s);
 // Model FLOPs per iteration, forward and backward, without recomputation: 3× the forward GEMMs
@@ -236,6 +238,11 @@ enum class Recompute { kNone, kSelective, kFull };
 // pipeline stage has them. The graph then carries the tensor group's communication.
 struct GptPartition {
   int tensor = 1;
+  // The routed experts' tensor-parallel degree: 0, `tensor` (each expert split over the tensor
+  // group, its ranks gathering the group's rows before the experts and reduce-scattering after);
+  // 1, whole experts, each rank sending its own T/t rows to them (Strategy::etp).
+  int expert_tensor = 0;
+  [[nodiscard]] int expert_tp() const { return expert_tensor > 0 ? expert_tensor : tensor; }
   bool sequence_parallel = false;
   Recompute recompute = Recompute::kNone;
   int first_layer = 0;

@@ -120,8 +120,12 @@ Bytes gpt_layer_activations(const GptSpec& w, const Strategy& s, I64 b) {
   const double per_width = w.mlp == MlpKind::kSwiglu ? 3.0 : 2.0;
   // A mixture of experts stores, per token, its top_k permuted rows (the experts' input, h
   // each, times the busiest rank's imbalance) and their MLP tensors, and the shared experts'.
+  // Experts split over the tensor group see all its tokens' rows, f_e/t wide; whole experts
+  // (etp1) only this rank's T/t tokens' rows, f_e wide.
+  const double te = d(s.expert_tp());
   const double mlp =
-      w.moe() ? d(w.top_k) * w.expert_imbalance * (d(w.hidden) + per_width * d(w.expert_width()) / t) +
+      w.moe() ? d(w.top_k) * w.expert_imbalance * (te / t) *
+                        (d(w.hidden) + per_width * d(w.expert_width()) / te) +
                     per_width * d(w.shared_experts * w.expert_width()) / t
               : per_width * d(w.ffn) / t;
   const double split = sb * p * (q + 2.0 * kv + d(w.value_width()) / t + mlp + latents);
@@ -154,7 +158,7 @@ I64 stage_parameters(const GptSpec& w, const Strategy& s, int stage, StageSpan s
   const I64 embedding = w.vocabulary * h / s.tp;
   const I64 layers = span.count;
   const I64 dense = w.dense_layers_in(span.first, layers);
-  I64 n = gpt_layer_parameters(w, s.tp, s.ep) * (layers - dense) +
+  I64 n = gpt_layer_parameters(w, s.tp, s.ep, s.etp) * (layers - dense) +
           gpt_layer_parameters(w.dense_layer_spec(), s.tp, 1) * dense;
   if (stage == 0) n += embedding + (w.position == PositionKind::kLearned ? w.sequence * h : 0);
   if (stage == s.pp - 1) {
@@ -163,7 +167,7 @@ I64 stage_parameters(const GptSpec& w, const Strategy& s, int stage, StageSpan s
     // Multi-token prediction's modules (GptSpec::mtp_depth), each a block of the model's own
     // kind, the 2h -> h projection split over the tensor group, and three RMSNorms (the two
     // inputs' and the shared head's); the head itself is the main model's.
-    n += w.mtp_depth * (gpt_layer_parameters(w, s.tp, s.ep) + 2 * h * h / s.tp + 3 * h);
+    n += w.mtp_depth * (gpt_layer_parameters(w, s.tp, s.ep, s.etp) + 2 * h * h / s.tp + 3 * h);
   }
   return n;
 }
@@ -229,7 +233,7 @@ Bytes gpt_workspace(const GptSpec& w, const Strategy& s, I64 b) {
                : gpt_layer_activations(w, stored, b) - gpt_layer_activations(w, kept, b);
   }
   if (s.zero >= 3) {  // the larger of a sparse and a dense layer
-    const I64 layer = std::max(gpt_layer_parameters(w, s.tp, s.ep),
+    const I64 layer = std::max(gpt_layer_parameters(w, s.tp, s.ep, s.etp),
                                gpt_layer_parameters(w.dense_layer_spec(), s.tp, 1));
     out += bytes(3.0 * d(layer) * element_bytes(w.precision));
   }
@@ -251,13 +255,13 @@ MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, 
   const I64 first_here = span.first;
   // The last stage's multi-token-prediction blocks are sparse layers too (GptSpec::mtp_depth).
   const I64 mtp_here = stage == s.pp - 1 ? w.mtp_depth : 0;
-  const double experts = d(gpt_layer_expert_parameters(w, s.tp, s.ep)) *
+  const double experts = d(gpt_layer_expert_parameters(w, s.expert_tp(), s.ep)) *
                          d(layers_here - w.dense_layers_in(first_here, layers_here) + mtp_here);
   // LoRA: the frozen weights held (sharded with ZeRO-3 like the rest), gradients and optimizer
   // states for the adapters only (the embedding, head and norms frozen too).
   const double base = d(stage_parameters(w, s, stage, span)) - experts;
   const double adapters =
-      w.lora() ? d(gpt_layer_trainable_parameters(w, s.tp, s.ep) * span.count) : 0.0;
+      w.lora() ? d(gpt_layer_trainable_parameters(w, s.tp, s.ep, s.etp) * span.count) : 0.0;
   MemoryFootprint f = model_state_footprint(w.lora() ? adapters : base, w.optimizer,
                                             w.precision, s.zero, s.dp * s.cp, mm);
   if (w.lora()) {
@@ -265,8 +269,9 @@ MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, 
         model_state_footprint(base, w.optimizer, w.precision, s.zero, s.dp * s.cp, mm).weights;
   }
   if (experts > 0.0) {
+    // Over the expert-data-parallel group: dp·cp/ep ranks, or tp·cp·dp/ep with whole experts.
     const MemoryFootprint e = model_state_footprint(experts, w.optimizer, w.precision, s.zero,
-                                                    s.dp * s.cp / s.ep, mm);
+                                                    s.tp / s.expert_tp() * s.dp * s.cp / s.ep, mm);
     f.weights += e.weights;
     f.gradients += e.gradients;
     f.optimizer += e.optimizer;

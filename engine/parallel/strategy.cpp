@@ -27,10 +27,11 @@ constexpr enum_table::Table<KernelSplit, 3> kSplits{{
 }};
 
 // What each token sets; a slot may be set once.
-enum Slot { kTp, kPp, kDp, kCp, kEp, kMb, kV, kZero, kSchedule, kSp, kRecompute, kUlysses, kSlots };
+enum Slot { kTp, kPp, kDp, kCp, kEp, kEtp, kMb, kV, kZero, kSchedule, kSp, kRecompute, kUlysses, kSlots };
 constexpr std::array<std::string_view, kSlots> kSlotNames{
     "tensor-parallel degree", "pipeline-parallel degree", "data-parallel degree",
-    "context-parallel degree", "expert-parallel degree",  "micro-batch size",
+    "context-parallel degree", "expert-parallel degree",  "expert tensor-parallel degree",
+    "micro-batch size",
     "virtual-stage count",
     "ZeRO stage",             "pipeline schedule",        "sequence parallel",
     "recompute mode",         "context-parallel kind"};
@@ -41,20 +42,30 @@ struct NumberToken {
   int Strategy::*field;
   int min;
 };
-constexpr std::array<NumberToken, 8> kNumberTokens{{{"tp", kTp, &Strategy::tp, 1},
+constexpr std::array<NumberToken, 9> kNumberTokens{{{"tp", kTp, &Strategy::tp, 1},
                                                     {"pp", kPp, &Strategy::pp, 1},
                                                     {"dp", kDp, &Strategy::dp, 1},
                                                     {"cp", kCp, &Strategy::cp, 1},
                                                     {"ep", kEp, &Strategy::ep, 1},
+                                                    {"etp", kEtp, &Strategy::etp, 1},
                                                     {"mb", kMb, &Strategy::micro_batch, 0},
                                                     {"v", kV, &Strategy::virtual_stages, 1},
                                                     {"zero", kZero, &Strategy::zero, 0}}};
 constexpr std::string_view kRecomputePrefix = "recompute=";
+constexpr std::string_view kEtpRule =
+    "the experts' tensor-parallel degree is 1 (whole experts) or the tensor-parallel degree (tp";
+std::string str_tp(int tp) { return std::to_string(tp); }
+
+// etp equal to tp is the default, 0; true unless etp is neither 1 nor tp.
+bool normalize_etp(Strategy& s) {
+  if (s.etp == s.tp) s.etp = 0;
+  return s.etp == 0 || s.etp == 1;
+}
 
 std::string quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 std::string valid_tokens() {
-  return join_alternatives({"tpN", "ppN", "dpN", "cpN", "ulysses", "epN", "mbN", "gpipe", "1f1b",
+  return join_alternatives({"tpN", "ppN", "dpN", "cpN", "ulysses", "epN", "etp1", "mbN", "gpipe", "1f1b",
                             "interleaved", "dualpipe", "vN", "sp", "zero0..zero3",
                             "recompute=none|selective|full"});
 }
@@ -110,7 +121,8 @@ class StrategyParser {
     if (!set_[kV].empty() && s.schedule != PipelineSchedule::kInterleaved) {
       return quote(set_[kV]) + ": virtual stages need the interleaved schedule";
     }
-    return {};
+    return normalize_etp(s) ? std::string{}
+                            : quote(set_[kEtp]) + ": " + std::string(kEtpRule) + str_tp(s.tp) + ")";
   }
 
   Strategy s;
@@ -199,7 +211,7 @@ class StrategyParser {
       return claim(kRecompute, t);
     }
     // A number prefix alone ("mb-1" splits into "mb" and "1"): its number is missing.
-    for (const std::string_view prefix : {"tp", "pp", "dp", "cp", "ep", "mb", "v", "zero"}) {
+    for (const std::string_view prefix : {"tp", "pp", "dp", "cp", "ep", "etp", "mb", "v", "zero"}) {
       if (t == prefix) {
         return quote(t) + ": expected a whole number after \"" + std::string(prefix) + "\" (" +
                std::string(prefix) + "N, e.g. " + std::string(prefix) + (prefix == "zero" ? "1" : "4") +
@@ -248,6 +260,7 @@ void append_options(std::string& out, const Strategy& s, bool paper) {
   if (s.cp != 1) out += "-cp" + std::to_string(s.cp);
   if (s.ulysses) out += "-ulysses";
   if (s.ep != 1) out += "-ep" + std::to_string(s.ep);
+  if (s.etp != 0) out += "-etp" + std::to_string(s.etp);
   if (!paper || s.micro_batch != 0) out += "-mb" + std::to_string(s.micro_batch);
   if (!paper || s.schedule != PipelineSchedule::kOneFOneB) {
     out += "-" + std::string(to_string(s.schedule));
@@ -295,7 +308,7 @@ PartialStrategy read_partial_strategy(const ConfigNode& n) {
   if (!n.is_map()) {
     throw n.error(
         "expected a strategy such as \"tp8-pp8-dp16-mb1-1f1b\" or a map of tp, tp2, "
-        "pp, dp, cp, ulysses, ep, micro_batch, schedule, virtual_stages, sequence_parallel, "
+        "pp, dp, cp, ulysses, ep, etp, micro_batch, schedule, virtual_stages, sequence_parallel, "
         "zero, recompute and split");
   }
   Strategy s;
@@ -311,6 +324,11 @@ PartialStrategy read_partial_strategy(const ConfigNode& n) {
   s.cp = n.optional_positive<int>("cp").value_or(1);
   s.ulysses = n.get_or<bool>("ulysses", false);
   s.ep = n.optional_positive<int>("ep").value_or(1);
+  s.etp = n.optional_positive<int>("etp").value_or(0);
+  if (!normalize_etp(s)) {
+    throw n.error_at("etp", "expected 1 or " + str_tp(s.tp) + ": " + std::string(kEtpRule) +
+                                str_tp(s.tp) + "), got " + n.quoted("etp"));
+  }
   s.micro_batch =
       n.get_non_negative_or<int>("micro_batch", s.split == KernelSplit::kTensor ? 1 : 0);
   s.schedule = read_enum(n, "schedule", parse_pipeline_schedule, valid_pipeline_schedules,

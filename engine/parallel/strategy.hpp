@@ -62,6 +62,12 @@ struct Strategy {
   int cp = 1;           // context-parallel degree: each sequence split over cp devices
   bool ulysses = false;  // context parallel by all-to-all (heads split) rather than a ring
   int ep = 1;           // expert-parallel degree, within the data-parallel ranks (not a factor)
+  // Expert tensor parallelism: 0, the routed experts split over the tensor group like the dense
+  // layers (Megatron-Core before --expert-tensor-parallel-size); 1, each expert whole on its
+  // rank, the tensor group's ranks routing their own tokens to expert groups made of tensor
+  // and data ranks (--expert-tensor-parallel-size 1: Megatron-Core's MoE README, "ETP", and
+  // NVIDIA's DeepSeek-V3 and Qwen3 configurations in Megatron-MoE-ModelZoo).
+  int etp = 0;
   int micro_batch = 1;  // sequences per micro-batch; 0 = the whole per-replica batch at once
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
   int virtual_stages = 1;  // model chunks per device (interleaved only)
@@ -69,6 +75,8 @@ struct Strategy {
   int zero = 0;  // ZeRO stage 0..3
   Recompute recompute = Recompute::kNone;
   [[nodiscard]] int devices() const { return tp * tp2 * cp * pp * dp; }
+  // The tensor-parallel degree of the routed experts' weights.
+  [[nodiscard]] int expert_tp() const { return etp > 0 ? etp : tp; }
   friend bool operator==(const Strategy&, const Strategy&) = default;
 };
 
@@ -81,7 +89,7 @@ struct Strategy {
 // ZeRO stage above 3, vN without interleaved, a malformed paper notation.
 [[nodiscard]] Strategy parse_strategy(std::string_view text);
 
-// From YAML: a scalar in either notation, or a map with keys tp, tp2, pp, dp, cp, ep, micro_batch,
+// From YAML: a scalar in either notation, or a map with keys tp, tp2, pp, dp, cp, ep, etp, micro_batch,
 // schedule, virtual_stages, sequence_parallel, zero, recompute and split (tensor | rc | cr).
 // Absent keys take the defaults of Strategy, except micro_batch, 0 when split is rc or cr.
 // Strict: unknown keys are errors. Errors carry the file, line and key path.
@@ -101,7 +109,7 @@ struct PartialStrategy {
 [[nodiscard]] PartialStrategy parse_partial_strategy(std::string_view text);
 [[nodiscard]] PartialStrategy read_partial_strategy(const ConfigNode& n);
 
-// The canonical spelling: tp, pp, dp (cp and ep when not 1), mb and the schedule always (v
+// The canonical spelling: tp, pp, dp (cp, ep and etp when not 1 or tp), mb and the schedule always (v
 // after interleaved), then
 // sp, zeroN and recompute=X when they differ from the defaults; the paper notation for RC and
 // CR, followed by the options that differ from its defaults. parse_strategy(to_string(s)) == s

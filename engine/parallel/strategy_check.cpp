@@ -115,6 +115,7 @@ void no_transformer_options(const Strategy& s, const char* workload, Sink& k) {
   k.require(s.cp == 1, [&] { return "context parallel (cp" + str(s.cp) + ")" + only(); });
   k.require(!s.ulysses, [&] { return "context parallel by all-to-all (ulysses)" + only(); });
   k.require(s.ep == 1, [&] { return "expert parallel (ep" + str(s.ep) + ")" + only(); });
+  k.require(s.etp == 0, [&] { return "expert tensor parallelism (etp1)" + only(); });
 }
 
 void check_gpt(const Strategy& s, const GptSpec& w, Sink& k) {
@@ -145,9 +146,20 @@ void check_gpt(const Strategy& s, const GptSpec& w, Sink& k) {
              "has no experts";
     });
     if (w.moe()) multiple(k, "experts", w.experts, "ep", s.ep);
-    // The expert group is ep of the data-parallel ranks (Megatron-Core: tp-cp-ep-dp-pp).
-    multiple(k, "dp", s.dp, "ep", s.ep, " (the expert group is made of data-parallel ranks)");
+    if (s.etp == 1) {
+      // Whole experts: the expert group is ep of the tensor and data ranks (Megatron-Core's
+      // expert rank order etp-ep-edp-pp over the stage's tp x dp ranks).
+      multiple(k, "tp x dp", I64{s.tp} * s.dp, "ep", s.ep,
+               " (with etp1 the expert group is made of tensor and data-parallel ranks)");
+    } else {
+      // The expert group is ep of the data-parallel ranks (Megatron-Core: tp-cp-ep-dp-pp).
+      multiple(k, "dp", s.dp, "ep", s.ep, " (the expert group is made of data-parallel ranks)");
+    }
   }
+  k.require(s.etp == 0 || w.moe(), [&] {
+    return std::string("etp1 keeps a mixture of experts' experts whole; the workload has no "
+                       "experts");
+  });
   if (w.moe()) {
     // Megatron-Core routes the tensor group's tokens sharded (its MoE layer asserts sequence
     // parallelism when tp > 1); the model's dispatch follows it.
@@ -155,7 +167,7 @@ void check_gpt(const Strategy& s, const GptSpec& w, Sink& k) {
       return "a mixture of experts with tp" + str(s.tp) +
              " needs sequence parallelism (sp), as Megatron-Core's MoE layers do";
     });
-    multiple(k, "expert_ffn", w.expert_width(), "tp", s.tp);
+    multiple(k, "expert_ffn", w.expert_width(), "the experts' tp", s.expert_tp());
     multiple(k, "shared experts' width", w.shared_experts * w.expert_width(), "tp", s.tp);
   }
   k.require(s.cp == 1 || w.document == 0, [&] {

@@ -92,14 +92,21 @@ class Enumerator {
             // Every rule the base breaks (heads, layers, batch, sequence) binds every option too.
             if (!valid(base)) continue;
             const I64 limit = o_.max_micro_batch > 0 ? o_.max_micro_batch : g.global_batch;
-            // Expert parallel degrees: divisors of the data-parallel degree that divide experts.
-            for (const int ep : divisors(g.moe() && o_.expert_parallel ? base.dp : 1, base.dp,
-                                         o_.powers_of_two)) {
-              if (ep > 1 && g.experts % ep != 0) continue;
-              base.ep = ep;
-              for (const int mb : divisors(g.global_batch / base.dp, limit, o_.powers_of_two)) {
-                base.micro_batch = mb;
-                gpt_schedules(g, base);
+            // Experts split over the tensor group (etp 0) or whole (etp 1, tp > 1); expert
+            // parallel degrees: divisors of the ranks the expert group is made of (the data
+            // ranks, or with whole experts the tensor and data ranks) that divide experts.
+            const bool moe = g.moe() && o_.expert_parallel;
+            for (const int etp : {0, 1}) {
+              if (etp == 1 && (!moe || tp == 1)) continue;
+              base.etp = etp;
+              const int ranks = etp == 1 ? tp * base.dp : base.dp;
+              for (const int ep : divisors(moe ? ranks : 1, ranks, o_.powers_of_two)) {
+                if (ep > 1 && g.experts % ep != 0) continue;
+                base.ep = ep;
+                for (const int mb : divisors(g.global_batch / base.dp, limit, o_.powers_of_two)) {
+                  base.micro_batch = mb;
+                  gpt_schedules(g, base);
+                }
               }
             }
           }

@@ -35,7 +35,7 @@ GptTraining::GptTraining(GptSpec spec, PerfMachine machine, SystemGraph system,
 const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id) {
   // The micro-batch size is part of the key: ZeRO-3's traffic per iteration grows with the
   // micro-batch count, and the other weights are equal across sizes only up to rounding.
-  const auto key = std::make_tuple(s.tp, s.dp, s.cp, s.ep, s.pp, s.micro_batch, id);
+  const auto key = std::make_tuple(s.tp, s.dp, s.cp, s.ep, s.etp, s.pp, s.micro_batch, id);
   auto it = placements_.find(key);
   if (it != placements_.end()) return it->second;
   // Bytes each member moves per iteration in each dimension weigh the orders (paper §5.2):
@@ -59,11 +59,12 @@ const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id
   // traffic (id 1) or in the order of id 0 (id 2).
   const int data = s.dp * s.cp;
   // A mixture of experts adds, per MoE layer and micro-batch, four all-to-alls of each rank's
-  // T/t·k routed rows inside the data group (its first ep members) and, with tp > 1, four
-  // gathers or reduce-scatters of all T·k rows in the tensor group; both weigh the orders.
+  // T/t·k routed rows inside the data group (its first ep members) and, with experts split
+  // over tp > 1 ranks, four gathers or reduce-scatters of all T·k rows in the tensor group;
+  // both weigh the orders.
   const double k = spec_.moe() ? static_cast<double>(spec_.top_k) : 0.0;
   const Bytes all_to_all = s.ep > 1 ? 4.0 * act / s.tp * k * stage_layers * micro : Bytes{};
-  const Bytes expert_rows = s.tp > 1 ? 4.0 * act * k * stage_layers * micro : Bytes{};
+  const Bytes expert_rows = s.expert_tp() > 1 ? 4.0 * act * k * stage_layers * micro : Bytes{};
   // The tensor group's collectives run inside a stage's passes, the pipeline's sends and
   // receives between them (Megatron's schedules: p2p_communication's send_forward /
   // recv_backward around each forward_step and backward_step): the two never share a port.
@@ -92,10 +93,27 @@ const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id
   }
   // The ring's members are the data-context group's innermost cp (Megatron orders tp-cp-dp-pp).
   pl.context = place_group(system_, s.cp, pl.mapping.groups[1].stride);
-  // Experts next (Megatron's tp-cp-ep-dp order): ep members cp data-group positions apart.
-  pl.expert = place_group(system_, s.ep, pl.mapping.groups[1].stride * s.cp);
-  pl.expert_data =
-      place_group(system_, s.dp / s.ep, pl.mapping.groups[1].stride * s.cp * s.ep);
+  const int tensor_stride = pl.mapping.groups[0].stride, data_stride = pl.mapping.groups[1].stride;
+  if (s.etp == 1) {
+    // Whole experts (Megatron-Core's expert order etp-ep-edp over the stage's tp-cp-dp ranks):
+    // the expert group is ep consecutive ranks of the tensor, context and data groups, the
+    // expert-data group the tp·cp·dp/ep ranks ep apart. Consecutive on the devices when the
+    // data group follows the tensor group in the mapping's order; otherwise [approximation]
+    // as many members spread evenly over the same extent.
+    const int unit = data_stride == s.tp * tensor_stride || s.ep <= s.tp
+                         ? tensor_stride
+                         : std::max(1, data_stride / s.tp);
+    const int edp = s.tp * s.cp * s.dp / s.ep;
+    const auto fits = [&](int size, int stride) {
+      return static_cast<long long>(size - 1) * stride < system_.devices ? stride : 1;
+    };
+    pl.expert = place_group(system_, s.ep, fits(s.ep, unit));
+    pl.expert_data = place_group(system_, edp, fits(edp, unit * s.ep));
+  } else {
+    // Experts next (Megatron's tp-cp-ep-dp order): ep members cp data-group positions apart.
+    pl.expert = place_group(system_, s.ep, data_stride * s.cp);
+    pl.expert_data = place_group(system_, s.dp / s.ep, data_stride * s.cp * s.ep);
+  }
   return placements_.emplace(key, std::move(pl)).first->second;
 }
 
@@ -128,7 +146,7 @@ std::shared_ptr<const ComputeGraph> GptTraining::part_graph(const Strategy& s, P
                                                            int layers, int first_layer,
                                                            bool embedding, bool head) {
   const GraphKey graph_key{s.tp, s.sequence_parallel ? 1 : 0, static_cast<int>(s.recompute),
-                           s.micro_batch, s.cp, s.ep, static_cast<int>(kind),
+                           s.micro_batch, s.cp, s.ep * 2 + s.etp, static_cast<int>(kind),
                            s.ulysses ? 1 : 0};
   return options_.graphs->get(graph_key, [&] {
     GptSpec w = spec_;
@@ -142,6 +160,7 @@ std::shared_ptr<const ComputeGraph> GptTraining::part_graph(const Strategy& s, P
     p.context = s.cp;
     p.context_all_to_all = s.ulysses;
     p.expert = s.ep;
+    p.expert_tensor = s.etp;
     p.layers = layers;
     p.embedding = embedding;
     p.head = head;
@@ -255,7 +274,7 @@ double GptTraining::tensor_overlap(const Strategy& s) const {
 const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
   const auto key = std::make_tuple(s.tp, s.sequence_parallel ? 1 : 0,
                                    static_cast<int>(s.recompute), s.micro_batch, s.dp, s.cp,
-                                   s.ulysses ? 1 : 0, s.ep, s.pp, id);
+                                   s.ulysses ? 1 : 0, s.ep * 2 + s.etp, s.pp, id);
   auto it = parts_.find(key);
   if (it != parts_.end()) return it->second;
   const Placements& pl = placements(s, id);
@@ -527,7 +546,7 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
   in.pipeline_group = &m.groups[2];
   // A sparse layer's routed experts (sharded over ep): their gradients reduce over the
   // expert-data-parallel group instead of the data group (Megatron-Core's expert data parallelism).
-  const double layer_experts = static_cast<double>(gpt_layer_expert_parameters(spec_, s.tp, s.ep));
+  const double layer_experts = static_cast<double>(gpt_layer_expert_parameters(spec_, s.expert_tp(), s.ep));
   // `owned`: the share of the part's parameters this chunk reduces and updates (a tied head on
   // the embedding's own chunk shares its weight: counted once).
   const auto add = [&](ChunkCosts& c, const StageTimes& t, double n, double params,

@@ -554,6 +554,25 @@ TEST_CASE("mixture of experts: router, all-to-all dispatch, grouped expert GEMMs
   CHECK(find(gs, "l0.experts.gather.fwd").comm->bytes.in(units::bytes) == 262144.0);
   CHECK(find(gs, "l0.experts.reduce.fwd").comm->kind == CommKind::kReduceScatter);
   CHECK(*find(gs, "l0.experts.fc1.fwd").gemm == GemmShape{2, 256, 64, 256});
+  // Whole experts (etp1, Megatron-Core's --expert-tensor-parallel-size 1): no gather or
+  // reduce-scatter in the tensor group; each rank's experts take the rows its own 128 tokens
+  // and its expert-group peers' send, T/t·k·ep/E = 128·2·2/4 = 128 per expert, full width 128:
+  // the same FLOPs as the split experts' 256 rows of 64.
+  GptPartition whole = sp;
+  whole.expert_tensor = 1;
+  const ComputeGraph gw = build_gpt_graph(s, whole);
+  CHECK(std::none_of(gw.kernels().begin(), gw.kernels().end(), [](const Kernel& k) {
+    return k.name.find("experts.gather") != std::string::npos ||
+           k.name.find("experts.reduce") != std::string::npos;
+  }));
+  CHECK(*find(gw, "l0.experts.fc1.fwd").gemm == GemmShape{2, 128, 128, 256});
+  CHECK(*find(gw, "l0.experts.fc2.dgrad").gemm == GemmShape{2, 128, 128, 256});
+  CHECK(find(gw, "l0.moe.dispatch.fwd").comm->bytes.in(units::bytes) == 131072.0);
+  CHECK(find(gw, "l0.experts.fc1.fwd").flops.in(units::flops) ==
+        find(gs, "l0.experts.fc1.fwd").flops.in(units::flops));
+  // Parameters: the 2 local experts whole, 2·3·256·128, beside the split dense weights.
+  CHECK(gpt_layer_parameters(s, 2, 2, 1) - gpt_layer_parameters(s, 2, 2) == 2 * 3 * 256 * 64);
+  CHECK(gw.parameter_count() - gs.parameter_count() == 2 * (2 * 3 * 256 * 64));
   // Without expert parallelism no all-to-all; all 4 experts local with 128 rows each; the
   // busiest rank's imbalance scales the rows.
   s.expert_imbalance = 1.5;

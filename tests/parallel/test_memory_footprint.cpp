@@ -397,6 +397,29 @@ TEST_CASE("expert parallel: E/ep experts per rank, their optimizer over dp/ep ra
   CHECK(b(ep8.optimizer) == Approx(dense + experts / 8.0 * 12.0 / 2.0));
 }
 
+TEST_CASE("whole experts (etp1): E/ep full-width experts per rank, sharded over tp·dp/ep",
+          "[dist][golden]") {
+  // Mixtral 8x7B on 64 devices, tp2 pp4 dp8 ep8 with SP, ZeRO-1, bf16 Adam.
+  const GptSpec w = shipped_gpt("mixtral_8x7b");
+  const Strategy split = parse_strategy("tp2-pp4-dp8-ep8-mb1-sp-zero1");
+  const Strategy whole = parse_strategy("tp2-pp4-dp8-ep8-mb1-sp-zero1-etp1");
+  const MemoryFootprint a = gpt_memory_footprint(w, split);
+  const MemoryFootprint e = gpt_memory_footprint(w, whole);
+  // Stage 0's 8 layers each keep one expert, 3·4096·14336 = 176,160,768 parameters: half of it
+  // per rank when split over tp2, all of it whole; 2 bytes each.
+  const double expert = 3.0 * 4096 * 14336;
+  CHECK(b(e.weights) - b(a.weights) == Approx(8.0 * expert / 2.0 * 2.0));
+  // Optimizer (12 B per parameter): split, half an expert over dp/ep = 1 rank; whole, a whole
+  // expert over tp·dp/ep = 2 ranks: the same bytes.
+  CHECK(b(e.optimizer) == Approx(b(a.optimizer)));
+  // Activations (Korthikanti's count, gpt_layer_activations): per token the top-2 rows' input
+  // and SwiGLU tensors, split: k·(h + 3·f/t) on every token of the tensor group's T; whole:
+  // k·(h + 3·f) on this rank's T/t. Per layer and micro-batch, s·b = 4096 tokens, 2 bytes:
+  // 2·4096·2·[(4096 + 3·7168) - (4096 + 3·14336)/2] = 16,777,216 B fewer.
+  CHECK(b(gpt_layer_activations(w, split, 1)) - b(gpt_layer_activations(w, whole, 1)) ==
+        Approx(2.0 * 4096 * 2 * ((4096 + 3 * 7168) - (4096 + 3 * 14336) / 2.0)));
+}
+
 TEST_CASE("leading dense layers: their parameters and activations on the stages that hold them",
           "[dist]") {
   // Mixtral 8x7B with its first 3 layers dense (a DeepSeek-style variant), pp4: stage 0 holds

@@ -25,7 +25,7 @@ std::string yaml_error(const std::string& yaml) {
 }
 
 const std::string kValid =
-    "expected tpN, ppN, dpN, cpN, ulysses, epN, mbN, gpipe, 1f1b, interleaved, dualpipe, vN, sp, "
+    "expected tpN, ppN, dpN, cpN, ulysses, epN, etp1, mbN, gpipe, 1f1b, interleaved, dualpipe, vN, sp, "
     "zero0..zero3 or recompute=none|selective|full";
 
 }  // namespace
@@ -213,7 +213,7 @@ TEST_CASE("bad YAML strategies are located errors", "[dist][config-error]") {
         "you mean \"rc\"?");
   CHECK(yaml_error("strategy:\n  - tp8\n") ==
         "s.yaml:2:3: error: strategy: expected a strategy such as \"tp8-pp8-dp16-mb1-1f1b\" or a "
-        "map of tp, tp2, pp, dp, cp, ulysses, ep, micro_batch, schedule, virtual_stages, "
+        "map of tp, tp2, pp, dp, cp, ulysses, ep, etp, micro_batch, schedule, virtual_stages, "
         "sequence_parallel, zero, recompute and split");
 }
 
@@ -292,6 +292,43 @@ TEST_CASE("context parallel: cpN in the grammar, cp in YAML, counted in the devi
         "\"ulysses\": context-parallel kind given twice (ulysses and ulysses)");
   CHECK(error("cp2-ulyses") ==
         "\"ulyses\": unknown token; " + kValid + "; did you mean \"ulysses\"?");
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("expert tensor parallelism: etp1 keeps experts whole, etpN equal to tp is the default",
+          "[dist]") {
+  const auto error = [](const std::string& text) {
+    try {
+      (void)parse_strategy(text);
+    } catch (const ConfigError& e) {
+      return e.diagnostics().front().message;
+    }
+    return std::string("no error");
+  };
+  // Megatron-Core's --expert-tensor-parallel-size 1 beside --tensor-model-parallel-size 2.
+  const Strategy s = parse_strategy("tp2-pp8-dp64-ep64-sp-etp1");
+  CHECK(s.etp == 1);
+  CHECK(s.expert_tp() == 1);
+  CHECK(s.devices() == 2 * 8 * 64);  // not a factor of the devices
+  CHECK(to_string(s) == "tp2-pp8-dp64-ep64-etp1-mb1-1f1b-sp");
+  CHECK(parse_strategy(to_string(s)) == s);
+  // etp equal to tp is the default (experts split like the dense layers): one spelling.
+  CHECK(parse_strategy("tp4-etp4-dp2") == parse_strategy("tp4-dp2"));
+  CHECK(parse_strategy("tp4-dp2").expert_tp() == 4);
+  CHECK(parse_strategy("etp1-dp2") == parse_strategy("dp2"));  // tp1: the same
+  CHECK(error("tp4-etp2") == "\"etp2\": the experts' tensor-parallel degree is 1 (whole "
+                             "experts) or the tensor-parallel degree (tp4)");
+  CHECK(error("etp0") == "\"etp0\": the expert tensor-parallel degree must be at least 1");
+  CHECK(error("etp1-etp1") ==
+        "\"etp1\": expert tensor-parallel degree given twice (etp1 and etp1)");
+  CHECK(from_yaml("strategy:\n  tp: 8\n  etp: 1\n").etp == 1);
+  CHECK(from_yaml("strategy:\n  tp: 8\n  etp: 8\n").etp == 0);
+  CHECK(yaml_error("strategy:\n  tp: 8\n  etp: 4\n") ==
+        "s.yaml:3:8: error: strategy.etp: expected 1 or 8: the experts' tensor-parallel degree "
+        "is 1 (whole experts) or the tensor-parallel degree (tp8), got \"4\"");
 }
 
 }  // namespace pathfinder

@@ -366,6 +366,19 @@ TEST_CASE("expert parallel rules: a mixture of experts, experts and dp divisible
   CHECK(problems("tp2-pp4-dp8-ep8-mb1-sp", mixtral, 64).empty());
   // ep is not a factor of the device count: 64 = tp1 x pp4 x dp16.
   CHECK(parse_strategy("tp1-pp4-dp16-ep8").devices() == 64);
+  // Whole experts (etp1): the expert group is made of tensor and data ranks, so ep8 fits
+  // tp2 x dp4 (Megatron-MoE-ModelZoo's Qwen3-235B H100 run: TP2, DP16, EP32, EDP1).
+  CHECK(problems("tp2-pp8-dp4-ep8-mb1-sp-etp1", mixtral, 64).empty());
+  CHECK(problems("tp2-pp8-dp4-ep8-mb1-sp", mixtral, 64) ==
+        Lines{"dp = 4 is not a multiple of ep = 8 (the expert group is made of data-parallel "
+              "ranks)"});
+  CHECK(problems("tp2-pp16-dp2-ep8-mb1-sp-etp1", mixtral, 64) ==
+        Lines{"tp x dp = 4 is not a multiple of ep = 8 (with etp1 the expert group is made of "
+              "tensor and data-parallel ranks)"});
+  CHECK(problems("tp2-dp4-mb1-sp-etp1", shipped_gpt("llama3_8b"), 8) ==
+        Lines{"etp1 keeps a mixture of experts' experts whole; the workload has no experts"});
+  CHECK(problems("CR-2-d1-p1-etp1", shipped_workload("lstm_lm"), 2) ==
+        Lines{"expert tensor parallelism (etp1) applies to GPT workloads only, not to an LSTM"});
 }
 
 }  // namespace pathfinder

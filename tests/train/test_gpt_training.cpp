@@ -842,6 +842,34 @@ TEST_CASE("expert gradients reduce over the expert-data-parallel group", "[train
   CHECK(ep2 < ep1);
 }
 
+TEST_CASE("whole experts (etp1): no tensor-group collectives for them, a longer gradient sync",
+          "[train]") {
+  // Mixtral 8x7B on 8 DGX H100 nodes (64 GPUs), tp2 pp4 dp8 ep8 with SP, ZeRO-1, bf16, the
+  // gradient reduction after the backward (overlap off: data_comm is its whole time).
+  GptSpec w = test::shipped_gpt("mixtral_8x7b");
+  w.global_batch = 64;
+  TrainingOptions o;
+  o.check_memory = false;
+  o.overlap_data_parallel = false;
+  GptTraining m = test::training_model("h100", w, 64, o);
+  const TrainingResult split = m.evaluate(parse_strategy("tp2-pp4-dp8-ep8-mb1-sp-zero1"));
+  const TrainingResult whole = m.evaluate(parse_strategy("tp2-pp4-dp8-ep8-mb1-sp-zero1-etp1"));
+  REQUIRE(split.feasible);
+  REQUIRE(whole.feasible);
+  // Split experts: the tensor group all-gathers the T·k = 8,192 expert rows (4096·2 B each)
+  // before them and reduce-scatters after, forward and backward: 4 x 64 MiB per layer and
+  // micro-batch on NVLink; whole experts move none, and their all-to-all group (ep8 of the
+  // tensor and data ranks: one node) stays on NVLink as the split one's (8 of the dp8 ranks,
+  // 2 GPUs apart: 2 nodes) does not.
+  CHECK(whole.breakdown.tensor_comm.si() < 0.5 * split.breakdown.tensor_comm.si());
+  CHECK(whole.iteration_time.si() < split.iteration_time.si());
+  // Gradients: split, each half-expert on dp/ep = 1 rank, nothing to reduce; whole, each expert
+  // on tp·dp/ep = 2 ranks, 8 layers x 176,160,768 parameters reduced per stage.
+  CHECK(whole.breakdown.data_comm.si() > split.breakdown.data_comm.si());
+  // The same expert FLOPs: compute within the copies and casts' difference.
+  CHECK(whole.breakdown.compute.si() == Approx(split.breakdown.compute.si()).epsilon(0.05));
+}
+
 TEST_CASE("expert parallelism: experts spread over the data group, all-to-alls on its links",
           "[train]") {
   // Mixtral 8x7B on 8 DGX H100 nodes (64 GPUs), tp1 pp4 dp16, ZeRO-1, bf16.
