@@ -686,6 +686,9 @@ class GptBuilder {
   // Op-level selective checkpointing's recomputation at the start of layer i's backward
   // (GptPartition::selective_op): the kernels it re-runs, their ends appended to `g`.
   void recompute_ops(int i, const LayerFwd& stored, Deps& g);
+  // Selective recomputation by module (GptPartition::recompute_modules): the discarded
+  // modules' forward kernels again before the layer's backward, their outputs joining g.
+  void recompute_modules(int i, const LayerFwd& stored, unsigned modules, Deps& g);
   // Multi-head latent attention's projections before the attention kernel (r.qkv: the rotated
   // queries, r.kv_up: keys and values) and their backward, which returns the input gradient
   // (complete on every rank: the down projections are replicated) and adds the weight
@@ -903,6 +906,52 @@ Deps GptBuilder::mla_bwd(int i, const LayerFwd& fw, const LayerParams& w, const 
                  2.0 * rows_ * h * p_, rows_ * h * p_, std::move(sum))};
 }
 
+void GptBuilder::recompute_modules(int i, const LayerFwd& stored, unsigned modules, Deps& g) {
+  const auto on = [modules](unsigned m) { return (modules & m) != 0; };
+  const LayerParams& w = params_[static_cast<std::size_t>(i)];
+  set_pass(Pass::kRecomputeLayer);
+  if (on(kRecomputeLayernorm)) {
+    g.push_back(layernorm_fwd(i, "ln1", {stored.ln1}));
+    g.push_back(layernorm_fwd(i, "ln2", {stored.ln2}));
+  }
+  if (on(kRecomputeMlaUpProj) && s_.mla()) {
+    const KernelId q = linear_fwd(i, "q_up", w.q_up, false,
+                                  {s_.q_lora_rank > 0 ? stored.q_norm : stored.ln1});
+    g.push_back(linear_fwd(i, "kv_up", w.kv_up, false, {stored.kv_norm}));
+    g.push_back(rotary_ ? rotary(i, "rotary" + suffix_, phase_, {q, stored.kv_down}) : q);
+  }
+  LayerFwd again{};
+  if (!moe_at(i)) {
+    if (on(kRecomputeMlp)) {
+      const Deps out = dense_mlp_fwd(i, again, w, static_cast<double>(s_.ffn / tp_), "",
+                                     gather_in(i, "ln2.gather" + suffix_, phase_, {stored.ln2}));
+      g.insert(g.end(), out.begin(), out.end());
+    }
+  } else if (on(kRecomputeMoe)) {
+    const Deps out = moe_fwd(i, again, {stored.ln2},
+                             gather_in(i, "ln2.gather" + suffix_, phase_, {stored.ln2}));
+    g.insert(g.end(), out.begin(), out.end());
+  } else {
+    if (on(kRecomputeMoeAct)) {
+      const double rows = expert_rows() * static_cast<double>(local_experts());
+      const double fe = static_cast<double>(s_.expert_width() / etp_);
+      g.push_back(swiglu_ ? stream(i, "experts.swiglu" + suffix_, KernelKind::kElementwise,
+                                   phase_, 6.0 * rows * fe, 2.0 * rows * fe * p_, rows * fe * p_,
+                                   {stored.permuted})
+                          : stream(i, "experts.gelu" + suffix_, KernelKind::kElementwise, phase_,
+                                   9.0 * rows * fe, rows * fe * p_, rows * fe * p_,
+                                   {stored.permuted}));
+    }
+    if (on(kRecomputeSharedExperts) && s_.shared_experts > 0) {
+      const Deps out = dense_mlp_fwd(
+          i, again, w, static_cast<double>(s_.shared_experts * s_.expert_width() / tp_),
+          "shared.", gather_in(i, "ln2.gather" + suffix_, phase_, {stored.ln2}));
+      g.insert(g.end(), out.begin(), out.end());
+    }
+  }
+  set_pass(Pass::kForward);
+}
+
 void GptBuilder::recompute_ops(int i, const LayerFwd& stored, Deps& g) {
   const LayerParams& w = params_[static_cast<std::size_t>(i)];
   const double hd = static_cast<double>(s_.hidden);
@@ -1009,11 +1058,15 @@ Deps GptBuilder::layer_bwd(int i, const LayerFwd& stored, const Deps& g_in) {
   Deps g = g_in;
   if (part_.recompute == Recompute::kSelective && part_.selective_op) {
     recompute_ops(i, stored, g);
-  } else if (part_.recompute == Recompute::kSelective && !flash_) {
-    set_pass(Pass::kRecomputeAttention);
-    attention_fwd(i, fw, {stored.qkv});
-    set_pass(Pass::kForward);
-    g.push_back(fw.context);
+  } else {
+    const unsigned modules = selective_modules(part_.recompute, part_.recompute_modules);
+    if ((modules & kRecomputeCoreAttn) != 0 && !flash_) {
+      set_pass(Pass::kRecomputeAttention);
+      attention_fwd(i, fw, {stored.qkv});
+      set_pass(Pass::kForward);
+      g.push_back(fw.context);
+    }
+    if ((modules & ~kRecomputeCoreAttn) != 0) recompute_modules(i, stored, modules, g);
   }
 
   // FFN: gather the gradient rows (SP), FFN2 and GeLU backward, FFN1, reduce its input gradient.

@@ -1,5 +1,7 @@
 #include "engine/graph/workload.hpp"
 
+#include <algorithm>
+#include <array>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -189,6 +191,48 @@ std::optional<Recompute> parse_recompute(std::string_view s) {
   return enum_table::parse(kRecomputes, s);
 }
 std::vector<std::string> valid_recomputes() { return enum_table::names(kRecomputes); }
+
+namespace {
+constexpr std::array<std::pair<unsigned, std::string_view>, 7> kRecomputeModules{{
+    {kRecomputeCoreAttn, "core_attn"},
+    {kRecomputeMlaUpProj, "mla_up_proj"},
+    {kRecomputeMlp, "mlp"},
+    {kRecomputeMoe, "moe"},
+    {kRecomputeMoeAct, "moe_act"},
+    {kRecomputeLayernorm, "layernorm"},
+    {kRecomputeSharedExperts, "shared_experts"},
+}};
+}  // namespace
+
+std::string recompute_modules_name(unsigned mask) {
+  std::string out;
+  for (const auto& [bit, name] : kRecomputeModules) {
+    if ((mask & bit) == 0) continue;
+    if (!out.empty()) out += '+';
+    out += name;
+  }
+  return out;
+}
+
+std::optional<unsigned> parse_recompute_modules(std::string_view s) {
+  unsigned mask = 0;
+  for (;;) {
+    const std::size_t plus = s.find('+');
+    const std::string_view name = s.substr(0, plus);
+    const auto it = std::find_if(kRecomputeModules.begin(), kRecomputeModules.end(),
+                                 [&](const auto& m) { return m.second == name; });
+    if (it == kRecomputeModules.end()) return std::nullopt;
+    mask |= it->first;
+    if (plus == std::string_view::npos) return mask;
+    s.remove_prefix(plus + 1);
+  }
+}
+
+std::vector<std::string> valid_recompute_modules() {
+  std::vector<std::string> out;
+  for (const auto& m : kRecomputeModules) out.emplace_back(m.second);
+  return out;
+}
 
 std::string_view to_string(LstmBatching b) { return enum_table::name(kLstmBatchings, b); }
 std::optional<LstmBatching> parse_lstm_batching(std::string_view s) {

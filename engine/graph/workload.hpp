@@ -232,6 +232,30 @@ enum class Recompute { kNone, kSelective, kFull };
 [[nodiscard]] std::optional<Recompute> parse_recompute(std::string_view s);
 [[nodiscard]] std::vector<std::string> valid_recomputes();
 
+// Selective recomputation by module (Megatron-Core's --recompute-modules, TransformerConfig
+// recompute_modules): bits of a mask. core_attn, Korthikanti's selective (the default);
+// mla_up_proj, the MLA up-projections and rotary (their Q, K, V outputs discarded); mlp, a
+// dense layer's MLP from its input; moe, a MoE layer's whole block from its input (router,
+// dispatch, experts, combine); moe_act, the experts' activation function; layernorm, both
+// norms (their outputs discarded); shared_experts, the shared experts' MLP.
+inline constexpr unsigned kRecomputeCoreAttn = 1u << 0;
+inline constexpr unsigned kRecomputeMlaUpProj = 1u << 1;
+inline constexpr unsigned kRecomputeMlp = 1u << 2;
+inline constexpr unsigned kRecomputeMoe = 1u << 3;
+inline constexpr unsigned kRecomputeMoeAct = 1u << 4;
+inline constexpr unsigned kRecomputeLayernorm = 1u << 5;
+inline constexpr unsigned kRecomputeSharedExperts = 1u << 6;
+// The modules as written after recompute=, joined by '+' in the order above.
+[[nodiscard]] std::string recompute_modules_name(unsigned mask);
+// "mla_up_proj+mlp": the mask, or nullopt naming nothing else (unknown or empty names).
+[[nodiscard]] std::optional<unsigned> parse_recompute_modules(std::string_view s);
+[[nodiscard]] std::vector<std::string> valid_recompute_modules();
+// The modules a recompute mode re-runs: selective with `modules` (0: core_attn), none for the
+// others (full re-runs every layer whole).
+[[nodiscard]] constexpr unsigned selective_modules(Recompute r, unsigned modules) {
+  return r != Recompute::kSelective ? 0u : modules != 0 ? modules : kRecomputeCoreAttn;
+}
+
 // What one device of a tensor-parallel group holds of a GPT (Megatron-LM, Shoeybi et al. 2019;
 // sequence parallelism, Korthikanti et al. 2022): `tensor` shards of every weight matrix and
 // attention head set, a contiguous range of layers, and the embedding and output head if its
@@ -245,6 +269,7 @@ struct GptPartition {
   [[nodiscard]] int expert_tp() const { return expert_tensor > 0 ? expert_tensor : tensor; }
   bool sequence_parallel = false;
   Recompute recompute = Recompute::kNone;
+  unsigned recompute_modules = 0;  // with kSelective (Strategy::recompute_modules)
   int first_layer = 0;
   int layers = -1;        // -1: every layer from first_layer on
   bool embedding = true;  // the token and position embedding (first stage)

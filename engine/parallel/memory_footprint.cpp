@@ -122,13 +122,25 @@ Bytes gpt_layer_activations(const GptSpec& w, const Strategy& s, I64 b) {
   // each, times the busiest rank's imbalance) and their MLP tensors, and the shared experts'.
   // Experts split over the tensor group see all its tokens' rows, f_e/t wide; whole experts
   // (etp1) only this rank's T/t tokens' rows, f_e wide.
+  // Selective recomputation by module (Megatron-Core's --recompute-modules) stores less:
+  // layernorm discards both norms' outputs (2p of the replicated group); mla_up_proj the up
+  // projections' Q, K and V; mlp a dense layer's MLP tensors and moe a sparse layer's routed
+  // and shared experts' (each block's input is the norm output, kept); moe_act the experts'
+  // activation output (one of their per_width tensors); shared_experts the shared experts'.
+  const unsigned mods = selective_modules(s.recompute, s.recompute_modules);
+  const auto on = [mods](unsigned m) { return (mods & m) != 0; };
+  const double norm_outputs = on(kRecomputeLayernorm) ? 2.0 * p * sbh / (s.sequence_parallel ? t : 1.0) : 0.0;
   const double te = d(s.expert_tp());
-  const double mlp =
-      w.moe() ? d(w.top_k) * w.expert_imbalance * (te / t) *
-                        (d(w.hidden) + per_width * d(w.expert_width()) / te) +
-                    per_width * d(w.shared_experts * w.expert_width()) / t
-              : per_width * d(w.ffn) / t;
-  const double split = sb * p * (q + 2.0 * kv + d(w.value_width()) / t + mlp + latents);
+  const double routed_widths = per_width - (on(kRecomputeMoeAct) ? 1.0 : 0.0);
+  const double routed = d(w.top_k) * w.expert_imbalance * (te / t) *
+                        (d(w.hidden) + routed_widths * d(w.expert_width()) / te);
+  const double shared = on(kRecomputeSharedExperts)
+                            ? 0.0
+                            : per_width * d(w.shared_experts * w.expert_width()) / t;
+  const double mlp = w.moe() ? (on(kRecomputeMoe) ? 0.0 : routed + shared)
+                             : (on(kRecomputeMlp) ? 0.0 : per_width * d(w.ffn) / t);
+  const double up_proj = w.mla() && on(kRecomputeMlaUpProj) ? 0.0 : q + 2.0 * kv;
+  const double split = sb * p * (up_proj + d(w.value_width()) / t + mlp + latents);
   const double heads = d(w.heads) * sb / t;
   const double scores = w.attention == AttentionKind::kFlash
                             ? heads * 4.0
@@ -137,7 +149,9 @@ Bytes gpt_layer_activations(const GptSpec& w, const Strategy& s, I64 b) {
     case Recompute::kNone:
       return bytes(replicated + split + scores);
     case Recompute::kSelective:
-      return bytes(replicated + split + (w.attention == AttentionKind::kFlash ? scores : 0.0));
+      return bytes(replicated - norm_outputs + split +
+                   (w.attention == AttentionKind::kFlash || !on(kRecomputeCoreAttn) ? scores
+                                                                                     : 0.0));
     case Recompute::kFull:
       return bytes(sbh * p / (s.sequence_parallel ? t : 1.0));
   }
@@ -226,11 +240,9 @@ Bytes gpt_workspace(const GptSpec& w, const Strategy& s, I64 b) {
   if (s.recompute != Recompute::kNone) {
     Strategy stored = s;
     stored.recompute = Recompute::kNone;
-    Strategy kept = s;
-    kept.recompute = Recompute::kSelective;
     out += s.recompute == Recompute::kFull
                ? gpt_layer_activations(w, stored, b)
-               : gpt_layer_activations(w, stored, b) - gpt_layer_activations(w, kept, b);
+               : gpt_layer_activations(w, stored, b) - gpt_layer_activations(w, s, b);
   }
   if (s.zero >= 3) {  // the larger of a sparse and a dense layer
     const I64 layer = std::max(gpt_layer_parameters(w, s.tp, s.ep, s.etp),

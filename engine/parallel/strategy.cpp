@@ -52,6 +52,24 @@ constexpr std::array<NumberToken, 9> kNumberTokens{{{"tp", kTp, &Strategy::tp, 1
                                                     {"v", kV, &Strategy::virtual_stages, 1},
                                                     {"zero", kZero, &Strategy::zero, 0}}};
 constexpr std::string_view kRecomputePrefix = "recompute=";
+
+// none, selective, full, or selective modules joined by '+' (selective_modules); the attention
+// core alone is plain selective.
+std::optional<std::pair<Recompute, unsigned>> parse_recompute_spec(std::string_view mode) {
+  if (const auto r = parse_recompute(mode)) return std::pair{*r, 0u};
+  const auto m = parse_recompute_modules(mode);
+  if (!m) return std::nullopt;
+  return std::pair{Recompute::kSelective, *m == kRecomputeCoreAttn ? 0u : *m};
+}
+std::vector<std::string> recompute_words() {
+  std::vector<std::string> out = valid_recomputes();
+  for (const auto& m : valid_recompute_modules()) out.push_back(m);
+  return out;
+}
+std::string recompute_alternatives() {
+  return join_alternatives(valid_recomputes()) + ", or modules joined by '+' of " +
+         join_alternatives(valid_recompute_modules());
+}
 constexpr std::string_view kEtpRule =
     "the experts' tensor-parallel degree is 1 (whole experts) or the tensor-parallel degree (tp";
 std::string str_tp(int tp) { return std::to_string(tp); }
@@ -202,12 +220,13 @@ class StrategyParser {
     }
     if (t.starts_with(kRecomputePrefix)) {
       const std::string_view mode = t.substr(kRecomputePrefix.size());
-      const auto r = parse_recompute(mode);
+      const auto r = parse_recompute_spec(mode);
       if (!r) {
         return quote(t) + ": unknown recompute mode " + quote(mode) + "; expected " +
-               join_alternatives(valid_recomputes()) + did_you_mean(mode, valid_recomputes());
+               recompute_alternatives() + did_you_mean(mode, recompute_words());
       }
-      s.recompute = *r;
+      s.recompute = r->first;
+      s.recompute_modules = r->second;
       return claim(kRecompute, t);
     }
     // A number prefix alone ("mb-1" splits into "mb" and "1"): its number is missing.
@@ -270,7 +289,11 @@ void append_options(std::string& out, const Strategy& s, bool paper) {
   }
   if (s.sequence_parallel) out += "-sp";
   if (s.zero != 0) out += "-zero" + std::to_string(s.zero);
-  if (s.recompute != Recompute::kNone) out += "-recompute=" + std::string(to_string(s.recompute));
+  if (s.recompute_modules != 0) {
+    out += "-recompute=" + recompute_modules_name(s.recompute_modules);
+  } else if (s.recompute != Recompute::kNone) {
+    out += "-recompute=" + std::string(to_string(s.recompute));
+  }
 }
 
 }  // namespace
@@ -342,7 +365,15 @@ PartialStrategy read_partial_strategy(const ConfigNode& n) {
   if (s.zero > kMaxZeroStage) {
     throw n.error_at("zero", "expected a ZeRO stage 0, 1, 2 or 3, got " + n.quoted("zero"));
   }
-  s.recompute = read_enum(n, "recompute", parse_recompute, valid_recomputes, Recompute::kNone);
+  {
+    const auto r = parse_recompute_spec(n.get_or<std::string>("recompute", "none"));
+    if (!r) {
+      throw n.error_at("recompute", "expected " + recompute_alternatives() + ", got " +
+                                        n.quoted("recompute"));
+    }
+    s.recompute = r->first;
+    s.recompute_modules = r->second;
+  }
   n.finish();
   return {s, n.has("dp"), n.has("micro_batch") || s.split != KernelSplit::kTensor};
 }

@@ -74,6 +74,9 @@ struct Strategy {
   bool sequence_parallel = false;
   int zero = 0;  // ZeRO stage 0..3
   Recompute recompute = Recompute::kNone;
+  // With selective recomputation, the modules re-run (workload.hpp kRecompute*; 0: the
+  // attention core, Korthikanti's), written recompute=mla_up_proj+mlp.
+  unsigned recompute_modules = 0;
   [[nodiscard]] int devices() const { return tp * tp2 * cp * pp * dp; }
   // The tensor-parallel degree of the routed experts' weights.
   [[nodiscard]] int expert_tp() const { return etp > 0 ? etp : tp; }

@@ -156,6 +156,18 @@ void check_gpt(const Strategy& s, const GptSpec& w, Sink& k) {
       multiple(k, "dp", s.dp, "ep", s.ep, " (the expert group is made of data-parallel ranks)");
     }
   }
+  // Recomputed modules the model has (Megatron-Core's TransformerConfig asserts them likewise).
+  const unsigned mods = s.recompute_modules;
+  const auto module_on = [&](unsigned m, bool has, const char* what) {
+    k.require((mods & m) == 0 || has, [&] {
+      return "recompute=" + recompute_modules_name(mods) + ": " + recompute_modules_name(m) +
+             " needs " + what + "; the workload has none";
+    });
+  };
+  module_on(kRecomputeMlaUpProj, w.mla(), "multi-head latent attention");
+  module_on(kRecomputeMoe, w.moe(), "a mixture of experts");
+  module_on(kRecomputeMoeAct, w.moe(), "a mixture of experts");
+  module_on(kRecomputeSharedExperts, w.moe() && w.shared_experts > 0, "shared experts");
   k.require(s.etp == 0 || w.moe(), [&] {
     return std::string("etp1 keeps a mixture of experts' experts whole; the workload has no "
                        "experts");

@@ -145,7 +145,8 @@ GptPartition software_partition(const TrainingOptions& o, DataType precision) {
 std::shared_ptr<const ComputeGraph> GptTraining::part_graph(const Strategy& s, PartKind kind,
                                                            int layers, int first_layer,
                                                            bool embedding, bool head) {
-  const GraphKey graph_key{s.tp, s.sequence_parallel ? 1 : 0, static_cast<int>(s.recompute),
+  const GraphKey graph_key{s.tp, s.sequence_parallel ? 1 : 0,
+                           static_cast<int>(s.recompute) + 4 * static_cast<int>(s.recompute_modules),
                            s.micro_batch, s.cp, s.ep * 2 + s.etp, static_cast<int>(kind),
                            s.ulysses ? 1 : 0};
   return options_.graphs->get(graph_key, [&] {
@@ -157,6 +158,7 @@ std::shared_ptr<const ComputeGraph> GptTraining::part_graph(const Strategy& s, P
     p.tensor = s.tp;
     p.sequence_parallel = s.sequence_parallel;
     p.recompute = s.recompute;
+    p.recompute_modules = s.recompute_modules;
     p.context = s.cp;
     p.context_all_to_all = s.ulysses;
     p.expert = s.ep;
@@ -273,7 +275,9 @@ double GptTraining::tensor_overlap(const Strategy& s) const {
 
 const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
   const auto key = std::make_tuple(s.tp, s.sequence_parallel ? 1 : 0,
-                                   static_cast<int>(s.recompute), s.micro_batch, s.dp, s.cp,
+                                   static_cast<int>(s.recompute) +
+                                       4 * static_cast<int>(s.recompute_modules),
+                                   s.micro_batch, s.dp, s.cp,
                                    s.ulysses ? 1 : 0, s.ep * 2 + s.etp, s.pp, id);
   auto it = parts_.find(key);
   if (it != parts_.end()) return it->second;

@@ -628,6 +628,71 @@ TEST_CASE("latent attention: replicated down projections, per-head up projection
   CHECK(gpt_layer_parameters(s, 2) == layer - 96 * 192 - 64 * 256 - 32768 - 3 * 256 * 384);
 }
 
+TEST_CASE("recomputed modules: Megatron-Core's --recompute-modules re-run before the backward",
+          "[graph]") {
+  // The latent-attention layer above (T = 256, 8 heads of 48 with 32 for values, latents 96
+  // and 64 + 16 rotary), a dense SwiGLU MLP of 768.
+  GptSpec s = tiny_llama();
+  s.kv_heads = 8;
+  s.head_size = 48;
+  s.rope_head_dim = 16;
+  s.kv_lora_rank = 64;
+  s.q_lora_rank = 96;
+  s.v_head_size = 32;
+  GptPartition mods;
+  mods.recompute = Recompute::kSelective;
+  mods.recompute_modules = kRecomputeMlaUpProj | kRecomputeMlp | kRecomputeLayernorm;
+  const ComputeGraph g = build_gpt_graph(s, mods);
+  // The up projections as forward (q 96 -> 8·48, kv 64 -> 8·64), the MLP's three GEMMs, both
+  // norms: all in the backward, before the layer's gradients.
+  CHECK(*find(g, "l0.q_up.recompute").gemm == GemmShape{1, 256, 8 * 48, 96});
+  CHECK(*find(g, "l0.kv_up.recompute").gemm == GemmShape{1, 256, 8 * 64, 64});
+  CHECK(*find(g, "l0.fc1.recompute").gemm == GemmShape{1, 256, 768, 256});
+  CHECK(*find(g, "l0.fc2.recompute").gemm == GemmShape{1, 256, 256, 768});
+  for (const char* n : {"l0.rotary.recompute", "l0.ln1.recompute", "l0.ln2.recompute",
+                        "l0.swiglu.recompute", "l0.up.recompute"}) {
+    CHECK(find(g, n).phase == Phase::kBackwardData);
+  }
+  // Recomputed GEMM FLOPs per layer: 2·256·(96·384 + 64·512 + 3·256·768).
+  double recomputed = 0.0;
+  for (const Kernel& k : g.kernels()) {
+    if (k.gemm && k.name.find(".recompute") != std::string::npos && k.layer == 0) {
+      recomputed += k.flops.si();
+    }
+  }
+  CHECK(recomputed == 2.0 * 256 * (96 * 384 + 64 * 512 + 3 * 256 * 768));
+  // The default module, core_attn, recomputes nothing beside flash attention.
+  GptPartition core = mods;
+  core.recompute_modules = 0;
+  const ComputeGraph gc = build_gpt_graph(s, core);
+  CHECK(std::none_of(gc.kernels().begin(), gc.kernels().end(), [](const Kernel& k) {
+    return k.name.find(".recompute") != std::string::npos;
+  }));
+  // A mixture of experts (4 experts, top 2, width 128, one shared; ep2): moe_act re-runs the
+  // experts' SwiGLU on their 2 x 256 rows of 128; moe the whole block, dispatch included.
+  GptSpec e = tiny_llama();
+  e.experts = 4;
+  e.top_k = 2;
+  e.expert_ffn = 128;
+  e.shared_experts = 1;
+  GptPartition act;
+  act.expert = 2;
+  act.recompute = Recompute::kSelective;
+  act.recompute_modules = kRecomputeMoeAct;
+  const ComputeGraph ga = build_gpt_graph(e, act);
+  CHECK(find(ga, "l0.experts.swiglu.recompute").bytes_written.in(units::bytes) ==
+        2.0 * 256 * 128 * 2);
+  CHECK(std::none_of(ga.kernels().begin(), ga.kernels().end(), [](const Kernel& k) {
+    return k.name.find("moe.dispatch.recompute") != std::string::npos;
+  }));
+  GptPartition moe = act;
+  moe.recompute_modules = kRecomputeMoe;
+  const ComputeGraph gm = build_gpt_graph(e, moe);
+  CHECK(find(gm, "l0.moe.dispatch.recompute").comm->bytes.in(units::bytes) == 262144.0);
+  CHECK(*find(gm, "l0.experts.fc1.recompute").gemm == GemmShape{2, 256, 128, 256});
+  CHECK(*find(gm, "l0.shared.fc1.recompute").gemm == GemmShape{1, 256, 128, 256});
+}
+
 TEST_CASE("op-level selective checkpointing recomputes every second linear and the element-wise",
           "[graph]") {
   // torchtitan's policy on a Llama layer (wq wk wv wo w1 w3 w2 in call order): the 2nd, 4th

@@ -420,6 +420,47 @@ TEST_CASE("whole experts (etp1): E/ep full-width experts per rank, sharded over 
         Approx(2.0 * 4096 * 2 * ((4096 + 3 * 7168) - (4096 + 3 * 14336) / 2.0)));
 }
 
+TEST_CASE("recomputed modules store less: what each discards, per layer and micro-batch",
+          "[dist][golden]") {
+  // DeepSeek-V3 (h 7168, 128 heads of 192 for keys and 128 for values, SwiGLU experts of 2048,
+  // top 8 of 256, one shared) at s 4096, b 1, bf16, tp2 with SP and whole experts (etp1).
+  const GptSpec w = shipped_gpt("deepseek_v3");
+  const Strategy sel = parse_strategy("tp2-pp8-dp64-ep64-mb1-sp-etp1-recompute=selective");
+  const auto minus = [&](const char* modules) {
+    Strategy s = sel;
+    s.recompute_modules = *parse_recompute_modules(modules);
+    return b(gpt_layer_activations(w, sel, 1)) - b(gpt_layer_activations(w, s, 1));
+  };
+  const double sb = 4096.0, p = 2.0;
+  // mla_up_proj: the 64 local heads' Q (64·192) and K, V (64·(192 + 128)): 32,768 a token.
+  CHECK(minus("core_attn+mla_up_proj") == Approx(sb * p * (64 * 192 + 64 * 320)));
+  // layernorm: both norms' outputs, h each, split by SP: 2·p·s·h/t.
+  CHECK(minus("core_attn+layernorm") == Approx(2.0 * p * sb * 7168 / 2));
+  // moe_act: the experts' SwiGLU output on this rank's T/t tokens' 8 rows, 2048 wide.
+  CHECK(minus("core_attn+moe_act") == Approx(sb / 2 * 8 * 2048 * p));
+  // shared_experts: gate, up and their product, 3·2048/t a token.
+  CHECK(minus("core_attn+shared_experts") == Approx(sb * p * 3 * 2048 / 2));
+  // moe: the routed rows (k·(h + 3·f_e) on T/t tokens) and the shared experts' tensors.
+  CHECK(minus("core_attn+moe") ==
+        Approx(sb * p * (8.0 / 2 * (7168 + 3 * 2048) + 3 * 2048 / 2)));
+  // mlp: a dense layer's 3·18432/t a token (the first three layers; none on a sparse one).
+  Strategy mlp = sel;
+  mlp.recompute_modules = kRecomputeMlp;
+  CHECK(b(gpt_layer_activations(w.dense_layer_spec(), sel, 1)) -
+            b(gpt_layer_activations(w.dense_layer_spec(), mlp, 1)) ==
+        Approx(sb * p * 3 * 18432 / 2));
+  CHECK(minus("mlp") == Approx(0.0).margin(1.0));
+  // The rematerialized modules of one layer are the workspace the backward needs.
+  Strategy up = sel;
+  up.recompute_modules = kRecomputeMlaUpProj;
+  GptSpec one = w;
+  one.layers = 8;
+  one.dense_layers = 0;
+  CHECK(b(gpt_stage_memory_footprint(one, up, 0).workspace) ==
+        Approx(b(gpt_layer_activations(one, parse_strategy("tp2-pp8-dp64-ep64-mb1-sp-etp1"), 1)) -
+               b(gpt_layer_activations(one, up, 1))));
+}
+
 TEST_CASE("leading dense layers: their parameters and activations on the stages that hold them",
           "[dist]") {
   // Mixtral 8x7B with its first 3 layers dense (a DeepSeek-style variant), pp4: stage 0 holds

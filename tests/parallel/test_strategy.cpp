@@ -135,7 +135,8 @@ TEST_CASE("bad strategy strings name the token and what is valid", "[dist][confi
   CHECK(parse_error("dp8-sequence") == e + "\"sequence\": unknown token; " + kValid);
   CHECK(parse_error("recompute=selectve") ==
         e + "\"recompute=selectve\": unknown recompute mode \"selectve\"; expected none, "
-            "selective or full; did you mean \"selective\"?");
+            "selective or full, or modules joined by '+' of core_attn, mla_up_proj, mlp, moe, "
+            "moe_act, layernorm or shared_experts; did you mean \"selective\"?");
   CHECK(parse_error("tp2-tp4") == e + "\"tp4\": tensor-parallel degree given twice (tp2 and tp4)");
   CHECK(parse_error("gpipe-pp2-1f1b") ==
         e + "\"1f1b\": pipeline schedule given twice (gpipe and 1f1b)");
@@ -329,6 +330,45 @@ TEST_CASE("expert tensor parallelism: etp1 keeps experts whole, etpN equal to tp
   CHECK(yaml_error("strategy:\n  tp: 8\n  etp: 4\n") ==
         "s.yaml:3:8: error: strategy.etp: expected 1 or 8: the experts' tensor-parallel degree "
         "is 1 (whole experts) or the tensor-parallel degree (tp8), got \"4\"");
+}
+
+}  // namespace pathfinder
+
+namespace pathfinder {
+
+TEST_CASE("recomputed modules: recompute=mla_up_proj+mlp, core_attn alone is selective",
+          "[dist]") {
+  const auto error = [](const std::string& text) {
+    try {
+      (void)parse_strategy(text);
+    } catch (const ConfigError& e) {
+      return e.diagnostics().front().message;
+    }
+    return std::string("no error");
+  };
+  // NVIDIA's DeepSeek-V3 H100 run: --recompute-granularity selective --recompute-modules
+  // mla_up_proj mlp.
+  const Strategy s = parse_strategy("tp2-pp8-dp64-ep64-recompute=mla_up_proj+mlp");
+  CHECK(s.recompute == Recompute::kSelective);
+  CHECK(s.recompute_modules == (kRecomputeMlaUpProj | kRecomputeMlp));
+  CHECK(to_string(s) == "tp2-pp8-dp64-ep64-mb1-1f1b-recompute=mla_up_proj+mlp");
+  CHECK(parse_strategy(to_string(s)) == s);
+  // Written in any order, shown in one.
+  CHECK(parse_strategy("recompute=mlp+mla_up_proj") == parse_strategy("recompute=mla_up_proj+mlp"));
+  // Megatron-Core's default module is the attention core: Korthikanti's selective.
+  CHECK(parse_strategy("recompute=core_attn") == parse_strategy("recompute=selective"));
+  CHECK(to_string(parse_strategy("recompute=core_attn+layernorm")) ==
+        "tp1-pp1-dp1-mb1-1f1b-recompute=core_attn+layernorm");
+  CHECK(error("recompute=mlp+attn") ==
+        "\"recompute=mlp+attn\": unknown recompute mode \"mlp+attn\"; expected none, selective "
+        "or full, or modules joined by '+' of core_attn, mla_up_proj, mlp, moe, moe_act, "
+        "layernorm or shared_experts");
+  CHECK(from_yaml("strategy:\n  recompute: moe_act+layernorm\n").recompute_modules ==
+        (kRecomputeMoeAct | kRecomputeLayernorm));
+  CHECK(yaml_error("strategy:\n  recompute: moe+\n") ==
+        "s.yaml:2:14: error: strategy.recompute: expected none, selective or full, or modules "
+        "joined by '+' of core_attn, mla_up_proj, mlp, moe, moe_act, layernorm or "
+        "shared_experts, got \"moe+\"");
 }
 
 }  // namespace pathfinder

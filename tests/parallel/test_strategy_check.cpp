@@ -377,6 +377,12 @@ TEST_CASE("expert parallel rules: a mixture of experts, experts and dp divisible
               "tensor and data-parallel ranks)"});
   CHECK(problems("tp2-dp4-mb1-sp-etp1", shipped_gpt("llama3_8b"), 8) ==
         Lines{"etp1 keeps a mixture of experts' experts whole; the workload has no experts"});
+  CHECK(problems("tp1-pp4-dp16-ep8-mb1-recompute=moe_act+layernorm", mixtral, 64).empty());
+  CHECK(problems("tp1-pp4-dp16-ep8-mb1-recompute=mla_up_proj+moe", mixtral, 64) ==
+        Lines{"recompute=mla_up_proj+moe: mla_up_proj needs multi-head latent attention; the "
+              "workload has none"});
+  CHECK(problems("tp1-dp8-mb1-recompute=moe_act", shipped_gpt("llama3_8b"), 8) ==
+        Lines{"recompute=moe_act: moe_act needs a mixture of experts; the workload has none"});
   CHECK(problems("CR-2-d1-p1-etp1", shipped_workload("lstm_lm"), 2) ==
         Lines{"expert tensor parallelism (etp1) applies to GPT workloads only, not to an LSTM"});
 }

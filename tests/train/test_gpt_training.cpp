@@ -1207,6 +1207,35 @@ TEST_CASE("an FP8 dispatch halves the forward dispatch and the backward combine"
 
 namespace pathfinder {
 
+TEST_CASE("NVIDIA's DeepSeek-V3 H100 configuration fits with whole experts and its modules",
+          "[train]") {
+  // Megatron-MoE-ModelZoo's "best config on 1024 H100 GPUs" (best_practice/DeepSeekV3/run.sh):
+  // TP2 PP8 VPP4 EP64, --expert-tensor-parallel-size 1, --recompute-modules mla_up_proj mlp,
+  // MBS 1, GBS 8192, sequence 4096, with its MTP layer (the even split gives NVIDIA's layout
+  // "Et|(tt|)*30mL", test_layer_split.cpp). Stage 0 holds 2·(8-1) + 3·8 + 1 = 39 chunk
+  // forwards of (mostly) two layers in flight.
+  GptSpec w = test::shipped_gpt("deepseek_v3");
+  w.global_batch = 8192;
+  GptTraining m = test::training_model("h100", w, 1024, "megatron-core-moe");
+  const std::string base = "tp2-pp8-dp64-ep64-mb1-zero1-sp-interleaved-v4";
+  const TrainingResult split = m.evaluate(parse_strategy(base + "-recompute=selective"));
+  const TrainingResult nvidia =
+      m.evaluate(parse_strategy(base + "-etp1-recompute=mla_up_proj+mlp"));
+  std::printf("\nDeepSeek-V3 on 1,024 H100s, %s: stage 0 %.1f GB split experts, selective; "
+              "%.1f GB whole experts, mla_up_proj+mlp (%.1f GB activations); %.2f s, MFU %.1f%%\n",
+              base.c_str(), split.memory.total().si() / 1e9, nvidia.memory.total().si() / 1e9,
+              nvidia.memory.activations.si() / 1e9, nvidia.iteration_time.si(),
+              100 * nvidia.mfu);
+  // Split experts store every T·k row of the tensor group at f_e/2 and the up-projections'
+  // Q, K, V: ~1.2 GB a layer, over the 80 GB.
+  CHECK_FALSE(split.feasible);
+  CHECK(split.memory.total().si() > 100e9);
+  // Whole experts store this rank's T/2 tokens' rows; Q, K and V recomputed: ~0.7 GB a layer.
+  REQUIRE(nvidia.feasible);
+  CHECK(nvidia.memory.total().si() < 80e9);
+  CHECK(nvidia.memory.activations.si() < 0.6 * split.memory.activations.si());
+}
+
 TEST_CASE("overlapped expert all-to-alls: only the schedule's paired passes hide them",
           "[train]") {
   // Megatron-Core's combined 1F1B runs one micro-batch's forward with another's backward; a
