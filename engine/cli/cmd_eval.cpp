@@ -101,6 +101,9 @@ constexpr const char* kFooter =
   sp         sequence parallelism (Korthikanti et al. 2022)
   zero0..zero3                 ZeRO stage                                 default zero0
   recompute=none|selective|full  activation recomputation                 default none
+  recompute=MOD+MOD  selective by module (Megatron-Core's --recompute-modules), of
+             core_attn (= selective), mla_up_proj, mlp, moe, moe_act, layernorm,
+             shared_experts; e.g. recompute=mla_up_proj+mlp
  or the paper's notation (DeepFlow, LSTM and GEMM workloads), optionally followed by
  the tokens above: RC-{kp1}-{kp2}-d{dp}-p{lp} or CR-{kp1}-d{dp}-p{lp} (micro-batch 0).
  A YAML file (*.yaml) holds the same as a string or as a map of tp, tp2, pp, dp,
