@@ -49,6 +49,17 @@ TEST_CASE("shipped software profiles load with their sourced values", "[software
   CHECK(m.overlap_tp_backward);
   CHECK(m.tensor_comm_overlap == 0.0);
   CHECK(load_software_profile(dir + "/megatron-core.yaml").overlap_data_parallel);
+  // The MoE stack in BF16 (Megatron-MoE-ModelZoo's PR=bf16): the FP8 stack's DeepEP dispatch
+  // and overlapped all-to-alls, 16-bit linear layers, userbuffers' chunked TP overlap.
+  const SoftwareProfile moe8 = load_software_profile(dir + "/megatron-core-moe.yaml");
+  const SoftwareProfile moe16 = load_software_profile(dir + "/megatron-core-moe-bf16.yaml");
+  CHECK(moe16.name == "megatron-core-moe-bf16");
+  CHECK(moe8.quantized_linear);
+  CHECK_FALSE(moe16.quantized_linear);
+  CHECK(moe16.forwarded_dispatch == moe8.forwarded_dispatch);
+  CHECK(moe16.overlap_expert_comm == moe8.overlap_expert_comm);
+  CHECK(moe16.tensor_comm_chunked);
+  CHECK_FALSE(moe8.tensor_comm_chunked);
   // No memory_model block: the ZeRO/Korthikanti counts unchanged.
   CHECK_FALSE(m.memory.fp32_gradient_buffer);
   CHECK(m.memory.activation_factor == 1.0);
