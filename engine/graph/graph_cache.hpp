@@ -19,6 +19,7 @@ namespace pathfinder {
 
 // The partition's numbers, as its owner chooses them (unused entries 0).
 using GraphKey = std::array<std::int64_t, 8>;
+inline constexpr std::size_t kMaxGraphs = 16384;
 
 class GraphCache {
  public:
@@ -32,6 +33,10 @@ class GraphCache {
     }
     auto made = std::make_shared<const ComputeGraph>(std::forward<Build>(build)());
     std::unique_lock lock(mutex_);
+    // A search over millions of strategies visits more shapes than fit in memory: past the
+    // bound the cache starts again (a graph is a pure function of its key, and its holders
+    // keep theirs alive), so results do not change.
+    if (graphs_.size() >= kMaxGraphs) graphs_.clear();
     return graphs_.emplace(key, std::move(made)).first->second;  // the first one made stays
   }
   [[nodiscard]] std::size_t size() const {

@@ -39,7 +39,20 @@ bool contains(const std::vector<T>& v, T x) {
 class Enumerator {
  public:
   Enumerator(const WorkloadSpec& w, int devices, const EnumerateOptions& o)
-      : w_(w), devices_(devices), o_(o) {}
+      : w_(w), devices_(devices), o_(o) {
+    // The first module set whose every module the model has (others the check would refuse).
+    if (const auto* g = std::get_if<GptSpec>(&w_)) {
+      for (const unsigned m : o_.recompute_modules) {
+        const bool mla = (m & kRecomputeMlaUpProj) == 0 || g->mla();
+        const bool moe = (m & (kRecomputeMoe | kRecomputeMoeAct)) == 0 || g->moe();
+        const bool shared = (m & kRecomputeSharedExperts) == 0 || g->shared_experts > 0;
+        if (m != 0 && mla && moe && shared) {
+          modules_.push_back(m);
+          break;
+        }
+      }
+    }
+  }
 
   std::vector<Strategy> run() && {
     if (devices_ < 1) return {};
@@ -65,7 +78,14 @@ class Enumerator {
       s.zero = z;
       for (const Recompute r : modes) {
         s.recompute = r;
-        if (valid(s)) out_.push_back(s);
+        s.recompute_modules = 0;
+        if (!valid(s)) continue;
+        out_.push_back(s);
+        if (r != Recompute::kSelective) continue;
+        for (const unsigned m : modules_) {  // valid as plain selective is
+          s.recompute_modules = m;
+          out_.push_back(s);
+        }
       }
     }
   }
@@ -89,6 +109,9 @@ class Enumerator {
             base.pp = pp;
             base.dp = devices_ / tp / cp / pp;
             base.micro_batch = 1;  // dp x 1 must divide global_batch, as dp x mb for any mb
+            // A mixture of experts with tp > 1 runs only with sequence parallelism: the base
+            // takes it, or its check would refuse every option.
+            base.sequence_parallel = g.moe() && tp > 1;
             // Every rule the base breaks (heads, layers, batch, sequence) binds every option too.
             if (!valid(base)) continue;
             const I64 limit = o_.max_micro_batch > 0 ? o_.max_micro_batch : g.global_batch;
@@ -102,6 +125,8 @@ class Enumerator {
               const int ranks = etp == 1 ? tp * base.dp : base.dp;
               for (const int ep : divisors(moe ? ranks : 1, ranks, o_.powers_of_two)) {
                 if (ep > 1 && g.experts % ep != 0) continue;
+                // Whole experts without expert parallelism hold every expert on every rank.
+                if (etp == 1 && ep == 1) continue;
                 base.ep = ep;
                 for (const int mb : divisors(g.global_batch / base.dp, limit, o_.powers_of_two)) {
                   base.micro_batch = mb;
@@ -183,6 +208,7 @@ class Enumerator {
   const WorkloadSpec& w_;
   int devices_;
   const EnumerateOptions& o_;
+  std::vector<unsigned> modules_;  // o_.recompute_modules the model has
   std::vector<Strategy> out_;
 };
 

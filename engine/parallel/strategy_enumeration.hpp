@@ -34,6 +34,13 @@ struct EnumerateOptions {
                                           PipelineSchedule::kInterleaved};
   // GPT recompute modes.
   std::vector<Recompute> recompute{Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+  // With selective: module sets (workload.hpp kRecompute*) tried beside the attention core,
+  // the first of them whose every module the model has (each set a recipe published for a
+  // kind of model; written sets are the user's): DeepSeek's own for latent attention, every
+  // RMSNorm and MLA up-projection (DeepSeek-V3 report §3.3.3), and Qwen3's on H100 for a
+  // mixture of experts, moe_act+layernorm (Megatron-MoE-ModelZoo best_practice/qwen3).
+  std::vector<unsigned> recompute_modules{kRecomputeMlaUpProj | kRecomputeLayernorm,
+                                          kRecomputeMoeAct | kRecomputeLayernorm};
   // ZeRO stages tried when dp > 1.
   std::vector<int> zero_stages{0, 1, 2, 3};
   // LSTM and GEMM kernel splits; tensor is skipped (with tp 1 it equals RC-1-1).

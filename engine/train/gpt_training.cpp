@@ -445,8 +445,18 @@ TrainingResult GptTraining::evaluate(const Strategy& s) {
   return r;
 }
 
+// The memos grow with the distinct shapes a search visits (millions of strategies for a
+// mixture of experts); past a bound they start again between evaluations. Their entries are
+// pure functions of their keys, so results do not change.
+void GptTraining::trim_memos() {
+  constexpr std::size_t kMaxParts = 8192, kMaxPlacements = 8192;
+  if (parts_.size() > kMaxParts) parts_.clear();
+  if (placements_.size() > kMaxPlacements) placements_.clear();
+}
+
 void GptTraining::evaluate(const Strategy& s, TrainingResult& r) {
   PF_ASSERT(s.devices() == system_.devices && s.micro_batch > 0);
+  trim_memos();
   reset_keeping_storage(r);
   r.strategy = s;
   r.memory = gpt_memory_footprint(spec_, s, options_.memory);
@@ -490,6 +500,7 @@ Timeline GptTraining::timeline(const Strategy& s, TrainingResult& r) {
 
 Time GptTraining::lower_bound(const Strategy& s) {
   PF_ASSERT(s.devices() == system_.devices && s.micro_batch > 0);
+  trim_memos();
   const std::int64_t micro = spec_.global_batch / (static_cast<std::int64_t>(s.dp) * s.micro_batch);
   if (s.zero < 3 || s.dp == 1) {
     build_input(s, 0, micro, true);

@@ -196,6 +196,7 @@ class GptTraining {
   std::vector<StageSpan> spans_;  // build_input's layers per model chunk, reused
   int timed_ = 0;              // the placements id of the last evaluation's result
   TrainingResult other_;       // ZeRO-3's second placement order, reused
+  void trim_memos();
   std::map<std::tuple<int, int, int, int, int, int, int, int, int, int>, Parts> parts_;
   // The parts' graphs, which depend neither on the placements (dp, pp, the ZeRO-3 order) nor
   // on the micro-architecture: per (tp, sp, recompute, micro-batch, cp, ep, part, ulysses),

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <map>
 #include <set>
 #include <string>
 
@@ -200,7 +201,52 @@ TEST_CASE("expert parallel degrees are enumerated for mixtures of experts", "[di
   CHECK(eps == std::set<int>{1, 2, 4, 8});  // 16 does not divide 8 experts
   for (const Strategy& s : enumerate_strategies(test::shipped_gpt("llama3_8b"), 8, o)) {
     CHECK(s.ep == 1);
+    CHECK(s.etp == 0);
   }
+  // Whole experts beside tp > 1: the expert group of tensor and data ranks, so ep reaches
+  // tp·dp (16 devices, tp2 x dp8 holds ep 8 = the experts), each with and without etp1.
+  std::size_t whole = 0, split = 0;
+  for (const Strategy& s : all) {
+    if (s.tp == 1) {
+      CHECK(s.etp == 0);
+    } else {
+      (s.etp == 1 ? whole : split) += 1;
+      CHECK(s.sequence_parallel);  // Megatron-Core's MoE with tp > 1
+    }
+  }
+  CHECK(whole > split);  // ep | tp·dp admits more degrees than ep | dp
+  CHECK(std::any_of(all.begin(), all.end(), [](const Strategy& s) {
+    return s.etp == 1 && s.tp == 2 && s.dp == 4 && s.ep == 8;
+  }));
+  CHECK(std::none_of(all.begin(), all.end(),
+                     [](const Strategy& s) { return s.etp == 1 && s.ep == 1; }));
+}
+
+TEST_CASE("recomputed module sets are enumerated where the model has their modules", "[dist]") {
+  EnumerateOptions o;
+  o.recompute = {Recompute::kSelective};
+  o.zero_stages = {1};
+  o.context_parallel = false;
+  o.expert_parallel = false;
+  const auto sets = [&](const GptSpec& g) {
+    std::set<unsigned> out;
+    for (const Strategy& s : enumerate_strategies(g, 8, o)) {
+      CHECK(s.recompute == Recompute::kSelective);
+      out.insert(s.recompute_modules);
+    }
+    return out;
+  };
+  // A dense model without latent attention: the attention core only.
+  CHECK(sets(test::shipped_gpt("llama3_8b")) == std::set<unsigned>{0});
+  // Mixtral (experts, no MLA): Qwen3's moe_act+layernorm beside it.
+  CHECK(sets(test::shipped_gpt("mixtral_8x7b")) ==
+        std::set<unsigned>{0, kRecomputeMoeAct | kRecomputeLayernorm});
+  // DeepSeek-V3 (MLA and experts): DeepSeek's own set, every norm and MLA up-projection.
+  GptSpec d = test::shipped_gpt("deepseek_v3");
+  d.layers = 8;
+  d.dense_layers = 1;
+  d.mtp_depth = 0;
+  CHECK(sets(d) == std::set<unsigned>{0, kRecomputeMlaUpProj | kRecomputeLayernorm});
 }
 
 }  // namespace pathfinder

@@ -466,17 +466,18 @@ TEST_CASE("MoE dispatch: DeepEP forwarding and overlapped all-to-alls buy DeepSe
   CHECK(flat / moe > 1.15);
   CHECK(flat / moe < 1.5);
   // DeepSeek's own stack (deepseek-v3.yaml), with its FP8-cached activations and BF16 moments:
-  // the expert group across nodes as the MoE stack's and no recomputation, ahead of both
-  // Megatron-Core stacks (the study: 16.66 s against 23.41 and 18.66). With the model's
-  // multi-token-prediction module on the last stage (deepseek_v3.yaml mtp_depth 1), its search
-  // takes 1F1B over 8 stages; DualPipe on DeepSeek's own split (pp16, ep64) takes 16.99 s, 2%
-  // behind (its 32-stage split, 13.97 s without the module, 19.12 s with it: the last stage's two
-  // head passes and block outweigh two layers).
+  // the expert group across nodes as the MoE stack's and no full recomputation, ahead of both
+  // Megatron-Core stacks (the study: 16.66 s against 23.41 and 17.83; the MoE stack's best
+  // recomputes the norms and MLA up-projections, recompute=mla_up_proj+layernorm). With the
+  // model's multi-token-prediction module on the last stage (deepseek_v3.yaml mtp_depth 1), its
+  // search takes 1F1B over 8 stages; DualPipe on DeepSeek's own split (pp16, ep64) takes
+  // 16.99 s, 2% behind (its 32-stage split, 13.97 s without the module, 19.12 s with it: the
+  // last stage's two head passes and block outweigh two layers).
   const Strategy own = parse_strategy(t.cell(2, *t.column("chosen_strategy")));
   const double deepseek = iteration_s(t, 2);
   std::printf("DeepSeek's stack %.2f s (%s)\n", deepseek, to_string(own).c_str());
   CHECK(own.ep > 8);
-  CHECK(own.recompute == Recompute::kNone);
+  CHECK(own.recompute != Recompute::kFull);
   CHECK(flat / deepseek > 1.15);
   CHECK(deepseek < moe);
 }
