@@ -49,7 +49,8 @@ std::vector<std::string> seeds(const TargetInfo& t) {
   if (t.target == Target::kStrategy) {
     for (const char* s : {"tp8-pp8-dp16-mb1-1f1b-recompute=selective", "RC-8-8-d8-p1",
                           "tp2-pp4-interleaved-v2-sp-zero1", "tp4-pp2-dp1-mb2-gpipe-zero3",
-                          "CR-8-d8-p1", "tp1"}) {
+                          "CR-8-d8-p1", "tp1", "tp2-pp2-dp2-sp-recompute=layernorm+mlp",
+                          "tp2-dp4-ep4-sp-etp1-recompute=moe_act+core_attn"}) {
       out.emplace_back(s);
     }
   }
