@@ -107,7 +107,7 @@ constexpr const char* kFooter =
  or the paper's notation (DeepFlow, LSTM and GEMM workloads), optionally followed by
  the tokens above: RC-{kp1}-{kp2}-d{dp}-p{lp} or CR-{kp1}-d{dp}-p{lp} (micro-batch 0).
  A YAML file (*.yaml) holds the same as a string or as a map of tp, tp2, pp, dp,
- cp, ulysses, ep, micro_batch, schedule, virtual_stages, sequence_parallel, zero,
+ cp, ulysses, ep, etp, micro_batch, schedule, virtual_stages, sequence_parallel, zero,
  recompute, split.
  --devices N with a strategy that leaves dp out derives dp = N/(tp*cp*pp); with dp
  written, tp*cp*pp*dp must equal N.
