@@ -128,6 +128,40 @@ TrainingModel& local_model(Models& models, const DesignEvaluator& e, const Micro
   return *m;
 }
 
+// Whether `light` re-runs a subset of what `heavy` re-runs (the same strategy otherwise):
+// nothing does; full re-runs every layer whole; selective module sets by inclusion, the
+// attention core counting as nothing beside fused attention (it stores no scores to drop).
+bool recomputes_within(const Strategy& light, const Strategy& heavy, bool flash) {
+  if (light.recompute == Recompute::kNone || heavy.recompute == Recompute::kFull) return true;
+  if (light.recompute == Recompute::kFull) return false;
+  if (heavy.recompute != Recompute::kSelective) return false;
+  unsigned l = selective_modules(light.recompute, light.recompute_modules);
+  unsigned h = selective_modules(heavy.recompute, heavy.recompute_modules);
+  if (flash) {
+    l &= ~kRecomputeCoreAttn;
+    h &= ~kRecomputeCoreAttn;
+  }
+  return (l & ~h) == 0;
+}
+
+// Whether all[i] is dominated by a strategy enumerated just before it that differs from it
+// only in its recomputation, re-runs a subset of what it does, and fits: the enumeration
+// lists each shape's recompute modes together (strategy_enumeration.cpp), and re-running
+// more only adds kernels, so the lighter one is never slower and all[i] cannot enter the top.
+bool lighter_twin_fits(TrainingModel& m, const std::vector<Strategy>& all, std::size_t i,
+                       bool flash) {
+  const Strategy& s = all[i];
+  if (s.recompute == Recompute::kNone) return false;
+  for (std::size_t j = i; j-- > 0;) {
+    Strategy t = all[j];
+    t.recompute = s.recompute;
+    t.recompute_modules = s.recompute_modules;
+    if (!(t == s) || all[j] == s) return false;  // another shape, or the same twice
+    if (recomputes_within(all[j], s, flash) && m.fits(all[j])) return true;
+  }
+  return false;
+}
+
 // The strategies that can be among the `top` fastest, timed best-first by their lower bounds
 // (TrainingModel::lower_bound) in blocks of a fixed size: after each block the cutoff is the
 // top-th best time so far, and a strategy whose bound exceeds it cannot enter the top. Blocks
@@ -135,14 +169,21 @@ TrainingModel& local_model(Models& models, const DesignEvaluator& e, const Micro
 // strategies are timed does not depend on the thread count. Strategies out of memory are
 // skipped; none feasible leaves `out` empty.
 void time_best_first(const DesignEvaluator& e, const MicroArch& a, const std::vector<Strategy>& all,
-                     std::size_t top, Models& models, std::vector<RankedStrategy>& out) {
+                     std::size_t top, bool skip_dominated, Models& models,
+                     std::vector<RankedStrategy>& out) {
   constexpr double kSkip = std::numeric_limits<double>::infinity();
+  const auto* gpt = std::get_if<GptSpec>(&e.workload());
+  const bool flash = gpt != nullptr && gpt->attention == AttentionKind::kFlash;
   std::vector<double> bound(all.size());
   oneapi::tbb::parallel_for(
       oneapi::tbb::blocked_range<std::size_t>(0, all.size(), 256),
       [&](const oneapi::tbb::blocked_range<std::size_t>& range) {
         TrainingModel& m = local_model(models, e, a);
         for (std::size_t i = range.begin(); i != range.end(); ++i) {
+          if (skip_dominated && lighter_twin_fits(m, all, i, flash)) {
+            bound[i] = kSkip;
+            continue;
+          }
           const std::optional<Time> b = m.lower_bound(all[i]);
           // Out of memory: skipped; no finite bound: always timed.
           bound[i] = !b ? kSkip : std::isfinite(b->si()) && *b > Time{} ? b->si() : 0.0;
@@ -206,7 +247,7 @@ void time_best_first(const DesignEvaluator& e, const MicroArch& a, const std::ve
 std::vector<RankedStrategy> rank_strategies(const DesignEvaluator& e,
                                             const Eigen::VectorXd& split,
                                             std::size_t* evaluated, ArchFigures* arch,
-                                            std::size_t top) {
+                                            std::size_t top, bool skip_dominated) {
   const std::vector<Strategy> all =
       enumerate_strategies(e.workload(), e.devices(), enumerate_options(e.options().parallelism));
   std::vector<RankedStrategy> out;
@@ -220,7 +261,7 @@ std::vector<RankedStrategy> rank_strategies(const DesignEvaluator& e,
   if (!a.feasible) {
     for (const Strategy& s : all) out.push_back({s, infeasible(s, a.infeasible_reason)});
   } else if (top > 0 && e.goal().kind == GoalKind::kTime) {
-    time_best_first(e, a, all, top, models, out);
+    time_best_first(e, a, all, top, skip_dominated, models, out);
     count = out.size();
   }
   // Every strategy timed: no top asked, another goal, or none feasible in the best-first pass

@@ -88,12 +88,15 @@ struct RankedStrategy {
 // were timed on. `top` > 0 with the time goal: only the strategies that can be among the `top`
 // fastest are timed (best-first by a lower bound of their iteration time, GPT workloads), so
 // the result holds the same first `top` feasible rows as the full ranking, the infeasible
-// strategies met on the way, and none of those skipped.
+// strategies met on the way, and none of those skipped. `skip_dominated` (with `top`): nor
+// any that recomputes more than a twin differing only there which fits (never faster; the
+// first row stays the full ranking's, the others are the best of the rest).
 [[nodiscard]] std::vector<RankedStrategy> rank_strategies(const DesignEvaluator& e,
                                                           const Eigen::VectorXd& split,
                                                           std::size_t* evaluated = nullptr,
                                                           ArchFigures* arch = nullptr,
-                                                          std::size_t top = 0);
+                                                          std::size_t top = 0,
+                                                          bool skip_dominated = false);
 
 // d(objective)/d(resource) at a split for each component: per extra mm² of die, per W and per
 // mm of perimeter (seconds for the default goal; central differences of the split fractions,

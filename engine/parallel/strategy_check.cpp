@@ -146,14 +146,16 @@ void check_gpt(const Strategy& s, const GptSpec& w, Sink& k) {
              "has no experts";
     });
     if (w.moe()) multiple(k, "experts", w.experts, "ep", s.ep);
+    // Megatron-Core folds the experts' parallelism over the attention's ranks (etp x ep x edp
+    // = tp x cp x dp; Liu et al. 2025, "MoE Parallel Folding"): the expert group is made of the
+    // context and data ranks, and with whole experts (etp1) of the tensor ranks too.
     if (s.etp == 1) {
-      // Whole experts: the expert group is ep of the tensor and data ranks (Megatron-Core's
-      // expert rank order etp-ep-edp-pp over the stage's tp x dp ranks).
-      multiple(k, "tp x dp", I64{s.tp} * s.dp, "ep", s.ep,
-               " (with etp1 the expert group is made of tensor and data-parallel ranks)");
+      multiple(k, "tp x cp x dp", I64{s.tp} * s.cp * s.dp, "ep", s.ep,
+               " (with etp1 the expert group is made of tensor, context and data-parallel "
+               "ranks)");
     } else {
-      // The expert group is ep of the data-parallel ranks (Megatron-Core: tp-cp-ep-dp-pp).
-      multiple(k, "dp", s.dp, "ep", s.ep, " (the expert group is made of data-parallel ranks)");
+      multiple(k, "cp x dp", I64{s.cp} * s.dp, "ep", s.ep,
+               " (the expert group is made of context and data-parallel ranks)");
     }
   }
   // Recomputed modules the model has (Megatron-Core's TransformerConfig asserts them likewise).

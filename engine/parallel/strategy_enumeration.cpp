@@ -116,13 +116,13 @@ class Enumerator {
             if (!valid(base)) continue;
             const I64 limit = o_.max_micro_batch > 0 ? o_.max_micro_batch : g.global_batch;
             // Experts split over the tensor group (etp 0) or whole (etp 1, tp > 1); expert
-            // parallel degrees: divisors of the ranks the expert group is made of (the data
-            // ranks, or with whole experts the tensor and data ranks) that divide experts.
+            // parallel degrees: divisors of the ranks the expert group is made of (context and
+            // data ranks, with whole experts the tensor ranks too) that divide experts.
             const bool moe = g.moe() && o_.expert_parallel;
             for (const int etp : {0, 1}) {
               if (etp == 1 && (!moe || tp == 1)) continue;
               base.etp = etp;
-              const int ranks = etp == 1 ? tp * base.dp : base.dp;
+              const int ranks = (etp == 1 ? tp : 1) * cp * base.dp;
               for (const int ep : divisors(moe ? ranks : 1, ranks, o_.powers_of_two)) {
                 if (ep > 1 && g.experts % ep != 0) continue;
                 // Whole experts without expert parallelism hold every expert on every rank.

@@ -92,7 +92,9 @@ PointResult search_point(const StudySpec& s, const DesignEvaluator& e, const Stu
       return with_split(evaluated(e.evaluate(split, *strategy)), e.spec().tmpl, split);
     case StudySearch::kStrategy: {
       ArchFigures arch;
-      std::vector<RankedStrategy> ranked = rank_strategies(e, split, nullptr, &arch, 1);
+      // The best only: strategies recomputing more than a fitting twin are never it.
+      std::vector<RankedStrategy> ranked =
+          rank_strategies(e, split, nullptr, &arch, 1, /*skip_dominated=*/true);
       if (ranked.empty()) {
         return infeasible("no valid strategy for " + std::to_string(e.devices()) + " devices");
       }

@@ -109,10 +109,15 @@ const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id
     };
     pl.expert = place_group(system_, s.ep, fits(s.ep, unit));
     pl.expert_data = place_group(system_, edp, fits(edp, unit * s.ep));
-  } else {
+  } else if (s.dp % s.ep == 0) {
     // Experts next (Megatron's tp-cp-ep-dp order): ep members cp data-group positions apart.
     pl.expert = place_group(system_, s.ep, data_stride * s.cp);
     pl.expert_data = place_group(system_, s.dp / s.ep, data_stride * s.cp * s.ep);
+  } else {
+    // An expert group wider than dp takes the context ranks too (etp·ep·edp = tp·cp·dp,
+    // Megatron-Core's folding): ep consecutive positions of the data-context group.
+    pl.expert = place_group(system_, s.ep, data_stride);
+    pl.expert_data = place_group(system_, s.cp * s.dp / s.ep, data_stride * s.ep);
   }
   return placements_.emplace(key, std::move(pl)).first->second;
 }

@@ -114,17 +114,19 @@ void TrainingModel::evaluate(const Strategy& s, TrainingResult& r) {
   }
 }
 
+bool TrainingModel::fits(const Strategy& s) const {
+  const auto* gpt = std::get_if<GptTraining>(&model_);
+  if (gpt == nullptr) return true;
+  if (!support_.runs(s)) return false;  // evaluate(s) refuses it
+  const TrainingOptions& o = gpt->options();
+  return !o.check_memory ||
+         gpt_memory_footprint(gpt->spec(), s, o.memory).total() <= gpt->memory_capacity();
+}
+
 std::optional<Time> TrainingModel::lower_bound(const Strategy& s) {
-  if (!support_.runs(s) && std::holds_alternative<GptTraining>(model_)) {
-    return std::nullopt;  // evaluate(s) refuses it
-  }
   auto* gpt = std::get_if<GptTraining>(&model_);
   if (gpt == nullptr) return Time{};
-  const TrainingOptions& o = gpt->options();
-  if (o.check_memory &&
-      gpt_memory_footprint(gpt->spec(), s, o.memory).total() > gpt->memory_capacity()) {
-    return std::nullopt;
-  }
+  if (!fits(s)) return std::nullopt;
   return gpt->lower_bound(s);
 }
 

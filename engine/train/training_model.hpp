@@ -45,6 +45,9 @@ class TrainingModel {
   // timed without a pipeline, the LSTM and one GEMM), or nullopt when s does not fit in memory
   // (with the memory check on): evaluate(s) would be infeasible.
   [[nodiscard]] std::optional<Time> lower_bound(const Strategy& s);
+  // Whether the stack runs `s` and it fits in memory (with the memory check on): lower_bound's
+  // test before it times anything.
+  [[nodiscard]] bool fits(const Strategy& s) const;
   // `s` into r and, for a GPT workload's feasible result, its iteration as a timeline
   // (timeline.hpp); nullopt for the workloads timed without one (the paper's LSTM, one GEMM).
   [[nodiscard]] std::optional<Timeline> timeline(const Strategy& s, TrainingResult& r);

@@ -356,8 +356,8 @@ TEST_CASE("expert parallel rules: a mixture of experts, experts and dp divisible
   CHECK(problems("tp1-pp4-dp16-ep16-mb1", mixtral, 64) ==
         Lines{"experts = 8 is not a multiple of ep = 16"});
   CHECK(problems("tp1-pp16-dp4-ep8-mb1", mixtral, 64) ==
-        Lines{"dp = 4 is not a multiple of ep = 8 (the expert group is made of data-parallel "
-              "ranks)"});
+        Lines{"cp x dp = 4 is not a multiple of ep = 8 (the expert group is made of context and "
+              "data-parallel ranks)"});
   CHECK(problems("tp1-dp8-ep2-mb1", shipped_gpt("llama3_8b"), 8) ==
         Lines{"expert parallel (ep2) splits a mixture of experts; the workload has no experts"});
   CHECK(problems("tp2-pp4-dp8-ep8-mb1", mixtral, 64) ==
@@ -370,11 +370,19 @@ TEST_CASE("expert parallel rules: a mixture of experts, experts and dp divisible
   // tp2 x dp4 (Megatron-MoE-ModelZoo's Qwen3-235B H100 run: TP2, DP16, EP32, EDP1).
   CHECK(problems("tp2-pp8-dp4-ep8-mb1-sp-etp1", mixtral, 64).empty());
   CHECK(problems("tp2-pp8-dp4-ep8-mb1-sp", mixtral, 64) ==
-        Lines{"dp = 4 is not a multiple of ep = 8 (the expert group is made of data-parallel "
-              "ranks)"});
+        Lines{"cp x dp = 4 is not a multiple of ep = 8 (the expert group is made of context and "
+              "data-parallel ranks)"});
   CHECK(problems("tp2-pp16-dp2-ep8-mb1-sp-etp1", mixtral, 64) ==
-        Lines{"tp x dp = 4 is not a multiple of ep = 8 (with etp1 the expert group is made of "
-              "tensor and data-parallel ranks)"});
+        Lines{"tp x cp x dp = 4 is not a multiple of ep = 8 (with etp1 the expert group is made "
+              "of tensor, context and data-parallel ranks)"});
+  // Megatron-Core folds the expert group over the context ranks too (etp·ep·edp = tp·cp·dp):
+  // NVIDIA's Qwen3-235B runs at 128K, TP4 CP8 EP8 on 256 GPUs with dp 1.
+  const GptSpec qwen = shipped_gpt("qwen3_235b_a22b");
+  GptSpec long_qwen = qwen;
+  long_qwen.sequence = 131072;
+  long_qwen.global_batch = 256;
+  CHECK(problems("tp4-pp8-dp1-cp8-ep8-mb1-sp-etp1", long_qwen, 256).empty());
+  CHECK(problems("tp1-pp8-dp4-cp8-ep32-mb1", long_qwen, 256).empty());
   CHECK(problems("tp2-dp4-mb1-sp-etp1", shipped_gpt("llama3_8b"), 8) ==
         Lines{"etp1 keeps a mixture of experts' experts whole; the workload has no experts"});
   CHECK(problems("tp1-pp4-dp16-ep8-mb1-recompute=moe_act+layernorm", mixtral, 64).empty());
