@@ -42,6 +42,28 @@ const Kernel& find(const ComputeGraph& g, const std::string& name) {
   REQUIRE(it != ks.end());
   return *it;
 }
+// tiny_llama with multi-head latent attention: 8 heads of 48 for keys (32 without and 16
+// with rotary positions) and 32 for values, query latent 96, key/value latent 64.
+GptSpec tiny_mla() {
+  GptSpec s = tiny_llama();
+  s.kv_heads = 8;
+  s.head_size = 48;
+  s.rope_head_dim = 16;
+  s.kv_lora_rank = 64;
+  s.q_lora_rank = 96;
+  s.v_head_size = 32;
+  return s;
+}
+// FLOPs of layer 0's recomputed GEMMs.
+double recomputed_gemm_flops(const ComputeGraph& g) {
+  double out = 0.0;
+  for (const Kernel& k : g.kernels()) {
+    if (k.gemm && k.name.find(".recompute") != std::string::npos && k.layer == 0) {
+      out += k.flops.si();
+    }
+  }
+  return out;
+}
 std::size_t count(const ComputeGraph& g, KernelKind kind) {
   return static_cast<std::size_t>(std::count_if(g.kernels().begin(), g.kernels().end(),
                                                 [&](const Kernel& k) { return k.kind == kind; }));
@@ -585,13 +607,7 @@ TEST_CASE("mixture of experts: router, all-to-all dispatch, grouped expert GEMMs
 
 TEST_CASE("latent attention: replicated down projections, per-head up projections",
           "[graph][golden]") {
-  GptSpec s = tiny_llama();  // T = 256 tokens (2 x 128), h 256, 8 heads
-  s.kv_heads = 8;
-  s.head_size = 48;  // 32 without and 16 with rotary positions
-  s.rope_head_dim = 16;
-  s.kv_lora_rank = 64;
-  s.q_lora_rank = 96;
-  s.v_head_size = 32;
+  const GptSpec s = tiny_mla();  // T = 256 tokens (2 x 128), h 256, 8 heads
   const ComputeGraph g = build_gpt_graph(s);
   CHECK(*find(g, "l0.q_down.fwd").gemm == GemmShape{1, 256, 96, 256});
   CHECK(*find(g, "l0.q_up.fwd").gemm == GemmShape{1, 256, 8 * 48, 96});
@@ -632,13 +648,7 @@ TEST_CASE("recomputed modules: Megatron-Core's --recompute-modules re-run before
           "[graph]") {
   // The latent-attention layer above (T = 256, 8 heads of 48 with 32 for values, latents 96
   // and 64 + 16 rotary), a dense SwiGLU MLP of 768.
-  GptSpec s = tiny_llama();
-  s.kv_heads = 8;
-  s.head_size = 48;
-  s.rope_head_dim = 16;
-  s.kv_lora_rank = 64;
-  s.q_lora_rank = 96;
-  s.v_head_size = 32;
+  const GptSpec s = tiny_mla();
   GptPartition mods;
   mods.recompute = Recompute::kSelective;
   mods.recompute_modules = kRecomputeMlaUpProj | kRecomputeMlp | kRecomputeLayernorm;
@@ -654,13 +664,7 @@ TEST_CASE("recomputed modules: Megatron-Core's --recompute-modules re-run before
     CHECK(find(g, n).phase == Phase::kBackwardData);
   }
   // Recomputed GEMM FLOPs per layer: 2·256·(96·384 + 64·512 + 3·256·768).
-  double recomputed = 0.0;
-  for (const Kernel& k : g.kernels()) {
-    if (k.gemm && k.name.find(".recompute") != std::string::npos && k.layer == 0) {
-      recomputed += k.flops.si();
-    }
-  }
-  CHECK(recomputed == 2.0 * 256 * (96 * 384 + 64 * 512 + 3 * 256 * 768));
+  CHECK(recomputed_gemm_flops(g) == 2.0 * 256 * (96 * 384 + 64 * 512 + 3 * 256 * 768));
   // The default module, core_attn, recomputes nothing beside flash attention.
   GptPartition core = mods;
   core.recompute_modules = 0;
@@ -711,13 +715,7 @@ TEST_CASE("op-level selective checkpointing recomputes every second linear and t
     CHECK(find(g, n).phase == Phase::kBackwardData);
   }
   // Recomputed GEMM FLOPs per layer: 2·256·256·(64 + 256 + 768).
-  double recomputed = 0.0;
-  for (const Kernel& k : g.kernels()) {
-    if (k.gemm && k.name.find(".recompute") != std::string::npos && k.layer == 0) {
-      recomputed += k.flops.si();
-    }
-  }
-  CHECK(recomputed == 2.0 * 256 * 256 * (64 + 256 + 768));
+  CHECK(recomputed_gemm_flops(g) == 2.0 * 256 * 256 * (64 + 256 + 768));
   GptPartition megatron;
   megatron.recompute = Recompute::kSelective;
   const ComputeGraph m = build_gpt_graph(s, megatron);

@@ -16,6 +16,15 @@ namespace {
 std::string parse_error(const std::string& text) {
   return error_of([&] { (void)parse_strategy(text); });
 }
+// The message alone, without the location.
+std::string error(const std::string& text) {
+  try {
+    (void)parse_strategy(text);
+  } catch (const ConfigError& e) {
+    return e.diagnostics().front().message;
+  }
+  return "no error";
+}
 // The value of the file's one key, `strategy:`, a string or a map (ConfigNode::child wants a map).
 Strategy from_yaml(const std::string& yaml) {
   return read_strategy(ConfigNode::load_string(yaml, "s.yaml").entries().at(0).second);
@@ -268,14 +277,6 @@ TEST_CASE("context parallel: cpN in the grammar, cp in YAML, counted in the devi
   CHECK(to_string(s) == "tp2-pp1-dp2-cp4-mb1-1f1b");  // cp written only when not 1
   CHECK(parse_strategy(to_string(s)) == s);
   CHECK(to_string(parse_strategy("tp2-dp2")).find("cp") == std::string::npos);
-  const auto error = [](const std::string& text) {
-    try {
-      (void)parse_strategy(text);
-    } catch (const ConfigError& e) {
-      return e.diagnostics().front().message;
-    }
-    return std::string("no error");
-  };
   CHECK(error("cp0") == "\"cp0\": the context-parallel degree must be at least 1");
   CHECK(error("ep0") == "\"ep0\": the expert-parallel degree must be at least 1");
   CHECK(to_string(parse_strategy("ep4-dp8")) == "tp1-pp1-dp8-ep4-mb1-1f1b");
@@ -301,14 +302,6 @@ namespace pathfinder {
 
 TEST_CASE("expert tensor parallelism: etp1 keeps experts whole, etpN equal to tp is the default",
           "[dist]") {
-  const auto error = [](const std::string& text) {
-    try {
-      (void)parse_strategy(text);
-    } catch (const ConfigError& e) {
-      return e.diagnostics().front().message;
-    }
-    return std::string("no error");
-  };
   // Megatron-Core's --expert-tensor-parallel-size 1 beside --tensor-model-parallel-size 2.
   const Strategy s = parse_strategy("tp2-pp8-dp64-ep64-sp-etp1");
   CHECK(s.etp == 1);
@@ -338,14 +331,6 @@ namespace pathfinder {
 
 TEST_CASE("recomputed modules: recompute=mla_up_proj+mlp, core_attn alone is selective",
           "[dist]") {
-  const auto error = [](const std::string& text) {
-    try {
-      (void)parse_strategy(text);
-    } catch (const ConfigError& e) {
-      return e.diagnostics().front().message;
-    }
-    return std::string("no error");
-  };
   // NVIDIA's DeepSeek-V3 H100 run: --recompute-granularity selective --recompute-modules
   // mla_up_proj mlp.
   const Strategy s = parse_strategy("tp2-pp8-dp64-ep64-recompute=mla_up_proj+mlp");
