@@ -87,10 +87,11 @@ constexpr const char* kFooter =
              passed around their ring (GPT, flash attention)            default 1
   ulysses    with cpN: by all-to-all instead (DeepSpeed-Ulysses): heads over the N
              devices for the whole sequence, e.g. tp2-cp4-ulysses
-  epN        expert parallel: a mixture of experts' experts over N of the dp ranks,
-             tokens sent to them and back by all-to-all (not a device factor) default 1
+  epN        expert parallel: a mixture of experts' experts over N of the cp x dp
+             ranks, tokens sent to them and back by all-to-all (not a device factor)
+                                                                          default 1
   etp1       whole experts beside tpN: each rank sends its own tokens' rows; the
-             expert group is N of the tp x dp ranks (Megatron-Core's
+             expert group is N of the tp x cp x dp ranks (Megatron-Core's
              --expert-tensor-parallel-size 1)           default: experts split over tp
   mbN        sequences per micro-batch; mb0 = the whole per-replica batch
                                       default the workload's micro_batch (GPT), else 1
