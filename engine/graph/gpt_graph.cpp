@@ -750,6 +750,16 @@ class GptBuilder {
   // output's producers (row-parallel partial sums reduced); backward from the output gradient,
   // returns the producers of the norm-input gradient, and the weight-gradient kernels in wg.
   Deps moe_fwd(int i, LayerFwd& r, const Deps& local, const Deps& gathered);
+  // The local experts' activation on their rows (SwiGLU of gate and up, or GeLU), in the
+  // current pass.
+  KernelId expert_activation(int i, Deps in) {
+    const double rows = expert_rows() * static_cast<double>(local_experts());
+    const double fe = static_cast<double>(s_.expert_width() / etp_);
+    return swiglu_ ? stream(i, "experts.swiglu" + suffix_, KernelKind::kElementwise, phase_,
+                            6.0 * rows * fe, 2.0 * rows * fe * p_, rows * fe * p_, std::move(in))
+                   : stream(i, "experts.gelu" + suffix_, KernelKind::kElementwise, phase_,
+                            9.0 * rows * fe, rows * fe * p_, rows * fe * p_, std::move(in));
+  }
   Deps moe_bwd(int i, const LayerFwd& f, const Deps& g_local, const Deps& g, const Deps& ln2_in,
                Deps& wg);
   // An expert GEMM of the E/ep local experts: (E/ep; m, n, k), FP8 when the linears are.
@@ -932,16 +942,7 @@ void GptBuilder::recompute_modules(int i, const LayerFwd& stored, unsigned modul
                              gather_in(i, "ln2.gather" + suffix_, phase_, {stored.ln2}));
     g.insert(g.end(), out.begin(), out.end());
   } else {
-    if (on(kRecomputeMoeAct)) {
-      const double rows = expert_rows() * static_cast<double>(local_experts());
-      const double fe = static_cast<double>(s_.expert_width() / etp_);
-      g.push_back(swiglu_ ? stream(i, "experts.swiglu" + suffix_, KernelKind::kElementwise,
-                                   phase_, 6.0 * rows * fe, 2.0 * rows * fe * p_, rows * fe * p_,
-                                   {stored.permuted})
-                          : stream(i, "experts.gelu" + suffix_, KernelKind::kElementwise, phase_,
-                                   9.0 * rows * fe, rows * fe * p_, rows * fe * p_,
-                                   {stored.permuted}));
-    }
+    if (on(kRecomputeMoeAct)) g.push_back(expert_activation(i, {stored.permuted}));
     if (on(kRecomputeSharedExperts) && s_.shared_experts > 0) {
       const Deps out = dense_mlp_fwd(
           i, again, w, static_cast<double>(s_.shared_experts * s_.expert_width() / tp_),
@@ -1225,19 +1226,14 @@ Deps GptBuilder::moe_fwd(int i, LayerFwd& r, const Deps& local, const Deps& gath
                                    GemmShape{El, static_cast<std::int64_t>(m), s_.expert_width() / etp_,
                                              s_.hidden},
                                    x, w.e_fc1);
-  KernelId act;
+  Deps act_in = {fc1};
   if (swiglu_) {
-    const KernelId up = expert_gemm(i, "experts.up" + suffix_, phase_,
-                                    GemmShape{El, static_cast<std::int64_t>(m),
-                                              s_.expert_width() / etp_, s_.hidden},
-                                    x, w.e_up);
-    act = stream(i, "experts.swiglu" + suffix_, KernelKind::kElementwise, phase_,
-                 6.0 * rows * fe, 2.0 * rows * fe * p_, rows * fe * p_, {fc1, up});
-  } else {
-    act = stream(i, "experts.gelu" + suffix_, KernelKind::kElementwise, phase_, 9.0 * rows * fe,
-                 rows * fe * p_, rows * fe * p_, {fc1});
+    act_in.push_back(expert_gemm(i, "experts.up" + suffix_, phase_,
+                                 GemmShape{El, static_cast<std::int64_t>(m),
+                                           s_.expert_width() / etp_, s_.hidden},
+                                 x, w.e_up));
   }
-  Deps a = {act};
+  Deps a = {expert_activation(i, std::move(act_in))};
   if (part_.quantized_linear) a = {quantize(i, "experts.fc2.cast" + suffix_, phase_, rows * fe, a)};
   const KernelId fc2 = expert_gemm(i, "experts.fc2" + suffix_, phase_,
                                    GemmShape{El, static_cast<std::int64_t>(m), s_.hidden,

@@ -19,6 +19,13 @@ namespace {
 // A part's pass time with the one launch latency it starts with removed, so parts chain.
 Time chained(const PassTimes& p, Time launch) { return std::max(Time{}, p.span - launch); }
 
+// A strategy's recomputation (mode and modules) and its experts (ep and etp) as one number
+// each, for the memo keys.
+int recompute_key(const Strategy& s) {
+  return static_cast<int>(s.recompute) + 4 * static_cast<int>(s.recompute_modules);
+}
+int expert_key(const Strategy& s) { return s.ep * 2 + s.etp; }
+
 }  // namespace
 
 GptTraining::GptTraining(GptSpec spec, PerfMachine machine, SystemGraph system,
@@ -35,7 +42,7 @@ GptTraining::GptTraining(GptSpec spec, PerfMachine machine, SystemGraph system,
 const GptTraining::Placements& GptTraining::placements(const Strategy& s, int id) {
   // The micro-batch size is part of the key: ZeRO-3's traffic per iteration grows with the
   // micro-batch count, and the other weights are equal across sizes only up to rounding.
-  const auto key = std::make_tuple(s.tp, s.dp, s.cp, s.ep, s.etp, s.pp, s.micro_batch, id);
+  const auto key = std::make_tuple(s.tp, s.dp, s.cp, expert_key(s), s.pp, s.micro_batch, id);
   auto it = placements_.find(key);
   if (it != placements_.end()) return it->second;
   // Bytes each member moves per iteration in each dimension weigh the orders (paper §5.2):
@@ -150,9 +157,8 @@ GptPartition software_partition(const TrainingOptions& o, DataType precision) {
 std::shared_ptr<const ComputeGraph> GptTraining::part_graph(const Strategy& s, PartKind kind,
                                                            int layers, int first_layer,
                                                            bool embedding, bool head) {
-  const GraphKey graph_key{s.tp, s.sequence_parallel ? 1 : 0,
-                           static_cast<int>(s.recompute) + 4 * static_cast<int>(s.recompute_modules),
-                           s.micro_batch, s.cp, s.ep * 2 + s.etp, static_cast<int>(kind),
+  const GraphKey graph_key{s.tp, s.sequence_parallel ? 1 : 0, recompute_key(s),
+                           s.micro_batch, s.cp, expert_key(s), static_cast<int>(kind),
                            s.ulysses ? 1 : 0};
   return options_.graphs->get(graph_key, [&] {
     GptSpec w = spec_;
@@ -280,10 +286,8 @@ double GptTraining::tensor_overlap(const Strategy& s) const {
 
 const GptTraining::Parts& GptTraining::parts(const Strategy& s, int id) {
   const auto key = std::make_tuple(s.tp, s.sequence_parallel ? 1 : 0,
-                                   static_cast<int>(s.recompute) +
-                                       4 * static_cast<int>(s.recompute_modules),
-                                   s.micro_batch, s.dp, s.cp,
-                                   s.ulysses ? 1 : 0, s.ep * 2 + s.etp, s.pp, id);
+                                   recompute_key(s), s.micro_batch, s.dp, s.cp,
+                                   s.ulysses ? 1 : 0, expert_key(s), s.pp, id);
   auto it = parts_.find(key);
   if (it != parts_.end()) return it->second;
   const Placements& pl = placements(s, id);

@@ -201,7 +201,7 @@ class GptTraining {
   // The parts' graphs, which depend neither on the placements (dp, pp, the ZeRO-3 order) nor
   // on the micro-architecture: per (tp, sp, recompute, micro-batch, cp, ep, part, ulysses),
   // timed again for each placement (options_.graphs, or the model's own).
-  std::map<std::tuple<int, int, int, int, int, int, int, int>, Placements> placements_;
+  std::map<std::tuple<int, int, int, int, int, int, int>, Placements> placements_;
 };
 
 }  // namespace pathfinder
