@@ -78,6 +78,18 @@ std::string_view to_string(QuantRecipe r) { return enum_table::name(kQuantRecipe
 std::optional<KernelKind> parse_kernel_kind(std::string_view s) {
   return enum_table::parse(kKinds, s);
 }
+
+double quantized_element_bytes(QuantRecipe r) {
+  switch (r) {
+    case QuantRecipe::kMxfp8: return 1.0 + 1.0 / 32.0;
+    case QuantRecipe::kBlockwise: return 1.0 + 4.0 / 128.0;
+    case QuantRecipe::kNvfp4: return 0.5 + 1.0 / 16.0;
+    case QuantRecipe::kDelayed:
+    case QuantRecipe::kCurrent:
+    case QuantRecipe::kRowwise: break;
+  }
+  return 1.0;
+}
 std::optional<Phase> parse_phase(std::string_view s) { return enum_table::parse(kPhases, s); }
 std::optional<DataType> parse_data_type(std::string_view s) {
   return enum_table::parse(kDataTypes, s);

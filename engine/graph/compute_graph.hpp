@@ -48,6 +48,10 @@ enum class QuantRecipe {
                // (NVIDIA, "Pretraining Large Language Models with NVFP4", 2025)
 };
 [[nodiscard]] std::string_view to_string(QuantRecipe r);
+// Bytes per element of one quantized copy with its scales: FP8 with per-tensor or per-row
+// scales 1; MXFP8 1 + 1/32 (an E8M0 scale per 32); blockwise 1 + 4/128 (an FP32 scale per 128);
+// NVFP4 1/2 + 1/16 (an E4M3 scale per 16).
+[[nodiscard]] double quantized_element_bytes(QuantRecipe r);
 
 // kFp4: NVFP4's E2M1 values, half a byte each (their block scales counted by the kernels).
 enum class DataType { kFp32, kFp16, kBf16, kFp8, kFp4 };

@@ -284,14 +284,15 @@ class GptBuilder {
       deps = {stream(layer, n + ".amax", KernelKind::kElementwise, ph, elements, elements * p_,
                      bytes(4), std::move(deps))};
     }
-    double written = 2.0, work = 2.0, read = 1.0;
+    const double written = 2.0 * quantized_element_bytes(r);
+    double work = 2.0, read = 1.0;
     switch (r) {
       case QuantRecipe::kDelayed:
       case QuantRecipe::kCurrent: break;
       case QuantRecipe::kRowwise: read = 2.0; break;
-      case QuantRecipe::kMxfp8: written = 2.0 * (1.0 + 1.0 / 32.0), work = 3.0; break;
-      case QuantRecipe::kBlockwise: written = 2.0 * (1.0 + 4.0 / 128.0), work = 3.0; break;
-      case QuantRecipe::kNvfp4: written = 2.0 * (0.5 + 1.0 / 16.0), work = 8.0; break;
+      case QuantRecipe::kMxfp8:
+      case QuantRecipe::kBlockwise: work = 3.0; break;
+      case QuantRecipe::kNvfp4: work = 8.0; break;
     }
     return stream(layer, n, KernelKind::kElementwise, ph, work * elements * copies / 2.0,
                   read * elements * p_, elements * bytes(written * copies / 2.0), std::move(deps));
@@ -299,11 +300,9 @@ class GptBuilder {
   // Bytes per element of one quantized row-wise copy with its scales (quantize()'s `written`
   // is both copies): what an FP8 dispatch sends.
   [[nodiscard]] double fp8_row_bytes() const {
-    switch (part_.quant_recipe) {
-      case QuantRecipe::kMxfp8: return 1.0 + 1.0 / 32.0;
-      case QuantRecipe::kBlockwise: return 1.0 + 4.0 / 128.0;
-      default: return 1.0;  // per-tensor scales (NVFP4 profiles refuse an FP8 dispatch)
-    }
+    // NVFP4 profiles refuse an FP8 dispatch.
+    const QuantRecipe r = part_.quant_recipe;
+    return r == QuantRecipe::kNvfp4 ? 1.0 : quantized_element_bytes(r);
   }
   [[nodiscard]] DataType linear_dtype() const {
     if (!part_.quantized_linear) return dt_;

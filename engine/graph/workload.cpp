@@ -136,6 +136,16 @@ std::int64_t gpt_layer_trainable_parameters(const GptSpec& s, int tp, int ep, in
   return n;
 }
 
+std::int64_t gpt_layer_linear_weights(const GptSpec& s, int tp, int ep, int etp) {
+  GptSpec w = s;
+  w.bias = false;
+  const std::int64_t h = s.hidden;
+  const std::int64_t latent_norms = s.mla() ? s.q_lora_rank + s.kv_lora_rank : 0;
+  const std::int64_t router = s.moe() ? h * s.experts : 0;
+  return gpt_layer_parameters(w, tp, ep, etp) - (s.norm == NormKind::kLayerNorm ? 4 * h : 2 * h) -
+         latent_norms - router;
+}
+
 // Layers, the token table V·h, learned positions s·h, an untied output head V·h and the final
 // norm (layernorm 2h, rmsnorm h).
 std::int64_t gpt_parameters(const GptSpec& s) {

@@ -218,6 +218,11 @@ struct GptSpec {
 // Of gpt_layer_parameters, the routed experts' (sharded over the expert-data-parallel group,
 // not the data), split over `etp` ranks each.
 [[nodiscard]] std::int64_t gpt_layer_expert_parameters(const GptSpec& s, int etp, int ep = 1);
+// Of gpt_layer_parameters, the linear layers' weights (QKV or MLA's projections, the output
+// projection, the MLP's or the routed and shared experts' matrices): those a stack that runs
+// the layers' GEMMs quantized keeps quantized copies of; without norms, biases and the router.
+[[nodiscard]] std::int64_t gpt_layer_linear_weights(const GptSpec& s, int tp, int ep = 1,
+                                                    int etp = 0);
 // Whole-model parameters (no tensor parallelism, the tied head counted once).
 [[nodiscard]] std::int64_t gpt_parameters(const GptSpec& s);
 // Model FLOPs per iteration, forward and backward, without recomputation: 3× the forward GEMMs

@@ -101,46 +101,61 @@ int in_flight_micro_batches(const Strategy& s, I64 micro_batches, int stage) {
 // Sequence parallel splits the replicated group by t too (their eq. 3: s·b·h·(34 + 5as/h)/t).
 // Selective recomputation stores no scores (recomputes the attention core: 10 + 24/t, or 34/t
 // with sp); full recomputation stores only the layer input, s·b·h·p (/t with sp): Table 2.
-Bytes gpt_layer_activations(const GptSpec& w, const Strategy& s, I64 b) {
-  PF_ASSERT(s.tp >= 1 && b >= 1);
+Bytes gpt_layer_activations(const GptSpec& w, const Strategy& s, I64 b, double linear_input_bytes) {
+  PF_ASSERT(s.tp >= 1 && b >= 1 && linear_input_bytes >= 0.0);
   const double p = element_bytes(w.precision);
+  // A quantized linear layer's saved input (MemoryModel::linear_input_bytes), else p.
+  const bool quantized = linear_input_bytes > 0.0;
+  const double qb = quantized ? linear_input_bytes : p;
   const double t = d(s.tp);
   const double sb = d(w.sequence) * d(b);
   const double sbh = sb * d(w.hidden);
   const double masks = w.dropout ? 2.0 : 0.0;
-  const double replicated = sbh * (4.0 * p + masks) / (s.sequence_parallel ? t : 1.0);
+  const double tokens_share = s.sequence_parallel ? t : 1.0;
+  // The norms' outputs: the first feeds the QKV (or MLA's down) projections, the second the
+  // MLP; in a mixture of experts the router's 16-bit GEMM keeps the second, and quantized shared
+  // experts keep their own cast of it.
+  const double norm_out = qb + (w.moe() ? p : qb);
+  const double shared_cast = w.moe() && w.shared_experts > 0 && quantized ? qb : 0.0;
+  const double replicated = sbh * (2.0 * p + norm_out + shared_cast + masks) / tokens_share;
   const double q = d(w.heads / s.tp * w.head_dim());
   // K and V per local head (MLA: keys of d, values of d_v, up-projected per head).
   const double kv = d(local_kv_heads(w, s.tp)) * d(w.head_dim() + w.value_dim()) / 2.0;
-  // MLA's latents on every rank of the tensor group: the query latent before and after its
-  // norm, the key/value latent with the rotary key part, its normalised copy.
-  const double latents = w.mla() ? 2.0 * d(w.q_lora_rank) + 2.0 * d(w.kv_lora_rank) +
-                                       d(w.rope_head_dim)
-                                 : 0.0;
   const double per_width = w.mlp == MlpKind::kSwiglu ? 3.0 : 2.0;
   // A mixture of experts stores, per token, its top_k permuted rows (the experts' input, h
   // each, times the busiest rank's imbalance) and their MLP tensors, and the shared experts'.
   // Experts split over the tensor group see all its tokens' rows, f_e/t wide; whole experts
-  // (etp1) only this rank's T/t tokens' rows, f_e wide.
+  // (etp1) only this rank's T/t tokens' rows, f_e wide. Of an MLP's per_width tensors the last
+  // (the activation output) is the second GEMM's input.
   // Selective recomputation by module (Megatron-Core's --recompute-modules) stores less:
-  // layernorm discards both norms' outputs (2p of the replicated group); mla_up_proj the up
-  // projections' Q, K and V; mlp a dense layer's MLP tensors and moe a sparse layer's routed
-  // and shared experts' (each block's input is the norm output, kept); moe_act the experts'
-  // activation output (one of their per_width tensors); shared_experts the shared experts'.
+  // layernorm discards both norms' outputs; mla_up_proj the up projections' Q, K and V (and
+  // their inputs' casts: the checkpoint keeps the latents); mlp a dense layer's MLP tensors
+  // and moe a sparse layer's routed and shared experts' (each block's input is the norm
+  // output, kept); moe_act the experts' activation output; shared_experts the shared experts'.
   const unsigned mods = selective_modules(s.recompute, s.recompute_modules);
   const auto on = [mods](unsigned m) { return (mods & m) != 0; };
-  const double norm_outputs = on(kRecomputeLayernorm) ? 2.0 * p * sbh / (s.sequence_parallel ? t : 1.0) : 0.0;
+  const double norm_outputs = on(kRecomputeLayernorm) ? norm_out * sbh / tokens_share : 0.0;
   const double te = d(s.expert_tp());
-  const double routed_widths = per_width - (on(kRecomputeMoeAct) ? 1.0 : 0.0);
-  const double routed = d(w.top_k) * w.expert_imbalance * (te / t) *
-                        (d(w.hidden) + routed_widths * d(w.expert_width()) / te);
+  const double widths = (per_width - 1.0) * p;  // per f of width, before the activation output
+  const double routed =
+      d(w.top_k) * w.expert_imbalance * (te / t) *
+      (d(w.hidden) * qb + (widths + (on(kRecomputeMoeAct) ? 0.0 : qb)) * d(w.expert_width()) / te);
   const double shared = on(kRecomputeSharedExperts)
                             ? 0.0
-                            : per_width * d(w.shared_experts * w.expert_width()) / t;
+                            : (widths + qb) * d(w.shared_experts * w.expert_width()) / t;
   const double mlp = w.moe() ? (on(kRecomputeMoe) ? 0.0 : routed + shared)
-                             : (on(kRecomputeMlp) ? 0.0 : per_width * d(w.ffn) / t);
-  const double up_proj = w.mla() && on(kRecomputeMlaUpProj) ? 0.0 : q + 2.0 * kv;
-  const double split = sb * p * (up_proj + d(w.value_width()) / t + mlp + latents);
+                             : (on(kRecomputeMlp) ? 0.0 : (widths + qb) * d(w.ffn) / t);
+  const bool up_recomputed = w.mla() && on(kRecomputeMlaUpProj);
+  const double up_proj = up_recomputed ? 0.0 : p * (q + 2.0 * kv);
+  // MLA's latents on every rank of the tensor group: the query latent and the key/value latent
+  // with its rotary part before their norms, the normalised latents (the up projections'
+  // inputs) after.
+  const double latents = w.mla() ? p * d(w.q_lora_rank + w.kv_lora_rank + w.rope_head_dim) +
+                                       (up_recomputed ? p : qb) * d(w.q_lora_rank + w.kv_lora_rank)
+                                 : 0.0;
+  // The attention output (the core keeps it for its backward), and the projection's own cast.
+  const double attention_out = d(w.value_width()) / t * (p + (quantized ? qb : 0.0));
+  const double split = sb * (up_proj + attention_out + mlp + latents);
   const double heads = d(w.heads) * sb / t;
   const double scores = w.attention == AttentionKind::kFlash
                             ? heads * 4.0
@@ -235,14 +250,37 @@ Bytes last_stage_activations(const GptSpec& w, const Strategy& s, I64 b, I64 m) 
   return bytes(d(held) * (inputs + logits));
 }
 
-Bytes gpt_workspace(const GptSpec& w, const Strategy& s, I64 b) {
+// The quantized copies of the stage's linear-layer weights a stack keeps (MemoryModel::
+// linear_weight_copy_bytes each), less their 16-bit weights when it keeps them only quantized;
+// sharded as the weights are under ZeRO-3 (over the expert-data group for routed experts).
+// Multi-token-prediction blocks count as sparse layers; biases are left out.
+Bytes quantized_weight_copies(const GptSpec& w, const Strategy& s, StageSpan span, I64 mtp,
+                              int expert_data, const MemoryModel& mm) {
+  const double per_weight = mm.linear_weight_copy_bytes -
+                            (mm.quantized_parameters ? element_bytes(w.precision) : 0.0);
+  if (per_weight == 0.0) return bytes(0.0);
+  const I64 dense = w.dense_layers_in(span.first, span.count);
+  const I64 sparse = span.count - dense + mtp;
+  GptSpec unbiased = w;
+  unbiased.bias = false;
+  const double experts =
+      d(gpt_layer_expert_parameters(unbiased, s.expert_tp(), s.ep)) * d(sparse);
+  const double linear = d(gpt_layer_linear_weights(w, s.tp, s.ep, s.etp)) * d(sparse) +
+                        d(gpt_layer_linear_weights(w.dense_layer_spec(), s.tp, 1)) * d(dense);
+  const bool sharded = s.zero >= 3;
+  return bytes(per_weight * ((linear - experts) / (sharded ? d(s.dp * s.cp) : 1.0) +
+                             experts / (sharded ? d(expert_data) : 1.0)));
+}
+
+Bytes gpt_workspace(const GptSpec& w, const Strategy& s, I64 b, double linear_input_bytes) {
   Bytes out = bytes(0.0);
   if (s.recompute != Recompute::kNone) {
     Strategy stored = s;
     stored.recompute = Recompute::kNone;
+    const Bytes whole = gpt_layer_activations(w, stored, b, linear_input_bytes);
     out += s.recompute == Recompute::kFull
-               ? gpt_layer_activations(w, stored, b)
-               : gpt_layer_activations(w, stored, b) - gpt_layer_activations(w, s, b);
+               ? whole
+               : whole - gpt_layer_activations(w, s, b, linear_input_bytes);
   }
   if (s.zero >= 3) {  // the larger of a sparse and a dense layer
     const I64 layer = std::max(gpt_layer_parameters(w, s.tp, s.ep, s.etp),
@@ -280,14 +318,16 @@ MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, 
     f.weights +=
         model_state_footprint(base, w.optimizer, w.precision, s.zero, s.dp * s.cp, mm).weights;
   }
+  // Over the expert-data-parallel group: dp·cp/ep ranks, or tp·cp·dp/ep with whole experts.
+  const int expert_data = s.tp / s.expert_tp() * s.dp * s.cp / s.ep;
   if (experts > 0.0) {
-    // Over the expert-data-parallel group: dp·cp/ep ranks, or tp·cp·dp/ep with whole experts.
-    const MemoryFootprint e = model_state_footprint(experts, w.optimizer, w.precision, s.zero,
-                                                    s.tp / s.expert_tp() * s.dp * s.cp / s.ep, mm);
+    const MemoryFootprint e =
+        model_state_footprint(experts, w.optimizer, w.precision, s.zero, expert_data, mm);
     f.weights += e.weights;
     f.gradients += e.gradients;
     f.optimizer += e.optimizer;
   }
+  f.weights += quantized_weight_copies(w, s, span, mtp_here, expert_data, mm);
   GptSpec local = w;
   local.sequence = w.sequence / s.cp;
   f.stage = stage;
@@ -305,20 +345,21 @@ MemoryFootprint gpt_stage_memory_footprint(const GptSpec& w, const Strategy& s, 
                         : w.dense_layers_in(first_here, layers_here);
   // The layers' stored tensors at the stack's precision for them (MemoryModel::activation_bytes).
   const double stored = mm.activation_bytes > 0.0 ? mm.activation_bytes / element_bytes(w.precision) : 1.0;
+  const double qb = mm.linear_input_bytes;
   f.activations = d(f.in_flight_micro_batches) * stored *
-                  (d(chunk_layers - dense_chunk) * gpt_layer_activations(local, s, b) +
-                   d(dense_chunk) * gpt_layer_activations(local.dense_layer_spec(), s, b));
+                  (d(chunk_layers - dense_chunk) * gpt_layer_activations(local, s, b, qb) +
+                   d(dense_chunk) * gpt_layer_activations(local.dense_layer_spec(), s, b, qb));
   if (stage == 0) f.activations += first_stage_activations(local, s, b, m);
   if (stage == s.pp - 1) {
     f.activations += last_stage_activations(local, s, b, m);
     // Multi-token prediction: each module's block held like a layer's, and its pass through
     // the output head and loss like the main one's.
     f.activations += d(w.mtp_depth) * (d(f.in_flight_micro_batches) * stored *
-                                           gpt_layer_activations(local, s, b) +
+                                           gpt_layer_activations(local, s, b, qb) +
                                        last_stage_activations(local, s, b, m));
   }
   f.activations = mm.activation_factor * f.activations;
-  f.workspace = gpt_workspace(local, s, b);
+  f.workspace = gpt_workspace(local, s, b, qb);
   if (s.cp > 1 && !s.ulysses) {  // the ring's two K/V receive buffers (one in use, one arriving)
     f.workspace += bytes(2.0 * d(b) * d(local.sequence) * d(local_kv_heads(w, s.tp)) *
                          d(w.head_dim() + w.value_dim()) * element_bytes(w.precision));

@@ -51,7 +51,12 @@ struct MemoryFootprint {
 
 // GPT. The strategy's micro-batch replaces the workload's (mb0: global_batch/dp).
 // Activation bytes of one transformer layer for one micro-batch of b sequences.
-[[nodiscard]] Bytes gpt_layer_activations(const GptSpec& w, const Strategy& s, std::int64_t b);
+// `linear_input_bytes` (MemoryModel's; 0: the workload's precision): the linear layers' saved
+// inputs at that size (the norms' outputs before the QKV and first MLP GEMMs, the MLP's
+// activation output, the experts' rows and activation outputs, MLA's normalised latents; the
+// output projection's cast beside the attention output the attention core keeps).
+[[nodiscard]] Bytes gpt_layer_activations(const GptSpec& w, const Strategy& s, std::int64_t b,
+                                          double linear_input_bytes = 0.0);
 // Parameters a device of pipeline stage `stage` holds (one tensor-parallel shard), its layers
 // as `split` places them (layer_split.hpp).
 [[nodiscard]] std::int64_t gpt_stage_parameters(const GptSpec& w, const Strategy& s, int stage,

@@ -30,6 +30,21 @@ struct MemoryModel {
   // (`memory_model: {activation_precision: fp8}`: DeepSeek-V3 report §3.3.3, "we cache the
   // activations in FP8 for the backward of the Linear operator").
   double activation_bytes = 0.0;
+  // A stack that runs the layers' linear GEMMs quantized (a profile's precision.linear_layers):
+  // bytes per element of each such layer's saved input, 0: the workload's precision. Transformer
+  // Engine's Linear, LayerNormLinear and LayerNormMLP save the FP8 cast of their input for the
+  // weight-gradient GEMM instead of the 16-bit tensor (transformer_engine/pytorch/module/
+  // linear.py: `inputmat_t if weight.requires_grad and fp8_wgrad`); torchao's Float8Linear
+  // saves the high-precision input and casts it again in the backward
+  // (matmul_with_hp_or_float8_args: `ctx.save_for_backward(input_hp, weight_hp_t)`).
+  double linear_input_bytes = 0.0;
+  // Bytes per linear-layer weight element (gpt_layer_linear_weights) of the quantized copies the
+  // stack keeps across micro-batches: Transformer Engine's FP8 workspaces, the weight's cast and
+  // its transpose (TransformerEngineBaseModule.get_fp8_workspace, with_transpose), 2 in FP8.
+  double linear_weight_copy_bytes = 0.0;
+  // The linear layers' weights held only quantized (Megatron-Core's --fp8-param-gather,
+  // Transformer Engine's fp8_model_init): no 16-bit copy beside the quantized ones above.
+  bool quantized_parameters = false;
   // Bytes per parameter of Adam's two moments, 0: fp32 each, 8 (`memory_model:
   // {optimizer_moments: bf16}`: 4, DeepSeek-V3 report §3.3.3, "BF16 ... to track the first and
   // second moments in the AdamW optimizer").

@@ -1,6 +1,7 @@
 #include "engine/software/software_profile.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <initializer_list>
@@ -146,6 +147,14 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
       p->report(p->error_at("fp8_scaling", "applies to linear_layers: fp8"));
     }
     if (linear == "fp4") s.quant_recipe = QuantRecipe::kNvfp4;
+    // Megatron-Core's --fp8-param-gather (Transformer Engine's fp8_model_init): the linear
+    // layers' weights held and all-gathered quantized, no 16-bit copy.
+    s.memory.quantized_parameters =
+        two_way(*p, "parameters", "workload", "quantized", "workload or quantized");
+    if (s.memory.quantized_parameters && !s.quantized_linear) {
+      p->report(p->error_at("parameters", "expected workload unless linear_layers is fp8 or fp4, got " +
+                                              p->quoted("parameters")));
+    }
     s.fp8_fast_backward_accumulation =
         two_way(*p, "fp8_backward_accumulation", "promoted", "fast", "promoted or fast");
     s.fp8_tp_gather =
@@ -218,6 +227,27 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
         two_way(*m, "activation_precision", "workload", "fp8", "workload or fp8") ? 1.0 : 0.0;
     s.memory.moment_bytes =
         two_way(*m, "optimizer_moments", "fp32", "bf16", "fp32 or bf16") ? 4.0 : 0.0;
+    // The quantized linear layers' saved inputs and kept weight copies, at the recipe's bytes.
+    const bool inputs = two_way(*m, "linear_inputs", "workload", "quantized", "workload or quantized");
+    const double copies = m->get_or<double>("weight_copies", 0.0);
+    const double element = quantized_element_bytes(s.quant_recipe);
+    for (const char* key : {"linear_inputs", "weight_copies"}) {
+      if (m->has(key) && !s.quantized_linear) {
+        throw m->error_at(key, std::string("applies to precision.linear_layers: fp8 or fp4, got ") +
+                                   key + " with the workload's precision");
+      }
+    }
+    if (m->has("weight_copies") && !(copies >= 0.0 && copies <= 4.0 && copies == std::floor(copies))) {
+      throw m->error_at("weight_copies",
+                        "expected a whole number of copies from 0 to 4, got " + m->quoted("weight_copies"));
+    }
+    if (inputs && s.memory.activation_bytes > 0.0) {
+      throw m->error_at("linear_inputs", "expected workload beside activation_precision: fp8 "
+                                         "(every stored activation already at 1 byte), got " +
+                                             m->quoted("linear_inputs"));
+    }
+    s.memory.linear_input_bytes = inputs ? element : 0.0;
+    s.memory.linear_weight_copy_bytes = copies * element;
     for (const char* key : {"zero_unsharded_bytes", "zero_sharded_bytes", "pipeline_buffers"}) {
       if (m->has(key) && !(m->get_or<double>(key, 0.0) >= 0.0)) {
         throw m->error_at(key, "expected a number >= 0, got " + m->quoted(key));
@@ -228,6 +258,12 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
                         "expected a factor > 0, got " + m->quoted("activation_factor"));
     }
     m->finish();
+  }
+  if (s.memory.quantized_parameters && s.memory.linear_weight_copy_bytes <= 0.0) {
+    throw root.child("precision").error_at(
+        "parameters", "expected workload unless memory_model.weight_copies is at least 1 (the "
+                      "quantized weights are the parameters' only copy), got " +
+                          root.child("precision").quoted("parameters"));
   }
   root.finish();
   return s;

@@ -337,10 +337,23 @@ GptTraining::LayerKernels GptTraining::layer_kernels(const Strategy& s) {
   return out;
 }
 
+GptTraining::QuantizedWeights GptTraining::quantized_weights(const Strategy& s) const {
+  // LoRA gathers and updates only its adapters (16-bit): nothing quantized moves.
+  if (!options_.memory.quantized_parameters || !options_.quantized_linear || spec_.lora()) return {};
+  QuantizedWeights q;
+  q.layer = static_cast<double>(gpt_layer_linear_weights(spec_, s.tp, s.ep, s.etp));
+  q.dense_layer = spec_.moe() ? static_cast<double>(gpt_layer_linear_weights(
+                                    spec_.dense_layer_spec(), s.tp, 1))
+                              : q.layer;
+  q.bytes = bytes(quantized_element_bytes(options_.quant_recipe));
+  return q;
+}
+
 GptTraining::ShardedUnits GptTraining::sharded_units(const Parts& pt,
                                                      const GroupPlacement& data,
                                                      const GroupPlacement& experts,
                                                      double layer_experts,
+                                                     const QuantizedWeights& quantized,
                                                      bool timing_only) const {
   // Each part (embedding, layer, head) is one FSDP unit: its parameters gathered and its
   // gradients reduce-scattered as one collective over the data group (sharded_pass.hpp).
@@ -348,31 +361,35 @@ GptTraining::ShardedUnits GptTraining::sharded_units(const Parts& pt,
   const Bytes g = bytes(gradient_reduction_bytes(options_.gradient_reduction, p.si(),
                                                  spec_.precision == DataType::kBf16));
   // Every parameter is gathered, the trained ones' gradients reduce-scattered.
-  const auto unit = [&](double params, double expert_params, double trained) {
+  // Quantized weights (`linear`, the routed experts' among them) gathered at their own size.
+  const auto unit = [&](double params, double expert_params, double trained, double linear) {
     ShardedUnit u;
-    u.gather = collective_time(data, Collective::kAllGather, params * p);
+    const Bytes qp = linear > 0.0 ? quantized.bytes : p;
+    const Bytes gathered = params * p + std::max(0.0, linear - expert_params) * (qp - p);
+    u.gather = collective_time(data, Collective::kAllGather, gathered);
     u.scatter = collective_time(data, Collective::kReduceScatter, trained * g);
     if (expert_params > 0.0) {
-      u.gather += collective_time(experts, Collective::kAllGather, expert_params * p);
+      u.gather += collective_time(experts, Collective::kAllGather, expert_params * qp);
       u.scatter += collective_time(experts, Collective::kReduceScatter, expert_params * g);
     }
     if (timing_only) return u;
-    u.gather_bytes = link_bytes(data, Collective::kAllGather, params * p);
+    u.gather_bytes = link_bytes(data, Collective::kAllGather, gathered);
     u.scatter_bytes = link_bytes(data, Collective::kReduceScatter, trained * g);
     const auto add = [](std::array<Bytes, kMaxTiers>& to, const std::array<Bytes, kMaxTiers>& x) {
       for (std::size_t i = 0; i < to.size(); ++i) to[i] += x[i];
     };
-    add(u.gather_bytes, link_bytes(experts, Collective::kAllGather, expert_params * p));
+    add(u.gather_bytes, link_bytes(experts, Collective::kAllGather, expert_params * qp));
     add(u.scatter_bytes, link_bytes(experts, Collective::kReduceScatter, expert_params * g));
     return u;
   };
   ShardedUnits out;
   out.contention = contention(data);
   out.layer = unit(pt.layer_parameters - layer_experts, layer_experts,
-                   pt.layer_trained - layer_experts);
-  out.dense_layer = unit(pt.dense_layer_parameters, 0.0, pt.dense_layer_trained);
-  out.embedding = unit(pt.embedding_parameters, 0.0, pt.embedding_trained);
-  out.head = unit(pt.head_parameters, 0.0, pt.head_trained);
+                   pt.layer_trained - layer_experts, quantized.layer);
+  out.dense_layer =
+      unit(pt.dense_layer_parameters, 0.0, pt.dense_layer_trained, quantized.dense_layer);
+  out.embedding = unit(pt.embedding_parameters, 0.0, pt.embedding_trained, 0.0);
+  out.head = unit(pt.head_parameters, 0.0, pt.head_trained, 0.0);
   return out;
 }
 
@@ -602,8 +619,9 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
   const auto tied_link =
       tied && !timing_only ? link_bytes(pl.mapping.groups[2], Collective::kSendRecv, tied_bytes)
                            : std::array<Bytes, kMaxTiers>{};
+  const QuantizedWeights quantized = quantized_weights(s);
   const ShardedUnits units =
-      sharded ? sharded_units(pt, m.groups[1], pl.expert_data, layer_experts, timing_only)
+      sharded ? sharded_units(pt, m.groups[1], pl.expert_data, layer_experts, quantized, timing_only)
               : ShardedUnits{};
   const double head_owned =
       spec_.tied_embeddings && chunks == 1 && pt.head_trained > 0.0
@@ -630,6 +648,7 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
       add(cc, pt.layer_unpaired, (layers - dense) * (1.0 - paired), pt.layer_trained);
     }
     cc.expert_parameters = static_cast<double>(layers - dense) * layer_experts;
+    cc.quantized_parameters = (layers - dense) * quantized.layer + dense * quantized.dense_layer;
     if (dense > 0) add(cc, pt.dense_layer, dense, pt.dense_layer_trained);
     if (first) {
       add(cc, pt.embedding, 1.0, pt.embedding_trained);
@@ -650,6 +669,7 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
       if (mtp > 0.0) {
         add(cc, pt.layer, mtp, pt.layer_trained);  // the sparse layer in a mixture of experts
         cc.expert_parameters += mtp * layer_experts;
+        cc.quantized_parameters += mtp * quantized.layer;
         add(cc, pt.head, mtp, pt.head_trained, 0.0);
         for (std::int64_t k = 0; k < spec_.mtp_depth; ++k) outside(cc, pt.head);
       }
@@ -680,6 +700,7 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
   in.zero_all_reduce = options_.zero_all_reduce;
   in.gradient_bytes = gradient_bytes;
   in.parameter_bytes = p;
+  in.quantized_parameter_bytes = quantized_weights(s).bytes;
   // Token ids and labels.
   in.input_bytes = bytes(8.0 * static_cast<double>(s.micro_batch * spec_.sequence / s.cp));
   // Gradient clipping all-reduces the squared norm (one fp32) over the model-parallel group,

@@ -175,8 +175,17 @@ class GptTraining {
     ShardedUnit embedding, layer, dense_layer, head;
     double contention = 0.0;  // of the data group's collectives (contention)
   };
+  // A sparse and a dense layer's linear weights gathered quantized (Megatron-Core's
+  // --fp8-param-gather: MemoryModel::quantized_parameters), routed experts' included, and the
+  // bytes each moves; zeros without.
+  struct QuantizedWeights {
+    double layer = 0.0, dense_layer = 0.0;
+    Bytes bytes;
+  };
+  [[nodiscard]] QuantizedWeights quantized_weights(const Strategy& s) const;
   [[nodiscard]] ShardedUnits sharded_units(const Parts& pt, const GroupPlacement& data,
                                            const GroupPlacement& experts, double layer_experts,
+                                           const QuantizedWeights& quantized,
                                            bool timing_only) const;
   // ZeRO-3: the chunk's forward and backward with each unit's parameter gathers and gradient
   // reduce-scatters (sharded_pass.hpp), launch latency excluded. `dense` of the chunk's

@@ -115,7 +115,7 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
   for (int d = 0; d < P; ++d) {
     Time port, end, update, gather, tpc, dpc, outside, sync;
     Time beside;  // the reduction's time beside the last backward
-    double params = 0.0, experts = 0.0;
+    double params = 0.0, experts = 0.0, quantized = 0.0;
     Activity work, step;  // this device's, over the iteration
     for (int local = 0; local < v; ++local) {
       const auto cu = static_cast<std::size_t>(local * P + d);
@@ -127,6 +127,7 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
       update += c.update;
       params += c.parameters;
       experts += c.expert_parameters;
+      quantized += c.quantized_parameters;
       tpc += c.tensor_comm;
       dpc += c.data_comm;
       outside += c.outside_layers;
@@ -181,14 +182,16 @@ void assemble_iteration(const IterationInput& in, TrainingResult& r, IterationSc
       step.main_memory *= share;
     }
     if (buckets_after && in.zero >= 1) {
-      gather = collective_time(*in.data_group, Collective::kAllGather,
-                               (params - experts) * in.parameter_bytes) +
-               collective_time(*experts_group, Collective::kAllGather,
-                               experts * in.parameter_bytes);
-      work.add_link_bytes(link_bytes(*in.data_group, Collective::kAllGather,
-                                     (params - experts) * in.parameter_bytes));
+      // Quantized weights (the routed experts' all of them) gathered at their own size.
+      const Bytes expert_bytes = quantized > 0.0 ? in.quantized_parameter_bytes : in.parameter_bytes;
+      const Bytes dense = (params - experts) * in.parameter_bytes +
+                          std::max(0.0, quantized - experts) *
+                              (in.quantized_parameter_bytes - in.parameter_bytes);
+      gather = collective_time(*in.data_group, Collective::kAllGather, dense) +
+               collective_time(*experts_group, Collective::kAllGather, experts * expert_bytes);
+      work.add_link_bytes(link_bytes(*in.data_group, Collective::kAllGather, dense));
       work.add_link_bytes(
-          link_bytes(*experts_group, Collective::kAllGather, experts * in.parameter_bytes));
+          link_bytes(*experts_group, Collective::kAllGather, experts * expert_bytes));
     }
     // The backward beside the reduction ran on the SMs the collective left it.
     const Time reduced = std::max(end + beside * in.contention, port);

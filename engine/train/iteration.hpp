@@ -27,6 +27,9 @@ struct ChunkCosts {
   Time update;               // the optimizer step over the chunk's parameters
   double parameters = 0.0;   // elements this device holds
   double expert_parameters = 0.0;  // of those, routed experts' (reduced over the expert-data group)
+  // Of those, the linear layers' weights held quantized (IterationInput::
+  // quantized_parameter_bytes), routed experts' included; 0 without.
+  double quantized_parameters = 0.0;
   Time tensor_comm;          // blocking kernel-group communication per micro-batch, both passes
   Time data_comm;            // ZeRO-3: exposed gathers and reduce-scatters, likewise
   Time outside_layers;       // embedding, head and loss kernels per micro-batch, both passes
@@ -66,6 +69,9 @@ struct IterationInput {
   bool zero_all_reduce = false;
   Bytes gradient_bytes = bytes(2.0);   // per parameter
   Bytes parameter_bytes = bytes(2.0);  // per parameter, as gathered back under ZeRO
+  // Per quantized parameter (ChunkCosts::quantized_parameters) as gathered back under ZeRO:
+  // Megatron-Core's --fp8-param-gather all-gathers the FP8 weights.
+  Bytes quantized_parameter_bytes;
   Bytes input_bytes;                   // host to device before the first micro-batch
   Time gradient_norm;  // every device: norm and overflow all-reduces before the step
   HostSpec host;

@@ -289,3 +289,32 @@ TEST_CASE("workload kinds and optimizers parse", "[graph]") {
   CHECK(to_string(Optimizer::kSgd) == "sgd");
   CHECK_FALSE(parse_optimizer("lamb").has_value());
 }
+
+TEST_CASE("linear-layer weights: what a quantizing stack keeps FP8 copies of", "[graph][golden]") {
+  // GPT-3 175B (h 12288, f 4h, biases, layernorm) on one of t = 8 ranks: QKV, projection and
+  // the MLP's two matrices, 12·h²/8 = 226,492,416; the rest of the layer's parameters are its
+  // biases and norms, (3h + f)/t + 6h.
+  const GptSpec g = gpt3_175b();
+  const std::int64_t h = g.hidden;
+  CHECK(gpt_layer_linear_weights(g, 8) == 226492416);
+  CHECK(gpt_layer_parameters(g, 8) - gpt_layer_linear_weights(g, 8) == (3 * h + 4 * h) / 8 + 6 * h);
+  // A mixture of experts (Mixtral's shape: h 4096, 32 heads of 128, 8 KV heads, 8 SwiGLU experts
+  // of 14336, no biases): QKV 4096·48·128 = 25,165,824, projection 4096² = 16,777,216, experts
+  // 8·3·4096·14336 = 1,409,286,144; the router (4096·8) and the two RMSNorms (2·4096) left out.
+  GptSpec m;
+  m.layers = 32;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.kv_heads = 8;
+  m.ffn = 14336;
+  m.mlp = MlpKind::kSwiglu;
+  m.norm = NormKind::kRmsNorm;
+  m.bias = false;
+  m.experts = 8;
+  m.top_k = 2;
+  m.expert_ffn = 14336;
+  CHECK(gpt_layer_linear_weights(m, 1) == 25165824 + 16777216 + 1409286144);
+  CHECK(gpt_layer_parameters(m, 1) - gpt_layer_linear_weights(m, 1) == 4096 * 8 + 2 * 4096);
+  // Over ep 4 each rank holds two experts.
+  CHECK(gpt_layer_linear_weights(m, 1, 4) == 25165824 + 16777216 + 1409286144 / 4);
+}

@@ -179,6 +179,59 @@ TEST_CASE("a stack's stored-activation and moment precisions: FP8 activations, B
   CHECK(b(low.gradients) == exactly(b(base.gradients)));
 }
 
+TEST_CASE("Transformer Engine's FP8 linear layers: saved inputs in FP8, weight copies",
+          "[dist][golden]") {
+  // 22B (GPT-3 layout, GeLU f = 4h, dropout, fp16: p = 2), t = 8, s = 2048, b = 1, FP8 inputs
+  // (1 byte): the norms' outputs before QKV and fc1 1 byte each instead of 2 (replicated
+  // 4p + 2 = 10 -> 2p + 2 + 2 = 8), the projection's cast beside the attention output (h/t:
+  // 2 -> 3 bytes), fc2's input f/t at 1 byte beside fc1's output at 2 (16h/t -> 12h/t):
+  // s·b·h·(8 + (6 + 3 + 12)/t + 5as/(ht)) = 12,582,912 x 23.958 = 301,465,600 (331,350,016
+  // at 16 bits: 29,884,416 = s·b·h·(2 + 3/8) less); with sp the replicated 8 /t:
+  // s·b·h·(1 + 21/8 + 13.333) = 213,385,216.
+  const GptSpec g = shipped_gpt("megatron_22b");
+  const auto layer = [&](const char* strategy, double q) {
+    return b(gpt_layer_activations(g, parse_strategy(strategy), 1, q));
+  };
+  CHECK(layer("tp8", 1.0) == exactly(301465600.0));
+  CHECK(layer("tp8-sp", 1.0) == exactly(213385216.0));
+  CHECK(layer("tp8", 0.0) == exactly(331350016.0));  // 0: the workload's precision
+  CHECK(layer("tp8", 2.0) == exactly(331350016.0 + 12582912.0 * 2.0 / 8.0));  // + the cast
+  CHECK(layer("tp8-recompute=full", 1.0) == exactly(25165824.0));  // the layer input only
+  // A mixture of experts (Mixtral 8x7B, bf16, SwiGLU, top-2, tp2): the router keeps the second
+  // norm's output at 2 bytes; the first norm's output (-1 x sbh), the projection's cast
+  // (+1 x h/t) and the experts' rows and SiLU outputs (-1 x top_k·imbalance·(h + f_e/t))
+  // change: per token -4096 + 2048 - 2·imbalance·(4096 + 7168).
+  const GptSpec m = shipped_gpt("mixtral_8x7b");
+  const Strategy tp2 = parse_strategy("tp2-sp");
+  const double sb = static_cast<double>(m.sequence);
+  const double delta = sb * (-4096.0 / 2.0 + 2048.0 - 2.0 * m.expert_imbalance * (4096.0 + 7168.0));
+  CHECK(b(gpt_layer_activations(m, tp2, 1, 1.0)) - b(gpt_layer_activations(m, tp2, 1)) ==
+        Approx(delta).epsilon(1e-12));
+  // Weight copies: Llama 3 8B (bf16), tp1 x pp2, ZeRO-1 over dp4: stage 0's 16 layers of
+  // 218,103,808 linear weights each (QKV 4096·48·128, projection 4096², MLP 3·4096·14336)
+  // take 2 more bytes each as Transformer Engine's FP8 cast and transpose; held only in FP8
+  // (--fp8-param-gather) the 2-byte weights go: the copies replace them. ZeRO-3 shards them.
+  const GptSpec l = shipped_gpt("llama3_8b");
+  const Strategy s = parse_strategy("tp1-pp2-dp4-mb1-zero1");
+  MemoryModel te;
+  te.linear_weight_copy_bytes = 2.0;
+  const double linear = 16.0 * 218103808.0;
+  const MemoryFootprint base = gpt_stage_memory_footprint(l, s, 0, MemoryModel{});
+  CHECK(b(gpt_stage_memory_footprint(l, s, 0, te).weights) ==
+        exactly(b(base.weights) + 2.0 * linear));
+  te.quantized_parameters = true;
+  CHECK(b(gpt_stage_memory_footprint(l, s, 0, te).weights) == exactly(b(base.weights)));
+  te.linear_weight_copy_bytes = 2.0 * (0.5 + 1.0 / 16.0);  // NVFP4's two copies
+  CHECK(b(gpt_stage_memory_footprint(l, s, 0, te).weights) ==
+        exactly(b(base.weights) - (2.0 - 1.125) * linear));
+  te = MemoryModel{};
+  te.linear_weight_copy_bytes = 2.0;
+  const Strategy z3 = parse_strategy("tp1-pp2-dp4-mb1-zero3");
+  CHECK(b(gpt_stage_memory_footprint(l, z3, 0, te).weights) ==
+        exactly(b(gpt_stage_memory_footprint(l, z3, 0, MemoryModel{}).weights) +
+                2.0 * linear / 4.0));
+}
+
 TEST_CASE("DualPipe: each device holds two stages' model states, pp + 1 micro-batches",
           "[dist][golden]") {
   // GPT-3 175B, tp8 x pp8, b 1: device d holds stage d and stage 7 - d (DeepSeek-V3 report

@@ -427,6 +427,58 @@ TEST_CASE("memory_model: activations cached in FP8, optimizer moments in BF16", 
         "p.yaml:5:22: error: memory_model.optimizer_moments: expected fp32 or bf16, got \"fp16\"");
 }
 
+TEST_CASE("memory_model: quantized linear inputs and weight copies, FP8 parameters",
+          "[software]") {
+  const auto profile = [](const std::string& extra) {
+    return read_software_profile(ConfigNode::load_string(std::string(kMinimal) + extra, "p.yaml"));
+  };
+  const std::string fp8 = "precision:\n  linear_layers: fp8\n";
+  const SoftwareProfile none = profile(fp8);
+  CHECK(none.memory.linear_input_bytes == 0.0);
+  CHECK(none.memory.linear_weight_copy_bytes == 0.0);
+  CHECK_FALSE(none.memory.quantized_parameters);
+  // Per-tensor FP8: 1 byte an element; two copies (cast and transpose) 2 bytes a weight.
+  const SoftwareProfile te = profile(
+      fp8 + "  parameters: quantized\nmemory_model:\n  linear_inputs: quantized\n"
+            "  weight_copies: 2\n");
+  CHECK(te.memory.linear_input_bytes == 1.0);
+  CHECK(te.memory.linear_weight_copy_bytes == 2.0);
+  CHECK(te.memory.quantized_parameters);
+  // The recipe's bytes: MXFP8 1 + 1/32 (an E8M0 scale per 32), NVFP4 1/2 + 1/16.
+  CHECK(profile(fp8 + "  fp8_scaling: mxfp8\nmemory_model:\n  linear_inputs: quantized\n")
+            .memory.linear_input_bytes == 1.03125);
+  CHECK(profile("precision:\n  linear_layers: fp4\nmemory_model:\n  weight_copies: 2\n")
+            .memory.linear_weight_copy_bytes == 1.125);
+  // The shipped Transformer Engine stacks: NeMo's FP8 recipe holds FP8 parameters, Megatron-LM's
+  // default does not.
+  const std::string dir = test::source_path("templates/software");
+  const SoftwareProfile nemo = load_software_profile(dir + "/nemo-fp8.yaml");
+  CHECK(nemo.memory.quantized_parameters);
+  CHECK(nemo.memory.linear_input_bytes == 1.0);
+  CHECK_FALSE(load_software_profile(dir + "/megatron-core-fp8.yaml").memory.quantized_parameters);
+  CHECK(load_software_profile(dir + "/fsdp.yaml").memory.linear_input_bytes == 0.0);
+  // Refused: on 16-bit layers, a fraction of a copy, FP8 parameters with no copy to hold them,
+  // FP8 inputs beside every activation cached in FP8.
+  CHECK(profile_error(std::string(kMinimal) + "memory_model:\n  linear_inputs: quantized\n") ==
+        "p.yaml:5:18: error: memory_model.linear_inputs: applies to precision.linear_layers: fp8 "
+        "or fp4, got linear_inputs with the workload's precision");
+  CHECK(profile_error(std::string(kMinimal) + fp8 + "memory_model:\n  weight_copies: 1.5\n") ==
+        "p.yaml:7:18: error: memory_model.weight_copies: expected a whole number of copies from 0 "
+        "to 4, got \"1.5\"");
+  CHECK(profile_error(std::string(kMinimal) + fp8 + "  parameters: quantized\n") ==
+        "p.yaml:6:15: error: precision.parameters: expected workload unless "
+        "memory_model.weight_copies is at least 1 (the quantized weights are the parameters' "
+        "only copy), got \"quantized\"");
+  CHECK(profile_error(std::string(kMinimal) + "precision:\n  parameters: quantized\n") ==
+        "p.yaml:5:15: error: precision.parameters: expected workload unless linear_layers is fp8 "
+        "or fp4, got \"quantized\"");
+  CHECK(profile_error(std::string(kMinimal) + fp8 +
+                      "memory_model:\n  activation_precision: fp8\n  linear_inputs: quantized\n") ==
+        "p.yaml:8:18: error: memory_model.linear_inputs: expected workload beside "
+        "activation_precision: fp8 (every stored activation already at 1 byte), got "
+        "\"quantized\"");
+}
+
 TEST_CASE("parallelism: DualPipe only where a profile lists it", "[software]") {
   // DeepSeek's schedule: no stack runs it unless its profile says so (ParallelismSupport's
   // default offers gpipe, 1f1b and interleaved); deepseek-v3.yaml lists it.

@@ -111,6 +111,14 @@ TEST_CASE("ZeRO-1 gradients: reduce-scattered or all-reduced, during or after th
   const TrainingResult contended = run(false, true);
   CHECK(contended.iteration_time.si() == Approx(12.0 + 3.0 * rs + ag + 0.5).epsilon(1e-12));
   CHECK(contended.iteration_time.si() <= scattered.iteration_time.si());
+  // FP8 parameters (Megatron-Core's --fp8-param-gather): 0.8e9 of the 1e9 parameters gathered
+  // at 1 byte, the other 0.2e9 at 2: 1.2e9 bytes instead of 2e9.
+  in.contention = 0.0;
+  in.chunks[0].quantized_parameters = 0.8e9;
+  in.quantized_parameter_bytes = bytes(1.0);
+  const double ag8 = collective_time(dp8, Collective::kAllGather, bytes(1.2e9)).si();
+  CHECK(run(false, false).breakdown.data_comm.si() == Approx(4.0 * rs + ag8).epsilon(1e-12));
+  CHECK(ag8 < 0.65 * ag);
 }
 
 }  // namespace pathfinder

@@ -231,6 +231,12 @@ TEST_CASE("[calibration] NeMo 24.07 FP8 pre-training on DGX H100: tokens/s/GPU",
               n, 100 * mape, 100 * signed_sum / n);
   CHECK(n == 12);
   // Measured today (bounds just above, so a regression fails; the goal is the issue's 8%):
+  //   MAPE 2.3%, bias +0.4% (every row within 6%: GPT-3 175B on 512 GPUs -5.9%, Llama 3 8B
+  //   +4.9%) since NeMo's FP8 recipe gathers the linear layers' weights in FP8
+  //   (nemo-fp8.yaml precision.parameters: the distributed optimizer's gathers 43% lighter;
+  //   GPT-3 20B -5.3% -> -1.8%) and Transformer Engine's FP8 inputs and weight copies are
+  //   counted (Nemotron-340B needs 85.3 GB -> 80.4 GB a device; 90.8 GB with the copies beside
+  //   16-bit parameters, when the run fit in 80).
   //   MAPE 2.6%, bias -0.5% (every row within 7%: GPT-3 175B on 512 GPUs -6.4%, GPT-3 20B
   //   -5.3%) since the userbuffers' copy engines cost the compute beside them half NVLink's
   //   memory contention (the chunked tensor-parallel rows 1-4 points slower; Nemotron-340B
@@ -312,8 +318,9 @@ TEST_CASE("[calibration] NeMo 24.03 Llama 2 7B with context parallelism, 4K to 1
   mape /= static_cast<double>(errors.size());
   std::printf("NeMo 24.03 long sequences (nemo-fp8 profile): MAPE %.1f%%, 4K %+.1f%%, 1M %+.1f%%\n",
               100 * mape, 100 * errors.front(), 100 * errors.back());
-  // Measured today (bounds just above, so a regression fails): MAPE 19.5%, every row
-  // optimistic and more so as attention takes over: +4.6% at 4K, +29.6% at 1M at the H100's
+  // Measured today (bounds just above, so a regression fails): MAPE 19.7%, every row
+  // optimistic and more so as attention takes over: +4.6% at 4K, +29.8% at 1M (19.5%, +29.6%
+  // before the FP8 parameter gathers of nemo-fp8.yaml) at the H100's
   // residual 0.755 (h100.yaml, refitted with the copy engines' contention; these rows are
   // not among the four it is fitted to). 21.3%, +5.3%, +14.8% at 16K, +28.7% at 128K, +31.5%
   // at 0.765. 19.0%, +3.9%, +13.0%, +26.0%, +28.5% at 0.745; 21.9%, +5.6%, +15.3%, +29.4%, +32.2% at 0.77 (27.5%, +8.2%, +19.6%,
@@ -367,6 +374,9 @@ TEST_CASE("[calibration] NeMo 24.07 FP8 fine-tuning on DGX H100: SFT and LoRA, p
   TrainingOptions o = test::profile_options("nemo-fp8");
   o.overlap_data_parallel = false;
   o.overlap_zero_gradients = false;
+  // The launcher's Apex optimizer keeps 16-bit parameters (no fp8_params in squad.yaml, and
+  // NeMo 1's default is off): the FP8 weights only Transformer Engine's copies.
+  o.memory.quantized_parameters = false;
   o.tensor_comm_chunked = false;
   o.tensor_comm_overlap = 0.0;
   std::printf("\n%-14s %-5s %5s %-28s %9s %9s %7s\n", "NeMo 24.07", "task", "gpus", "strategy",
@@ -428,10 +438,12 @@ TEST_CASE("[calibration] NeMo 24.07 FP8 fine-tuning on DGX H100: SFT and LoRA, p
   // ran the pre-training table's tuning instead of the launcher's defaults (interleaving, and
   // for 70B sequence parallelism with userbuffer overlap, bring 13B to -2% and 70B to about
   // +1%); the table does not say, so the documented configuration is timed.
-  // The 70B SFT row needs 113.6 GB a device in our memory model with the optimizer unsharded
-  // (dp 1) and no sequence parallelism: the published run fit in 80 GB (Apex's
-  // DistributedFusedAdam keeps 16-bit remainders of the fp32 master weights, Transformer Engine
-  // keeps FP8 copies of some activations; neither modelled), so it is timed unchecked.
+  // The 70B SFT row needs 115.1 GB a device in our memory model with the optimizer unsharded
+  // (dp 1) and no sequence parallelism (113.6 GB before Transformer Engine's FP8 inputs, -7.0
+  // GB, and weight copies, +8.6 GB, were counted): the published run fit in 80 GB (Apex's
+  // DistributedFusedAdam keeps 16-bit remainders of the fp32 master weights, not modelled;
+  // sequence parallelism, as the pre-training table's tuning, would take ~20 GB off the
+  // activations), so it is timed unchecked.
   CHECK(over_memory == 1);
   CHECK(by_task["LoRA"].first / by_task["LoRA"].second <= 0.04);
   CHECK(by_task["SFT"].first / by_task["SFT"].second <= 0.13);
