@@ -1,6 +1,7 @@
 // Tests for engine/graph/workload.hpp: each builder's parameter and FLOP counts against closed
 // forms, the graph's order, and the optimizer's per-parameter costs.
 #include "engine/graph/workload.hpp"
+#include "tests/parallel/parallel_specs.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -298,21 +299,10 @@ TEST_CASE("linear-layer weights: what a quantizing stack keeps FP8 copies of", "
   const std::int64_t h = g.hidden;
   CHECK(gpt_layer_linear_weights(g, 8) == 226492416);
   CHECK(gpt_layer_parameters(g, 8) - gpt_layer_linear_weights(g, 8) == (3 * h + 4 * h) / 8 + 6 * h);
-  // A mixture of experts (Mixtral's shape: h 4096, 32 heads of 128, 8 KV heads, 8 SwiGLU experts
+  // A mixture of experts (Mixtral 8x7B: h 4096, 32 heads of 128, 8 KV heads, 8 SwiGLU experts
   // of 14336, no biases): QKV 4096·48·128 = 25,165,824, projection 4096² = 16,777,216, experts
   // 8·3·4096·14336 = 1,409,286,144; the router (4096·8) and the two RMSNorms (2·4096) left out.
-  GptSpec m;
-  m.layers = 32;
-  m.hidden = 4096;
-  m.heads = 32;
-  m.kv_heads = 8;
-  m.ffn = 14336;
-  m.mlp = MlpKind::kSwiglu;
-  m.norm = NormKind::kRmsNorm;
-  m.bias = false;
-  m.experts = 8;
-  m.top_k = 2;
-  m.expert_ffn = 14336;
+  const GptSpec m = test::shipped_gpt("mixtral_8x7b");
   CHECK(gpt_layer_linear_weights(m, 1) == 25165824 + 16777216 + 1409286144);
   CHECK(gpt_layer_parameters(m, 1) - gpt_layer_linear_weights(m, 1) == 4096 * 8 + 2 * 4096);
   // Over ep 4 each rank holds two experts.
