@@ -60,6 +60,13 @@ TEST_CASE("shipped software profiles load with their sourced values", "[software
   CHECK(moe16.overlap_expert_comm == moe8.overlap_expert_comm);
   CHECK(moe16.tensor_comm_chunked);
   CHECK_FALSE(moe8.tensor_comm_chunked);
+  // The ModelZoo's FP8 recipe (sbatch_benchmarking.sh, PR=fp8): block scales, FP8 parameters,
+  // BF16 moments; both fuse the cross-entropy (--cross-entropy-loss-fusion).
+  CHECK(moe8.quant_recipe == QuantRecipe::kBlockwise);
+  CHECK(moe8.memory.quantized_parameters);
+  CHECK(moe8.memory.moment_bytes == 4.0);
+  CHECK_FALSE(moe8.fp32_cross_entropy);
+  CHECK_FALSE(moe16.fp32_cross_entropy);
   // No memory_model block: the ZeRO/Korthikanti counts unchanged.
   CHECK_FALSE(m.memory.fp32_gradient_buffer);
   CHECK(m.memory.activation_factor == 1.0);

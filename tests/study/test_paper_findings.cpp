@@ -287,10 +287,11 @@ TEST_CASE("Llama 3 70B fine-tuning: LoRA's gain is the memory it frees more than
   // its adapters' thin GEMMs and adds (5 per layer here, about as long per layer as the
   // gradient GEMMs they replace on H100 at tp4: 2.6 against 3.2 ms), so on the same strategy
   // it gains little; what it frees is memory (no gradients or optimizer states for 70B
-  // parameters). On H100's 80 GB that buys a pipeline-free split (tp4-dp16), on B200's 192 GB
-  // a pipeline-free split with a smaller tensor group (tp2-dp32; pure data parallelism with
-  // ZeRO-3, 3.00 s, 2% behind): LoRA 5-12% faster than full fine-tuning on H100, 20-45% on
-  // B200 (measured 11% and 25%: 9.29 against 8.36 s and 3.67 against 2.93 s; ZeRO-3 over dp64
+  // parameters). On H100's 80 GB that buys a shorter pipeline (tp4-pp2-dp8 against full
+  // fine-tuning's tp4-pp4-dp4), on B200's 192 GB pure data parallelism with ZeRO-3 (tp1-dp64;
+  // Transformer Engine's FP8 weight copies no longer leave room for tp2-dp32): LoRA 5-12%
+  // faster than full fine-tuning on H100, 20-45% on B200 (measured 12% and 22%: 9.60 against
+  // 8.59 s and 3.67 against 3.00 s; 11% and 25% before the copies were counted; ZeRO-3 over dp64
   // was the B200's answer, 36% faster, until its gathers across nodes cost the compute beside
   // them main memory at the ring's rate, eight rails near NVLink's; H100 9% before its NVLink
   // collectives cost it at all, h100.yaml memory_contention: full fine-tuning's gradients cross
@@ -452,9 +453,10 @@ TEST_CASE("MoE dispatch: DeepEP forwarding and overlapped all-to-alls buy DeepSe
   // studies/moe_dispatch.yaml: DeepSeek-V3 on 2,048 H100s, every strategy ranked under
   // Megatron-Core FP8 with its flat all-to-all and under its 2025 MoE stack (megatron-core-moe:
   // DeepEP's forwarding dispatch, a token crossing to each of its <= 4 routed nodes once; the
-  // all-to-alls overlapped with another micro-batch's compute). Flat, the best split keeps the
-  // expert group inside a DGX (its all-to-alls on NVLink) and pays an 8-stage pipeline with full
-  // recomputation; with the MoE stack the expert group may cross nodes.
+  // all-to-alls overlapped with another micro-batch's compute; the ModelZoo's FP8 recipe).
+  // Flat, the best split keeps the expert group inside a DGX (its all-to-alls on NVLink) and
+  // pays a 16-stage pipeline (tp2-pp16-dp64-ep4, 23.32 s); with the MoE stack the expert group
+  // may cross nodes (ep16, 15.83 s).
   const StudyTable t = shipped_study_table("moe_dispatch", 3);
   const double flat = iteration_s(t, 0), moe = iteration_s(t, 1);
   const Strategy flat_best = parse_strategy(t.cell(0, *t.column("chosen_strategy")));
@@ -466,9 +468,11 @@ TEST_CASE("MoE dispatch: DeepEP forwarding and overlapped all-to-alls buy DeepSe
   CHECK(flat / moe > 1.15);
   CHECK(flat / moe < 1.5);
   // DeepSeek's own stack (deepseek-v3.yaml), with its FP8-cached activations and BF16 moments:
-  // the expert group across nodes as the MoE stack's and no full recomputation, ahead of both
-  // Megatron-Core stacks (the study: 16.66 s against 23.41 and 17.83; the MoE stack's best
-  // recomputes the norms and MLA up-projections, recompute=mla_up_proj+layernorm). With the
+  // the expert group across nodes as the MoE stack's and no full recomputation, within 10% of
+  // the MoE stack and well ahead of the flat one (the study: 16.66 s against 15.83 and 23.32;
+  // it was ahead of both, 16.66 against 17.83, before megatron-core-moe took the ModelZoo's
+  // fused loss, FP8 parameters and BF16 moments: its last stage's loss in fp32 passes now
+  // leaves the others a 3.57 s bubble against 2.20 s). With the
   // model's multi-token-prediction module on the last stage (deepseek_v3.yaml mtp_depth 1), its
   // search takes 1F1B over 8 stages; DualPipe on DeepSeek's own split (pp16, ep64) takes
   // 16.99 s, 2% behind (its 32-stage split, 13.97 s without the module, 19.12 s with it: the
@@ -479,7 +483,7 @@ TEST_CASE("MoE dispatch: DeepEP forwarding and overlapped all-to-alls buy DeepSe
   CHECK(own.ep > 8);
   CHECK(own.recompute != Recompute::kFull);
   CHECK(flat / deepseek > 1.15);
-  CHECK(deepseek < moe);
+  CHECK(std::abs(deepseek / moe - 1.0) < 0.10);
 }
 
 }  // namespace pathfinder
