@@ -101,6 +101,12 @@ int in_flight_micro_batches(const Strategy& s, I64 micro_batches, int stage) {
 // Sequence parallel splits the replicated group by t too (their eq. 3: s·b·h·(34 + 5as/h)/t).
 // Selective recomputation stores no scores (recomputes the attention core: 10 + 24/t, or 34/t
 // with sp); full recomputation stores only the layer input, s·b·h·p (/t with sp): Table 2.
+// A stack whose quantized linear layers save their inputs quantized (c bytes an element,
+// Transformer Engine's FP8 casts) stores the norms' outputs before QKV and the first MLP GEMM,
+// the MLP's activation output and the experts' rows at c, and the output projection keeps a
+// cast of the attention output beside it: GeLU, dense, replicated s·b·h·(2p + 2c + 2), split
+// s·b·(p·(q + 2·kv) + (h/t)·(p + c) + (f/t)·(p + c)); the 22B layer at t = 8 331 -> 301 MB
+// with c = 1.
 Bytes gpt_layer_activations(const GptSpec& w, const Strategy& s, I64 b, double linear_input_bytes) {
   PF_ASSERT(s.tp >= 1 && b >= 1 && linear_input_bytes >= 0.0);
   const double p = element_bytes(w.precision);
