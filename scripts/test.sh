@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: set up, build with warnings as errors, run every test with CTest; then
 # the same tests under AddressSanitizer and UBSan (the [paper] study tests, long joint split
-# searches that the Release run covers, excepted).
+# searches that the Release run covers, excepted, and the MoE dispatch study's three full
+# DeepSeek-V3 strategy searches on 2,048 GPUs: 75 s in Release, 7.4 minutes under ASan).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -14,4 +15,4 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1
       -DPATHFINDER_SANITIZE=ON -DPATHFINDER_WERROR=ON -DPATHFINDER_BENCH=OFF >/dev/null
 cmake --build build-asan -j "$(nproc)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -E "paper"
+  ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -E "paper|MoE dispatch"
