@@ -700,7 +700,7 @@ void GptTraining::build_input(const Strategy& s, int id, std::int64_t micro_batc
   in.zero_all_reduce = options_.zero_all_reduce;
   in.gradient_bytes = gradient_bytes;
   in.parameter_bytes = p;
-  in.quantized_parameter_bytes = quantized_weights(s).bytes;
+  in.quantized_parameter_bytes = quantized.bytes;
   // Token ids and labels.
   in.input_bytes = bytes(8.0 * static_cast<double>(s.micro_batch * spec_.sequence / s.cp));
   // Gradient clipping all-reduces the squared norm (one fp32) over the model-parallel group,
