@@ -187,6 +187,17 @@ std::pair<std::string, std::vector<ConfigOverride>> model_of(const Row& r) {
   return {base, sets};
 }
 
+// The gradient reduction each row's published script asks for: NVIDIA's H100 FP8 scripts for
+// Llama 2 7B and Nemotron 8B/22B leave the optimizer's grad_sync_dtype at its fp32 default
+// (NeMo-Framework-Launcher examples/training/llama/h100/llama2_7b_fp8.sh,
+// nemotron/h100/nemotron_{8b,22b}_fp8.sh); the others set bf16, as nemo-fp8.yaml does.
+TrainingOptions row_options(TrainingOptions o, const Row& r) {
+  if (r.model == "LLAMA2-7B" || r.model == "Nemotron-8B" || r.model == "Nemotron-22B") {
+    o.gradient_reduction = GradientReduction::kFp32IfBf16;
+  }
+  return o;
+}
+
 }  // namespace
 
 TEST_CASE("[calibration] NeMo 24.07 FP8 pre-training on DGX H100: tokens/s/GPU", "[train]") {
@@ -205,7 +216,7 @@ TEST_CASE("[calibration] NeMo 24.07 FP8 pre-training on DGX H100: tokens/s/GPU",
     const std::string text = strategy_text(r);
     const Strategy s = parse_strategy(text);
     REQUIRE(check_strategy(s, w, r.gpus).empty());
-    const TrainingResult t = evaluate_training(sys.spec, sys.arch, w, s, o);
+    const TrainingResult t = evaluate_training(sys.spec, sys.arch, w, s, row_options(o, r));
     INFO(r.model << " " << text << ": " << t.reason);
     CHECK(t.feasible);  // every published configuration fits in 80 GB
     if (!t.feasible) continue;
@@ -231,6 +242,9 @@ TEST_CASE("[calibration] NeMo 24.07 FP8 pre-training on DGX H100: tokens/s/GPU",
               n, 100 * mape, 100 * signed_sum / n);
   CHECK(n == 12);
   // Measured today (bounds just above, so a regression fails; the goal is the issue's 8%):
+  //   MAPE 2.4%, bias +1.3% (every row within 6%: Llama 3 8B +5.7%, GPT-3 5B +5.6%, GPT-3
+  //   175B on 512 GPUs -4.9%) since the rows whose scripts say so reduce gradients in bf16
+  //   (row_options; GPT-3 20B -1.8% -> +1.1%).
   //   MAPE 2.3%, bias +0.4% (every row within 6%: GPT-3 175B on 512 GPUs -5.9%, Llama 3 8B
   //   +4.9%) since NeMo's FP8 recipe gathers the linear layers' weights in FP8
   //   (nemo-fp8.yaml precision.parameters: the distributed optimizer's gathers 43% lighter;
@@ -377,6 +391,8 @@ TEST_CASE("[calibration] NeMo 24.07 FP8 fine-tuning on DGX H100: SFT and LoRA, p
   // The launcher's Apex optimizer keeps 16-bit parameters (no fp8_params in squad.yaml, and
   // NeMo 1's default is off): the FP8 weights only Transformer Engine's copies.
   o.memory.quantized_parameters = false;
+  // fused_adam (the PEFT script drops grad_sync_dtype): the fp32 main gradients all-reduced.
+  o.gradient_reduction = GradientReduction::kFp32IfBf16;
   o.tensor_comm_chunked = false;
   o.tensor_comm_overlap = 0.0;
   std::printf("\n%-14s %-5s %5s %-28s %9s %9s %7s\n", "NeMo 24.07", "task", "gpus", "strategy",
