@@ -49,7 +49,8 @@ MemoryFootprint model_state_footprint(double parameters, Optimizer o, DataType p
   const double n = d(dp);
   MemoryFootprint f;
   f.weights = bytes(parameters * p / (zero >= 3 ? n : 1.0));
-  f.gradients = bytes(parameters * p / (zero >= 2 ? n : 1.0));
+  const double g = mm.gradient_bytes > 0.0 ? mm.gradient_bytes : p;
+  f.gradients = bytes(parameters * g / (zero >= 2 ? n : 1.0));
   f.optimizer = bytes(parameters * (master + moments) / (zero >= 1 ? n : 1.0));
   if (mm.fp32_gradient_buffer) f.gradients += bytes(parameters * 4.0 / (zero >= 2 ? n : 1.0));
   if (zero >= 1) {

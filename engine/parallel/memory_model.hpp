@@ -45,6 +45,14 @@ struct MemoryModel {
   // The linear layers' weights held only quantized (Megatron-Core's --fp8-param-gather,
   // Transformer Engine's fp8_model_init): no 16-bit copy beside the quantized ones above.
   bool quantized_parameters = false;
+  // Bytes per parameter of the gradients the backward writes, 0: the workload's precision. A
+  // stack whose weight-gradient GEMMs accumulate into a main gradient holds that instead of the
+  // 16-bit gradients: Megatron's main_grad, fp32 for bf16 ("bf16 param, fp32 grads: 6 + 12/d
+  // bytes" with the distributed optimizer, Megatron-LM docs/source/api-guide/
+  // dist_optimizer.md; arguments.py forces accumulate_allreduce_grads_in_fp32 for bf16 unless
+  // --grad-reduce-in-bf16), the 16-bit type for fp16 (GptTraining sets it from the profile's
+  // fused wgrad_accumulation and gradient reduction).
+  double gradient_bytes = 0.0;
   // Bytes per parameter of Adam's two moments, 0: fp32 each, 8 (`memory_model:
   // {optimizer_moments: bf16}`: 4, DeepSeek-V3 report §3.3.3, "BF16 ... to track the first and
   // second moments in the AdamW optimizer").

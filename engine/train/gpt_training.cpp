@@ -36,6 +36,12 @@ GptTraining::GptTraining(GptSpec spec, PerfMachine machine, SystemGraph system,
       peak_(peak_flops),
       options_(std::move(options)) {
   if (!options_.graphs) options_.graphs = std::make_shared<GraphCache>();
+  // Weight gradients accumulated by their GEMMs into the main gradient: what the stage holds
+  // in place of the 16-bit gradients (MemoryModel::gradient_bytes).
+  if (options_.wgrad_accumulation == WgradAccumulation::kFused) {
+    options_.memory.gradient_bytes = options_.main_gradient_bytes(
+        bytes_per_element(spec_.precision).si(), spec_.precision == DataType::kBf16);
+  }
   pace_ = timer_.machine().job_pace(system_.devices);
 }
 
