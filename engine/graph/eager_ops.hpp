@@ -6,7 +6,7 @@ namespace pathfinder {
 // Element-wise operators a framework runs as eager PyTorch decomposes them (one aten kernel per
 // operator, each a pass over its tensor, fp32 where the model code casts) instead of one fused
 // kernel each (a hand-written kernel, Transformer Engine, or torch.compile's generated one).
-// Counts per element in GptBuilder (gpt_graph.cpp); the model code is torchtitan's Llama
+// Counts per element in GptBuilder (gpt_builder.hpp); the model code is torchtitan's Llama
 // (pytorch/torchtitan, models/llama/model.py and models/norms.py, December 2024).
 struct EagerOps {
   bool rmsnorm = false;    // `_norm(x.float()).type_as(x) * weight`, x * rsqrt(mean(x^2) + eps)

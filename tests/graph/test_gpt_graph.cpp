@@ -351,7 +351,7 @@ TEST_CASE("FP8 sequence-parallel gathers: cast on the local rows, half the bytes
 TEST_CASE("quantization recipes: each cast's bytes and FLOPs, FP4 operands, promoted blocks",
           "[graph][golden]") {
   // The QKV input: T·h = 65,536 BF16 values (131,072 B read), written as a row-wise and a
-  // column-wise copy with their scales (gpt_graph.cpp quantize()).
+  // column-wise copy with their scales (gpt_linear.cpp quantize()).
   const GptSpec s = tiny_llama();
   const auto built = [&](QuantRecipe r) {
     GptPartition p;
