@@ -44,6 +44,24 @@ TEST_CASE("ZeRO paper example: 7.5B parameters on 64 data-parallel devices", "[d
   CHECK(b(model_state_footprint(1.0, Optimizer::kSgd, DataType::kFp32, 0, 1).optimizer) == 0.0);
 }
 
+TEST_CASE("Megatron's fp32 main gradients: bf16 param, fp32 grads = 18 bytes, 6 + 12/d", "[dist][golden]") {
+  // Megatron-LM docs/source/api-guide/dist_optimizer.md: bf16 parameters with fp32 gradients
+  // hold 18 bytes per parameter without the distributed optimizer, 6 + 12/d with it.
+  MemoryModel mm;
+  mm.gradient_bytes = 4.0;
+  const auto total = [&](int zero, int dp) {
+    return b(model_state_footprint(1.0, Optimizer::kAdam, DataType::kBf16, zero, dp, mm).total());
+  };
+  CHECK(total(0, 8) == exactly(18.0));
+  CHECK(total(1, 8) == exactly(6.0 + 12.0 / 8.0));
+  CHECK(total(2, 8) == exactly(2.0 + 16.0 / 8.0));  // ZeRO-2 shards the fp32 gradients too
+  CHECK(b(model_state_footprint(1.0, Optimizer::kAdam, DataType::kBf16, 1, 8, mm).gradients) ==
+        exactly(4.0));
+  // Unset: the workload's 2 bytes (the ZeRO paper's count above).
+  CHECK(b(model_state_footprint(1.0, Optimizer::kAdam, DataType::kBf16, 1, 8).gradients) ==
+        exactly(2.0));
+}
+
 TEST_CASE("per-layer activations: Korthikanti et al. 2022 Table 2 at t = 8, s = 2048, b = 1",
           "[dist][golden]") {
   // Rows: baseline tensor parallel s·b·h·(10 + 24/t + 5as/(ht)); + sequence parallel

@@ -910,6 +910,33 @@ TEST_CASE("expert parallelism: experts spread over the data group, all-to-alls o
 
 namespace pathfinder {
 
+TEST_CASE("the gradients a stage holds are the main gradient its GEMMs accumulate into",
+          "[train]") {
+  // Llama 3 8B at 4,096 tokens on 8 H100s, ZeRO-1: each rank holds all 8,030,261,248
+  // parameters' gradients. Megatron's bf16 runs accumulate into an fp32 main_grad (4 bytes a
+  // parameter, megatron-core.yaml's fused wgrad_accumulation and fp32_if_bf16 reduction), fp16
+  // runs into an fp16 one (2), NeMo's bf16 grad_sync_dtype into a bf16 one (2, nemo-fp8.yaml);
+  // without accumulation into a main gradient the workload's 2 bytes.
+  GptSpec w = test::shipped_gpt("llama3_8b");
+  w.sequence = 4096;
+  w.global_batch = 32;
+  const Strategy s = parse_strategy("tp1-pp1-dp8-mb1-zero1");
+  const auto gradients = [&](const GptSpec& spec, TrainingOptions o) {
+    o.check_memory = false;
+    return test::training_model("h100", spec, 8, o).evaluate(s).memory.gradients.si();
+  };
+  const double params = 8030261248.0;
+  const TrainingOptions mcore = test::profile_options("megatron-core");
+  TrainingOptions unfused = mcore;
+  unfused.wgrad_accumulation = WgradAccumulation::kNone;
+  CHECK(gradients(w, mcore) == Approx(4.0 * params).epsilon(1e-9));
+  CHECK(gradients(w, unfused) == Approx(2.0 * params).epsilon(1e-9));
+  CHECK(gradients(w, test::profile_options("nemo-fp8")) == Approx(2.0 * params).epsilon(1e-9));
+  GptSpec fp16 = w;
+  fp16.precision = DataType::kFp16;
+  CHECK(gradients(fp16, mcore) == Approx(2.0 * params).epsilon(1e-9));
+}
+
 TEST_CASE("LoRA: no weight gradients or their reduction, only the adapters' step", "[train]") {
   // Llama 3 8B, 4,096 tokens, on one DGX H100 as 8 data-parallel replicas, gradients reduced
   // after the backward pass so that the reduction shows whole in data_comm.
