@@ -454,9 +454,10 @@ TEST_CASE("MoE dispatch: DeepEP forwarding and overlapped all-to-alls buy DeepSe
   // Megatron-Core FP8 with its flat all-to-all and under its 2025 MoE stack (megatron-core-moe:
   // DeepEP's forwarding dispatch, a token crossing to each of its <= 4 routed nodes once; the
   // all-to-alls overlapped with another micro-batch's compute; the ModelZoo's FP8 recipe).
-  // Flat, the best split keeps the expert group inside a DGX (its all-to-alls on NVLink) and
-  // pays a 16-stage pipeline (tp2-pp16-dp64-ep4, 23.32 s); with the MoE stack the expert group
-  // may cross nodes (ep16, 15.83 s).
+  // Flat, the best split keeps the expert group small (tp1-pp8-dp256-ep8 with full
+  // recomputation, 23.41 s; inside a DGX, tp2-pp16-dp64-ep4 at 23.32 s, it needs 86.5 GB beside
+  // Megatron's fp32 main gradients); with the MoE stack the expert group may cross nodes (ep16,
+  // 15.83 s).
   const StudyTable t = shipped_study_table("moe_dispatch", 3);
   const double flat = iteration_s(t, 0), moe = iteration_s(t, 1);
   const Strategy flat_best = parse_strategy(t.cell(0, *t.column("chosen_strategy")));
@@ -467,16 +468,16 @@ TEST_CASE("MoE dispatch: DeepEP forwarding and overlapped all-to-alls buy DeepSe
   CHECK(moe_best.ep > 8);    // forwarded and overlapped, they may cross nodes
   CHECK(flat / moe > 1.15);
   CHECK(flat / moe < 1.5);
-  // DeepSeek's own stack (deepseek-v3.yaml), with its FP8-cached activations and BF16 moments:
-  // the expert group across nodes as the MoE stack's and no full recomputation, within 10% of
-  // the MoE stack and well ahead of the flat one (the study: 16.66 s against 15.83 and 23.32;
-  // it was ahead of both, 16.66 against 17.83, before megatron-core-moe took the ModelZoo's
-  // fused loss, FP8 parameters and BF16 moments: its last stage's loss in fp32 passes now
-  // leaves the others a 3.57 s bubble against 2.20 s). With the
-  // model's multi-token-prediction module on the last stage (deepseek_v3.yaml mtp_depth 1), its
-  // search takes 1F1B over 8 stages; DualPipe on DeepSeek's own split (pp16, ep64) takes
-  // 16.99 s, 2% behind (its 32-stage split, 13.97 s without the module, 19.12 s with it: the
-  // last stage's two head passes and block outweigh two layers).
+  // DeepSeek's own stack (deepseek-v3.yaml), with its FP8-cached activations, BF16 moments and
+  // fp32 gradients: the expert group across nodes as the MoE stack's and no full recomputation,
+  // within 10% of the MoE stack and well ahead of the flat one (the study: DualPipe on 16 stages
+  // with ep32, recomputing the norms and MLA up-projections as the report does, 16.93 s against
+  // 15.83 and 23.41; 1F1B on 8 stages with ep16, 16.66 s without recomputation while the model
+  // held 16-bit gradients, needs 100.1 GB beside fp32 ones; it was ahead of both, 16.66 against
+  // 17.83, before megatron-core-moe took the ModelZoo's fused loss, FP8 parameters and BF16
+  // moments). With the model's multi-token-prediction module on the last stage
+  // (deepseek_v3.yaml mtp_depth 1), DualPipe's 32-stage split takes 19.12 s (13.97 s without the
+  // module: the last stage's two head passes and block outweigh two layers).
   const Strategy own = parse_strategy(t.cell(2, *t.column("chosen_strategy")));
   const double deepseek = iteration_s(t, 2);
   std::printf("DeepSeek's stack %.2f s (%s)\n", deepseek, to_string(own).c_str());
