@@ -82,6 +82,8 @@ TEST_CASE("[calibration] vTrain: 1,440 single-node A100 training iterations", "[
     int n = 0;
   };
   std::map<std::string, Family> by_family;  // "tpN ppN"
+  std::printf("\nvTrain rows: gpus, global batch, micro-batch, hidden, layers, tp, dp, pp, "
+              "measured ms, predicted ms, error\n");
   for (const VtrainRow& r : vtrain_rows()) {
     const std::int64_t pad = 128 * r.tp;
     const std::int64_t vocab = (50257 + pad - 1) / pad * pad;
@@ -101,6 +103,9 @@ TEST_CASE("[calibration] vTrain: 1,440 single-node A100 training iterations", "[
     REQUIRE(t.feasible);
     const double pred = t.iteration_time.si() * 1e3;
     errors.push_back((pred - r.ms) / r.ms);
+    std::printf("%d %d %d %d %d %d %d %d %.2f %.2f %+.1f%%\n", r.gpus, r.global_batch,
+                r.micro_batch, r.hidden, r.layers, r.tp, r.dp, r.pp, r.ms, pred,
+                100 * errors.back());
     Family& fam = by_family["tp" + std::to_string(r.tp) + " pp" + std::to_string(r.pp)];
     fam.abs += std::abs(errors.back());
     fam.signed_sum += errors.back();
