@@ -10,7 +10,7 @@
 namespace pathfinder {
 namespace {
 
-Diagnostic problem(std::string key, std::string message) {
+Diagnostic space_problem(std::string key, std::string message) {
   return Diagnostic{SourceLoc{"split space", 0, 0, std::move(key)}, std::move(message)};
 }
 
@@ -62,21 +62,23 @@ SplitSpace::SplitSpace(int components, Eigen::VectorXd lower, Eigen::VectorXd up
   std::vector<Diagnostic> problems;
   if (h_ < 1) {
     throw ConfigError(
-        problem("components", "expected at least 1 component, got " + std::to_string(h_)));
+        space_problem("components", "expected at least 1 component, got " + std::to_string(h_)));
   }
   const auto n = static_cast<Eigen::Index>(kBudgets * h_);
   if (lo_.size() != n || hi_.size() != n) {
     throw ConfigError(
-        problem("bounds", printf_string("expected %d lower and %d upper bounds (3 budgets x %d "
-                                        "components), got %d and %d",
-                                        dim(), dim(), h_, static_cast<int>(lo_.size()),
-                                        static_cast<int>(hi_.size()))));
+        space_problem("bounds",
+                      printf_string("expected %d lower and %d upper bounds (3 budgets x %d "
+                                    "components), got %d and %d",
+                                    dim(), dim(), h_, static_cast<int>(lo_.size()),
+                                    static_cast<int>(hi_.size()))));
   }
   if (names_.empty()) {
     for (int i = 0; i < h_; ++i) names_.push_back("c" + std::to_string(i));
   } else if (static_cast<int>(names_.size()) != h_) {
-    throw ConfigError(problem("names", printf_string("expected %d component names, got %d", h_,
-                                                     static_cast<int>(names_.size()))));
+    throw ConfigError(
+        space_problem("names", printf_string("expected %d component names, got %d", h_,
+                                             static_cast<int>(names_.size()))));
   }
   for (int k = 0; k < dim(); ++k) {
     const double lo = lo_[k], hi = hi_[k];
@@ -84,9 +86,9 @@ SplitSpace::SplitSpace(int components, Eigen::VectorXd lower, Eigen::VectorXd up
     const auto check = [&](const char* which, double v) {
       if (!std::isfinite(v)) {
         problems.push_back(
-            problem(key, printf_string("%s bound %g is not a finite number", which, v)));
+            space_problem(key, printf_string("%s bound %g is not a finite number", which, v)));
       } else if (v < 0.0 || v > 1.0) {
-        problems.push_back(problem(
+        problems.push_back(space_problem(
             key,
             printf_string("%s bound %g is outside [0, 1] (a fraction of the budget)", which, v)));
       }
@@ -95,7 +97,7 @@ SplitSpace::SplitSpace(int components, Eigen::VectorXd lower, Eigen::VectorXd up
     check("upper", hi);
     if (lo > hi) {
       problems.push_back(
-          problem(key, printf_string("lower bound %g exceeds upper bound %g", lo, hi)));
+          space_problem(key, printf_string("lower bound %g exceeds upper bound %g", lo, hi)));
     }
     if (lo < hi) free_.push_back(k);
   }
@@ -103,7 +105,7 @@ SplitSpace::SplitSpace(int components, Eigen::VectorXd lower, Eigen::VectorXd up
     const double s = lo_.segment(b * h_, h_).sum();
     if (s > 1.0) {
       problems.push_back(
-          problem(std::string(kBudgetNames[b]),
+          space_problem(std::string(kBudgetNames[b]),
                   printf_string("lower bounds sum to %g, more than the whole budget (1)", s)));
     }
   }

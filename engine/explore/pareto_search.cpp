@@ -11,7 +11,7 @@
 namespace pathfinder {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNoScore = std::numeric_limits<double>::infinity();
 
 std::vector<Strategy> candidates_of(const SearchStudy& study, const DesignEvaluator& e,
                                     const Eigen::VectorXd& x0) {
@@ -42,11 +42,11 @@ ParetoSearch pareto_search(const SearchStudy& study, const DesignEvaluator& e,
     const double w = static_cast<double>(k) / static_cast<double>(std::max(weights, 2) - 1);
     // The weighted sum of the normalized measures at x, for the best candidate there.
     const auto value = [&](const TrainingResult& r) {
-      if (!r.feasible) return kInf;
+      if (!r.feasible) return kNoScore;
       return w * measure(m[0], r) / n0 + (1.0 - w) * measure(m[1], r) / n1;
     };
     const Objective f = [&](const Eigen::VectorXd& x) {
-      double best = kInf;
+      double best = kNoScore;
       for (const Strategy& s : candidates) best = std::min(best, value(e.evaluate(x, s).training));
       return best;
     };
@@ -59,7 +59,7 @@ ParetoSearch pareto_search(const SearchStudy& study, const DesignEvaluator& e,
     ParetoPoint p;
     p.weight = w;
     p.split = sr.x;
-    double best = kInf;
+    double best = kNoScore;
     for (const Strategy& s : candidates) {
       TrainingResult r = e.evaluate(sr.x, s).training;
       const double v = value(r);

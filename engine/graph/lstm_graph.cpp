@@ -93,7 +93,7 @@ namespace {
 
 using Deps = std::vector<KernelId>;
 
-double d(std::int64_t v) { return static_cast<double>(v); }
+double as_double(std::int64_t v) { return static_cast<double>(v); }
 
 // Kernel names: t<step>.l<layer>.what; without the step (-1, once per sequence) or the layer.
 std::string at(int layer, int step, const std::string& what) {
@@ -132,9 +132,9 @@ class LstmBuilder {
         kp2_(part.kp2),
         devices_(static_cast<double>(part.kp1) * static_cast<double>(part.kp2)),
         wdiv_(part.split == GemmSplit::kColumnRow ? part.kp1 : part.kp2),
-        B_(d(s.batch)),
-        D_(d(s.hidden)),
-        V_(d(s.vocabulary)),
+        B_(as_double(s.batch)),
+        D_(as_double(s.hidden)),
+        V_(as_double(s.vocabulary)),
         p_(bytes_per_element(s.precision)),
         dt_(s.precision) {}
 
@@ -188,7 +188,7 @@ class LstmBuilder {
   // The softmax over sm.m rows (one step's or the sequence's): GEMM, pointwise, row sums;
   // returns the last kernel.
   KernelId softmax_forward(const DistGemm& sm, int step, Deps below) {
-    const double rows = d(sm.m), V = V_, g = devices_;
+    const double rows = as_double(sm.m), V = V_, g = devices_;
     const Bytes p = p_;
     const Deps logits = gemm_fwd(sm, step, std::move(below));
     const KernelId pw = stream(-1, step, "softmax.fwd", KernelKind::kSoftmax, Phase::kForward,
@@ -205,7 +205,7 @@ class LstmBuilder {
   // `extra`). Returns {data gradient, weight gradient}.
   std::pair<KernelId, KernelId> softmax_backward(const DistGemm& sm, int step, Deps deps,
                                                  const Deps& extra) {
-    const double rows = d(sm.m), V = V_, g = devices_;
+    const double rows = as_double(sm.m), V = V_, g = devices_;
     const Bytes p = p_;
     const KernelId pw = stream(-1, step, "softmax.bwd", KernelKind::kSoftmax,
                                Phase::kBackwardData, 5.0 * rows * V / g, 7.0 * rows * V * p / g,
@@ -216,7 +216,7 @@ class LstmBuilder {
   Deps wgrad_gather(const DistGemm& g, const std::string& name, Deps after) {
     if (!rc_) return after;
     return comm(g.layer, -1, name, Phase::kUpdate, CommKind::kAllGather, CommGroup::kTensor,
-                d(g.k) * d(g.n / kp2_) * p_, std::move(after));
+                as_double(g.k) * as_double(g.n / kp2_) * p_, std::move(after));
   }
 
   const LstmSpec& s_;
@@ -244,12 +244,13 @@ Deps LstmBuilder::gemm_fwd(const DistGemm& g, int t, Deps deps) {
   Deps out{b_.add(in_step(std::move(k), g.layer, t))};
   if (cr_) {
     return comm(g.layer, t, g.base + ".fwd.reduce_scatter", Phase::kForward,
-                CommKind::kReduceScatter, CommGroup::kTensor, d(g.m) * d(g.n) * p_,
+                CommKind::kReduceScatter, CommGroup::kTensor, as_double(g.m) * as_double(g.n) * p_,
                 std::move(out));
   }
   if (rc_) {
     return comm(g.layer, t, g.base + ".fwd.gather", Phase::kForward, CommKind::kAllGather,
-                CommGroup::kTensorColumns, d(g.m / kp1_) * d(g.n) * p_, std::move(out));
+                CommGroup::kTensorColumns, as_double(g.m / kp1_) * as_double(g.n) * p_,
+                std::move(out));
   }
   return out;
 }
@@ -257,7 +258,7 @@ Deps LstmBuilder::gemm_fwd(const DistGemm& g, int t, Deps deps) {
 Deps LstmBuilder::grad_gather(const DistGemm& g, int t, Deps grad) {
   if (!cr_) return grad;
   return comm(g.layer, t, g.base + ".grad.gather", Phase::kBackwardData, CommKind::kAllGather,
-              CommGroup::kTensor, d(g.m) * d(g.n) * p_, std::move(grad));
+              CommGroup::kTensor, as_double(g.m) * as_double(g.n) * p_, std::move(grad));
 }
 
 KernelId LstmBuilder::gemm_dgrad(const DistGemm& g, int t, const Deps& grad) {
@@ -270,10 +271,11 @@ KernelId LstmBuilder::gemm_dgrad(const DistGemm& g, int t, const Deps& grad) {
     shape.n = g.k / kp2_;
     add_to(deps, collective(g.layer, t, g.base + ".dgrad.gather_grad_rows",
                             Phase::kBackwardData, CommKind::kAllGather,
-                            CommGroup::kTensorColumns, d(g.m / kp1_) * d(g.n) * p_, grad));
+                            CommGroup::kTensorColumns,
+                            as_double(g.m / kp1_) * as_double(g.n) * p_, grad));
     add_to(deps, collective(g.layer, t, g.base + ".dgrad.gather_weight", Phase::kBackwardData,
                             CommKind::kAllGather, CommGroup::kTensorColumns,
-                            0.5 * d(g.k) * d(g.n) * p_, grad));
+                            0.5 * as_double(g.k) * as_double(g.n) * p_, grad));
   }
   if (deps.empty()) deps = grad;
   Kernel k = gemm_kernel(at(g.layer, t, g.base + ".dgrad"), KernelKind::kGemm,
@@ -292,10 +294,10 @@ KernelId LstmBuilder::gemm_wgrad(const DistGemm& g, int t, const Deps& grad, con
     shape.n = g.n / kp2_;
     add_to(deps, collective(g.layer, t, g.base + ".wgrad.gather_input", Phase::kBackwardWeight,
                             CommKind::kAllGather, CommGroup::kTensor,
-                            0.5 * d(g.k) * d(g.m) * p_, grad));
+                            0.5 * as_double(g.k) * as_double(g.m) * p_, grad));
     add_to(deps, collective(g.layer, t, g.base + ".wgrad.gather_grad_columns",
                             Phase::kBackwardWeight, CommKind::kAllGather, CommGroup::kTensor,
-                            d(g.m) * d(g.n / kp2_) * p_, grad));
+                            as_double(g.m) * as_double(g.n / kp2_) * p_, grad));
   }
   if (deps.empty()) deps = grad;
   deps.insert(deps.end(), extra.begin(), extra.end());
