@@ -15,7 +15,7 @@ constexpr enum_table::Table<GoalKind, 4> kGoals{{{GoalKind::kTime, "time"},
                                                  {GoalKind::kEnergy, "energy"},
                                                  {GoalKind::kEnergyDelay, "edp"},
                                                  {GoalKind::kCost, "cost"}}};
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kWorst = std::numeric_limits<double>::infinity();
 
 }  // namespace
 
@@ -63,14 +63,14 @@ std::string cost_model_missing(const ArchSpec& spec) {
 }
 
 double measure(GoalKind kind, const TrainingResult& r) {
-  if (!r.feasible || !(r.iteration_time > Time{})) return kInf;
+  if (!r.feasible || !(r.iteration_time > Time{})) return kWorst;
   switch (kind) {
     case GoalKind::kTime: return r.iteration_time.si();
     case GoalKind::kEnergy: return r.energy.joules.si();
     case GoalKind::kEnergyDelay: return r.energy.joules.si() * r.iteration_time.si();
-    case GoalKind::kCost: return r.cost.modelled ? r.cost.usd : kInf;
+    case GoalKind::kCost: return r.cost.modelled ? r.cost.usd : kWorst;
   }
-  return kInf;
+  return kWorst;
 }
 
 std::string over_budget(const Goal& g, const TrainingResult& r) {
@@ -95,8 +95,8 @@ std::string over_budget(const Goal& g, const TrainingResult& r) {
 }
 
 double goal_value(const Goal& g, const TrainingResult& r) {
-  if (!r.feasible) return kInf;
-  if ((g.max_j_per_token || g.max_usd_per_mtoken) && !over_budget(g, r).empty()) return kInf;
+  if (!r.feasible) return kWorst;
+  if ((g.max_j_per_token || g.max_usd_per_mtoken) && !over_budget(g, r).empty()) return kWorst;
   return measure(g.kind, r);
 }
 
