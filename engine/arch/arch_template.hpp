@@ -117,6 +117,11 @@ struct CoreSpec {
   // fill, the softmax's share of the register file). A kernel-benchmark fit where measured
   // (templates/h100.yaml, b200.yaml); 1 elsewhere.
   double attention_fraction = 1.0;
+  // cuDNN's fused attention (Transformer Engine's FusedAttention) runs full masks at the native
+  // kernel's rate and causal masks at these shares of it, forward and backward: a
+  // kernel-benchmark fit where measured (templates/h100.yaml); 1 elsewhere.
+  double cudnn_causal_fraction = 1.0;
+  double cudnn_causal_backward_fraction = 1.0;
   // The backward's share against the forward for kernels on warp-level MMA (FlashAttention-2
   // and -1, whose softmax runs in turn with the products): a kernel-benchmark fit where
   // measured (templates/h100.yaml); 1 elsewhere.

@@ -99,6 +99,8 @@ CoreSpec read_core(const ConfigNode& n) {
   }
   c.attention_backward_fraction = read_derate(n, "attention_backward_fraction");
   c.attention_fraction = read_derate(n, "attention_fraction");
+  c.cudnn_causal_fraction = read_derate(n, "cudnn_causal_fraction");
+  c.cudnn_causal_backward_fraction = read_derate(n, "cudnn_causal_backward_fraction");
   c.warp_mma_backward_fraction = read_derate(n, "warp_mma_backward_fraction");
   c.attention_overlap = n.get_or<bool>("attention_overlap", false);
   c.fp8_promoted_accumulation_fraction = read_derate(n, "fp8_promoted_accumulation_fraction");

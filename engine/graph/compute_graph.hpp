@@ -110,7 +110,13 @@ struct GemmShape {
 };
 
 // Which fused attention kernel runs:
-//   kNative  on the device's native matrix instructions (cuDNN fused attention, FlashAttention-3)
+//   kNative  on the device's native matrix instructions (FlashAttention-3 on Hopper,
+//            FlashAttention-4 on Blackwell: core.attention_fraction)
+//   kCudnn   cuDNN's fused attention on the same instructions, which Transformer Engine runs in
+//            preference to flash-attn on Hopper and later ("Disabling FlashAttention to give
+//            FusedAttention preference on Hopper+ for performance reasons", its
+//            get_attention_backend): the native kernel's rate with a full mask, with a causal
+//            mask core.cudnn_causal_fraction of it where measured
 //   kFlash2  FlashAttention-2 (Dao 2023) with warp-level MMA instructions, as the flash-attn 2
 //            package and PyTorch's SDPA flash backend run it (core.warp_mma_fraction)
 //   kFlash1  FlashAttention-1 (Dao et al. 2022) and the Triton kernel of its generation
@@ -118,7 +124,7 @@ struct GemmShape {
 //            same", Dao-AILab/flash-attention issue 119): half the warp-level MMA ceiling
 //            (core.warp_mma_peak_fraction), FlashAttention-2's rate on the A100 where that is
 //            "around 2x speedup compared to FlashAttention" (Dao 2023, abstract and Fig. 4-7)
-enum class FlashKernel : std::uint8_t { kNative, kFlash2, kFlash1 };
+enum class FlashKernel : std::uint8_t { kNative, kFlash2, kFlash1, kCudnn };
 
 // One fused attention call: `batch` independent (sequence, head) problems of `sequence` queries
 // and keys of `head_dim` each. Matrix FLOPs (Dao 2023, FlashAttention-2 §3.3 and its benchmark

@@ -129,7 +129,8 @@ KernelTime KernelTimer::flash_attention_time(const Kernel& k) const {
   const double flops = k.flops.si();
   double main_memory_bytes = k.bytes().si();
   t.wave_efficiency = tiles / (waves * bundles);
-  if (a.causal && !a.backward && a.kernel != FlashKernel::kNative && a.queries == 0) {
+  const bool native = a.kernel == FlashKernel::kNative || a.kernel == FlashKernel::kCudnn;
+  if (a.causal && !a.backward && !native && a.queries == 0) {
     // FlashAttention-2's (and -1's) causal forward launches its tiles in query order, the
     // lightest first (flash_fwd_kernel.h: m_block = blockIdx.x on the (m blocks, batch, heads)
     // grid), tile m doing m + 1 of the n key-block steps: greedy dispatch of these ramps leaves
@@ -152,14 +153,20 @@ KernelTime KernelTimer::flash_attention_time(const Kernel& k) const {
   // FlashAttention-1 at half the warp-level MMA instructions' ceiling (FlashKernel,
   // compute_graph.hpp): FlashAttention-2's rate where FlashAttention-2 reaches that ceiling
   // (Ampere), not FlashAttention-2's own further Hopper shortfall (warp_mma_fraction).
-  const bool native = a.kernel == FlashKernel::kNative;
   const double kernel = native                               ? m_.attention_fraction
                         : a.kernel == FlashKernel::kFlash2 ? m_.warp_mma_fraction
                                                            : 0.5 * m_.warp_mma_peak_fraction;
   const double backward =
       native ? m_.attention_backward_fraction : m_.warp_mma_backward_fraction;
   const double rate = matrix_flops * kernel * (a.backward ? backward : 1.0);
-  const double matrix = rate > 0.0 ? flops / rate : 0.0;
+  // cuDNN's causal kernels at their measured share of its full-mask rate. Under context
+  // parallelism only the diagonal step of each rank's ring is masked (Transformer Engine's
+  // AttnFuncWithCP runs the other cp - 1 steps' halves without a mask): 1/cp of its work.
+  double masked = 0.0;
+  if (a.kernel == FlashKernel::kCudnn && a.causal) masked = a.queries == 0 ? 1.0 : q / s;
+  const double causal_share =
+      a.backward ? m_.cudnn_causal_backward_fraction : m_.cudnn_causal_fraction;
+  const double matrix = rate > 0.0 ? flops / rate * (1.0 - masked + masked / causal_share) : 0.0;
   const bool overlapped = native && m_.attention_overlap;
   const double compute =
       (overlapped ? std::max(matrix, softmax) : matrix + softmax) / t.wave_efficiency;

@@ -44,6 +44,8 @@ PerfMachine make_perf_machine(const ArchSpec& spec, const MicroArch& arch, PerfM
   m.warp_mma_fraction = spec.tmpl.core.warp_mma_fraction;
   m.attention_backward_fraction = spec.tmpl.core.attention_backward_fraction;
   m.attention_fraction = spec.tmpl.core.attention_fraction;
+  m.cudnn_causal_fraction = spec.tmpl.core.cudnn_causal_fraction;
+  m.cudnn_causal_backward_fraction = spec.tmpl.core.cudnn_causal_backward_fraction;
   m.warp_mma_backward_fraction = spec.tmpl.core.warp_mma_backward_fraction;
   m.attention_overlap = spec.tmpl.core.attention_overlap;
   m.fp8_promoted_accumulation_fraction = spec.tmpl.core.fp8_promoted_accumulation_fraction;

@@ -35,6 +35,8 @@ struct PerfMachine {
   double warp_mma_fraction = 1.0;  // of matrix_flops, for warp-MMA kernels (FlashAttention-2)
   double attention_backward_fraction = 1.0;  // of the rate, a fused attention's backward
   double attention_fraction = 1.0;  // of matrix_flops, a native fused attention's main loop
+  double cudnn_causal_fraction = 1.0;           // of the rate, cuDNN's with a causal mask
+  double cudnn_causal_backward_fraction = 1.0;  // and its backward's
   double warp_mma_backward_fraction = 1.0;  // of the rate, a warp-MMA attention's backward
   bool attention_overlap = false;   // its softmax beside the matrix work (the longer binds)
   double fp8_promoted_accumulation_fraction = 1.0;  // of the FP8 rate, promoted accumulation

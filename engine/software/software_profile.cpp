@@ -176,7 +176,8 @@ SoftwareProfile read_software_profile(const ConfigNode& root) {
     s.attention_kernel = one_of<FlashKernel>(*k, "attention", "fused",
                                              {{"flash2", FlashKernel::kFlash2},
                                               {"flash1", FlashKernel::kFlash1},
-                                              {"fused", FlashKernel::kNative}});
+                                              {"fused", FlashKernel::kNative},
+                                              {"cudnn", FlashKernel::kCudnn}});
     s.metric_losses = k->get_or<int>("metric_losses", 0);
     if (s.metric_losses < 0 || s.metric_losses > 16) {
       throw k->error_at("metric_losses",

@@ -223,6 +223,12 @@ TEST_CASE("host, vector ratio and memory utilization errors are exact", "[arch][
   CHECK(patched_error(mcus, mcus + "  attention_fraction: 0\n") ==
         "patched.yaml:10:23: error: core.attention_fraction: expected a fraction in [0.01, 1], "
         "got \"0\"");
+  CHECK(patched_error(mcus, mcus + "  cudnn_causal_fraction: 0\n") ==
+        "patched.yaml:10:26: error: core.cudnn_causal_fraction: expected a fraction in "
+        "[0.01, 1], got \"0\"");
+  CHECK(patched_error(mcus, mcus + "  cudnn_causal_backward_fraction: 1.2\n") ==
+        "patched.yaml:10:35: error: core.cudnn_causal_backward_fraction: expected a fraction in "
+        "[0.01, 1], got \"1.2\"");
   CHECK(patched_error(mcus, mcus + "  warp_mma_backward_fraction: 2\n") ==
         "patched.yaml:10:31: error: core.warp_mma_backward_fraction: expected a fraction in "
         "[0.01, 1], got \"2\"");

@@ -363,6 +363,89 @@ TEST_CASE("[calibration] fused attention on H100: forward and backward against k
 
 namespace pathfinder {
 
+TEST_CASE("[calibration] cuDNN fused attention on H200: forward and backward, 4K to 64K",
+          "[perf]") {
+  // NVIDIA's cuDNN SDPA benchmark (NVIDIA/cudnn-frontend benchmark/benchmark_results.csv and
+  // README: cuDNN 9.1.0, BF16, head dim 128, an H200 at application clocks 1,980 MHz and 700 W;
+  // b x h 64, 32 and 16 at s 4096, 8192 and 16384-65536), TFLOP/s in the flash-attention
+  // convention (forward 4·b·h·s²·d, halved causal; backward 2.5x). The H200's SMs are the
+  // H100's (templates/h200.yaml): its cudnn_attention_fraction and
+  // cudnn_attention_backward_fraction, fitted to the causal rows, are the H100's.
+  KernelTimer timer(test::shipped_machine("h200"));
+  struct Row {
+    std::int64_t problems, s;
+    bool causal;
+    double fwd, bwd;  // measured TFLOP/s
+  };
+  const Row rows[] = {{64, 4096, false, 654.2, 517.3},  {32, 8192, false, 668.7, 530.4},
+                      {16, 16384, false, 641.9, 538.5}, {16, 32768, false, 612.6, 536.2},
+                      {16, 65536, false, 602.2, 535.4}, {64, 4096, true, 542.3, 443.6},
+                      {32, 8192, true, 572.9, 463.5},   {16, 16384, true, 586.8, 497.7},
+                      {16, 32768, true, 577.3, 499.7},  {16, 65536, true, 567.0, 503.8}};
+  std::printf("\n%-15s %8s %6s %-6s %7s %7s %6s %7s %7s %6s %7s %7s\n", "H200 cuDNN", "b x h",
+              "s", "mask", "fwd", "meas", "err", "bwd", "meas", "err", "FA3 fwd", "bwd");
+  double log_fwd = 0.0, log_bwd = 0.0;
+  int n = 0;
+  for (const Row& r : rows) {
+    const double f = attention_tflops(timer, r.problems, r.s, r.causal, false, FlashKernel::kCudnn);
+    const double b = attention_tflops(timer, r.problems, r.s, r.causal, true, FlashKernel::kCudnn);
+    const double nf = attention_tflops(timer, r.problems, r.s, r.causal, false, FlashKernel::kNative);
+    const double nb = attention_tflops(timer, r.problems, r.s, r.causal, true, FlashKernel::kNative);
+    const double ef = f / r.fwd - 1.0, eb = b / r.bwd - 1.0;
+    std::printf("%-15s %8lld %6lld %-6s %7.0f %7.0f %+5.1f%% %7.0f %7.0f %+5.1f%% %7.0f %7.0f\n",
+                "cuDNN 9.1", static_cast<long long>(r.problems), static_cast<long long>(r.s),
+                r.causal ? "causal" : "full", f, r.fwd, 100 * ef, b, r.bwd, 100 * eb, nf, nb);
+    if (r.causal) {
+      log_fwd += std::log(f / r.fwd);
+      log_bwd += std::log(b / r.bwd);
+      ++n;
+      // The fit's rows: each within 5% (forward -3.3..+4.6%, backward -2.1..+2.5%); the
+      // native kernel's rate, FlashAttention-3's, is 12-22% and 5-10% above them.
+      CHECK(std::abs(ef) <= 0.05);
+      CHECK(std::abs(eb) <= 0.05);
+      CHECK(nf > 1.1 * r.fwd);
+      CHECK(nb > 1.04 * r.bwd);
+    } else {
+      // Full masks at the native kernel's rate, fitted to FlashAttention-3 alone: cuDNN's
+      // within 4% up to s 16K; it falls to 8% and 12% below the model at 32K and 64K.
+      CHECK(f == Approx(nf));
+      CHECK(b == Approx(nb));
+      if (r.s <= 16384) {
+        CHECK(std::abs(ef) <= 0.04);
+        CHECK(std::abs(eb) <= 0.04);
+      }
+    }
+  }
+  std::printf("causal rows: geometric-mean error forward %+.2f%%, backward %+.2f%%\n",
+              100 * (std::exp(log_fwd / n) - 1.0), 100 * (std::exp(log_bwd / n) - 1.0));
+  CHECK(std::abs(std::exp(log_fwd / n) - 1.0) <= 0.005);
+  CHECK(std::abs(std::exp(log_bwd / n) - 1.0) <= 0.005);
+}
+
+TEST_CASE("cuDNN's causal share: the whole kernel alone, 1/cp of it under context parallelism",
+          "[perf]") {
+  // h100.yaml: cuDNN's causal forward at cudnn_causal_fraction 0.858 of the native kernel's
+  // rate. Context parallel 4 on s 32768: each rank's 8,192 queries against every key, one ring
+  // step in four under a causal mask (Transformer Engine's AttnFuncWithCP), so the matrix work
+  // takes 0.75 + 0.25 / 0.858 as long as the native kernel's.
+  KernelTimer timer(test::shipped_machine("h100"));
+  const auto compute = [&](FlashKernel kernel, std::int64_t queries, bool causal) {
+    Kernel k;
+    k.name = "flash";
+    k.kind = KernelKind::kFlashAttention;
+    k.phase = Phase::kForward;
+    k.dtype = DataType::kBf16;
+    k.attention = AttentionShape{8, 32768, 128, causal, false, kernel, queries};
+    k.flops = k.attention->forward_flops();
+    return timer.time(k).compute.si();
+  };
+  CHECK(compute(FlashKernel::kCudnn, 0, true) / compute(FlashKernel::kNative, 0, true) ==
+        Approx(1.0 / 0.858).epsilon(1e-9));
+  CHECK(compute(FlashKernel::kCudnn, 8192, true) / compute(FlashKernel::kNative, 8192, true) ==
+        Approx(0.75 + 0.25 / 0.858).epsilon(1e-9));
+  CHECK(compute(FlashKernel::kCudnn, 0, false) == Approx(compute(FlashKernel::kNative, 0, false)));
+}
+
 TEST_CASE("[calibration] fused attention on B200: forward and backward against FlashAttention-4",
           "[perf]") {
   // FlashAttention-4 (CuTe DSL, tcgen05) on SM100, BF16, head dim 128, b 4 x h 16, s 8192,

@@ -179,20 +179,24 @@ TEST_CASE("tensor_parallel: chunked pipelines each collective with its GEMM", "[
 
 TEST_CASE("kernels: attention names the flash-attention implementation", "[software]") {
   // flash-attn 2 (nanotron) and PyTorch SDPA's default backend (torchtitan) run FlashAttention-2;
-  // Transformer Engine's cuDNN fused attention runs on the native matrix instructions.
+  // Transformer Engine runs cuDNN's fused attention (Megatron-Core and NeMo); DeepSeek's own
+  // stack a kernel on the native matrix instructions.
   const std::string dir = test::source_path("templates/software");
   const auto kernel = [&](const char* name) {
     return load_software_profile(resolve_software_profile(name, {dir})).attention_kernel;
   };
   CHECK(kernel("nanotron") == FlashKernel::kFlash2);
   CHECK(kernel("fsdp") == FlashKernel::kFlash2);
-  CHECK(kernel("nemo-fp8") == FlashKernel::kNative);
+  CHECK(kernel("nemo-fp8") == FlashKernel::kCudnn);
+  CHECK(kernel("megatron-core") == FlashKernel::kCudnn);
+  CHECK(kernel("megatron-core-moe") == FlashKernel::kCudnn);
+  CHECK(kernel("deepseek-v3") == FlashKernel::kNative);
   // llm-foundry's benchmarks ran MPT's attn_impl: triton, FlashAttention-1's generation.
   CHECK(kernel("llm-foundry") == FlashKernel::kFlash1);
   CHECK(TrainingOptions::from(load_software_profile(resolve_software_profile("fsdp", {dir})))
             .attention_kernel == FlashKernel::kFlash2);
   CHECK(profile_error(std::string(kMinimal) + "kernels:\n  attention: flash4\n") ==
-        "p.yaml:5:14: error: kernels.attention: expected flash2, flash1 or fused, got \"flash4\"");
+        "p.yaml:5:14: error: kernels.attention: expected flash2, flash1, fused or cudnn, got \"flash4\"");
   // Composer's two training metrics: two more cross-entropy passes each micro-batch.
   CHECK(load_software_profile(resolve_software_profile("llm-foundry", {dir})).metric_losses == 2);
   CHECK(load_software_profile(resolve_software_profile("fsdp", {dir})).metric_losses == 0);
