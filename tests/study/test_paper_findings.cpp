@@ -263,7 +263,7 @@ TEST_CASE("Llama 3 405B on 16,384 H100: tensor parallel in the node, context par
               to_string(at8k).c_str(), iteration_s(run.table, 0), to_string(at128k).c_str(),
               iteration_s(run.table, 1));
   // Tensor parallelism inside the 8-GPU NVLink node at 8K (Meta: TP8). At 128K the model's best
-  // is TP16 over two nodes with CP16, 11.75 s, 0.4% ahead of TP8 with CP32 (11.79 s): on the
+  // is TP16 over two nodes with CP16, 11.77 s, 0.3% ahead of TP8 with CP32 (11.80 s): on the
   // rail-optimized fabric a 16-GPU group's all-gather of 268 MB runs at ~370 GB/s (eight
   // NICs of a node at once) and the data-parallel reduction shrinks; Meta chose TP8 CP16.
   CHECK(at8k.tp <= 8);
@@ -290,8 +290,8 @@ TEST_CASE("Llama 3 70B fine-tuning: LoRA's gain is the memory it frees more than
   // parameters). On H100's 80 GB that buys a shorter pipeline (tp4-pp2-dp8 against full
   // fine-tuning's tp4-pp4-dp4), on B200's 192 GB pure data parallelism with ZeRO-3 (tp1-dp64;
   // Transformer Engine's FP8 weight copies no longer leave room for tp2-dp32): LoRA 5-12%
-  // faster than full fine-tuning on H100, 20-45% on B200 (measured 12% and 22%: 9.60 against
-  // 8.59 s and 3.67 against 3.00 s; 11% and 25% before the copies were counted; ZeRO-3 over dp64
+  // faster than full fine-tuning on H100, 20-45% on B200 (measured 12% and 22%: 9.75 against
+  // 8.73 s and 3.67 against 3.00 s; 11% and 25% before the copies were counted; ZeRO-3 over dp64
   // was the B200's answer, 36% faster, until its gathers across nodes cost the compute beside
   // them main memory at the ring's rate, eight rails near NVLink's; H100 9% before its NVLink
   // collectives cost it at all, h100.yaml memory_contention: full fine-tuning's gradients cross
@@ -411,7 +411,7 @@ TEST_CASE("software stacks: each point's best strategy is one its stack runs, Me
   // under each profile (its host costs, kernels, precisions, overlaps and the parallelism its
   // code offers). Megatron-Core (fused kernels, overlapped reductions, cuDNN attention) is the
   // fastest; FSDP (eager RMSNorm/rotary/SwiGLU, FlashAttention-2, fp32 loss passes; torchtitan
-  // calibration 8.6%) 9-15% slower; nanotron (blocking tensor-parallel collectives, its
+  // calibration 8.6%) 9-13% slower; nanotron (blocking tensor-parallel collectives, its
   // engines 1F1B and AFAB, no ZeRO beyond 1) slower still.
   const StudyTable t = shipped_study_table("software_stack_choice", 8);
   const auto row = [&](const std::string& workload, const std::string& software) {
@@ -455,9 +455,9 @@ TEST_CASE("MoE dispatch: DeepEP forwarding and overlapped all-to-alls buy DeepSe
   // DeepEP's forwarding dispatch, a token crossing to each of its <= 4 routed nodes once; the
   // all-to-alls overlapped with another micro-batch's compute; the ModelZoo's FP8 recipe).
   // Flat, the best split keeps the expert group small (tp1-pp8-dp256-ep8 with full
-  // recomputation, 23.41 s; inside a DGX, tp2-pp16-dp64-ep4 at 23.32 s, it needs 86.5 GB beside
+  // recomputation, 23.74 s; inside a DGX, tp2-pp16-dp64-ep4 at 23.47 s, it needs 86.5 GB beside
   // Megatron's fp32 main gradients); with the MoE stack the expert group may cross nodes (ep16,
-  // 15.83 s).
+  // 16.07 s).
   const StudyTable t = shipped_study_table("moe_dispatch", 3);
   const double flat = iteration_s(t, 0), moe = iteration_s(t, 1);
   const Strategy flat_best = parse_strategy(t.cell(0, *t.column("chosen_strategy")));
@@ -472,7 +472,7 @@ TEST_CASE("MoE dispatch: DeepEP forwarding and overlapped all-to-alls buy DeepSe
   // fp32 gradients: the expert group across nodes as the MoE stack's and no full recomputation,
   // within 10% of the MoE stack and well ahead of the flat one (the study: DualPipe on 16 stages
   // with ep32, recomputing the norms and MLA up-projections as the report does, 16.93 s against
-  // 15.83 and 23.41; 1F1B on 8 stages with ep16, 16.66 s without recomputation while the model
+  // 16.07 and 23.74; 1F1B on 8 stages with ep16, 16.66 s without recomputation while the model
   // held 16-bit gradients, needs 100.1 GB beside fp32 ones; it was ahead of both, 16.66 against
   // 17.83, before megatron-core-moe took the ModelZoo's fused loss, FP8 parameters and BF16
   // moments). With the model's multi-token-prediction module on the last stage
