@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages Pathfinder needs, if any is missing. Idempotent.
 set -euo pipefail
-packages=(build-essential cmake ninja-build libyaml-cpp-dev libeigen3-dev libnlopt-cxx-dev
+packages=(build-essential clang cmake ninja-build libyaml-cpp-dev libeigen3-dev libnlopt-cxx-dev
           libtbb-dev libspdlog-dev catch2 libcli11-dev libbenchmark-dev nlohmann-json3-dev
           gnuplot-nox python3 python3-dev pybind11-dev python3-pytest python3-pandas chromium
           libopenmpi-dev openmpi-bin)

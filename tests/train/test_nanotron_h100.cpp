@@ -438,7 +438,7 @@ TEST_CASE("[calibration] nanotron H100 sweep on the network each job measured",
     const double tokens = static_cast<double>(w.global_batch * w.sequence) /
                           static_cast<double>(s.devices());
     const auto predict = [&](const SystemGraph& graph) {
-      GptTraining m(w, machine, graph, arch.core.peak, options);
+      GptTraining m(w, setup.machine, graph, setup.arch.core.peak, setup.options);
       const TrainingResult t = m.evaluate(s);
       REQUIRE(t.feasible);
       return tokens / t.iteration_time.si();
