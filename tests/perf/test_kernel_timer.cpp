@@ -422,6 +422,26 @@ TEST_CASE("[calibration] cuDNN fused attention on H200: forward and backward, 4K
   CHECK(std::abs(std::exp(log_bwd / n) - 1.0) <= 0.005);
 }
 
+TEST_CASE("[calibration] cuDNN of 2026 on H200: causal forward at the native kernel's rate",
+          "[perf]") {
+  // cuDNN 9.27's causal prefill on an H200, BF16, head dim 128, one sequence of s queries and
+  // keys (NVIDIA/cudnn-frontend benchmark/attention_inference/results/prefill_sweep/h200,
+  // 2026-09-28; Llama 3.1 70B's 64 query heads and its tp2 shard's 32), TFLOP/s of causal work.
+  // The 2025 stacks' profiles time it as the native kernel (megatron-core-moe.yaml).
+  KernelTimer timer(test::shipped_machine("h200"));
+  struct Row {
+    std::int64_t heads, s;
+    double fwd;
+  };
+  const Row rows[] = {{64, 8192, 653.6}, {64, 16384, 679.9}, {32, 8192, 630.0},
+                      {32, 16384, 670.1}};
+  for (const Row& r : rows) {
+    const double f = attention_tflops(timer, r.heads, r.s, true, false, FlashKernel::kNative);
+    INFO(r.heads << " heads, s " << r.s << ": model " << f << ", measured " << r.fwd);
+    CHECK(std::abs(f / r.fwd - 1.0) <= 0.06);  // -3..+5%
+  }
+}
+
 TEST_CASE("cuDNN's causal share: the whole kernel alone, 1/cp of it under context parallelism",
           "[perf]") {
   // h100.yaml: cuDNN's causal forward at cudnn_causal_fraction 0.858 of the native kernel's

@@ -457,7 +457,7 @@ TEST_CASE("MoE dispatch: DeepEP forwarding and overlapped all-to-alls buy DeepSe
   // Flat, the best split keeps the expert group small (tp1-pp8-dp256-ep8 with full
   // recomputation, 23.74 s; inside a DGX, tp2-pp16-dp64-ep4 at 23.47 s, it needs 86.5 GB beside
   // Megatron's fp32 main gradients); with the MoE stack the expert group may cross nodes (ep16,
-  // 16.07 s).
+  // 15.83 s).
   const StudyTable t = shipped_study_table("moe_dispatch", 3);
   const double flat = iteration_s(t, 0), moe = iteration_s(t, 1);
   const Strategy flat_best = parse_strategy(t.cell(0, *t.column("chosen_strategy")));
@@ -466,13 +466,15 @@ TEST_CASE("MoE dispatch: DeepEP forwarding and overlapped all-to-alls buy DeepSe
               flat, to_string(flat_best).c_str(), moe, to_string(moe_best).c_str());
   CHECK(flat_best.ep <= 8);  // the all-to-alls kept on NVLink
   CHECK(moe_best.ep > 8);    // forwarded and overlapped, they may cross nodes
+  // 1.50 (1.48 before the 2024 FP8 stack's attention ran cuDNN's causal kernels of that year,
+  // core.cudnn_causal_fraction, and the 2025 MoE stack's at the native rate).
   CHECK(flat / moe > 1.15);
-  CHECK(flat / moe < 1.5);
+  CHECK(flat / moe < 1.55);
   // DeepSeek's own stack (deepseek-v3.yaml), with its FP8-cached activations, BF16 moments and
   // fp32 gradients: the expert group across nodes as the MoE stack's and no full recomputation,
   // within 10% of the MoE stack and well ahead of the flat one (the study: DualPipe on 16 stages
   // with ep32, recomputing the norms and MLA up-projections as the report does, 16.93 s against
-  // 16.07 and 23.74; 1F1B on 8 stages with ep16, 16.66 s without recomputation while the model
+  // 15.83 and 23.74; 1F1B on 8 stages with ep16, 16.66 s without recomputation while the model
   // held 16-bit gradients, needs 100.1 GB beside fp32 ones; it was ahead of both, 16.66 against
   // 17.83, before megatron-core-moe took the ModelZoo's fused loss, FP8 parameters and BF16
   // moments). With the model's multi-token-prediction module on the last stage

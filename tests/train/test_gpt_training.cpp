@@ -1275,8 +1275,7 @@ TEST_CASE("NVIDIA's DeepSeek-V3 H100 configuration fits with whole experts and i
   // Q, K, V: ~1 GB a layer (the linear layers' inputs in FP8, megatron-core-moe.yaml), over
   // the 80 GB: 92.4 GB with Megatron's fp32 main gradients (87.5 GB with 16-bit ones, 107.7 GB
   // with 16-bit inputs, weights and moments); NVIDIA's 65.5 GB (59.8 GB with 16-bit gradients),
-  // 25.37 s, MFU 36.7% with cuDNN's causal attention (25.11 s, 37.1% at FlashAttention-3's;
-  // 26.36 s, 35.3% with per-tensor FP8 and the unfused loss before that).
+  // 25.11 s, MFU 37.1% (26.36 s, 35.3% with per-tensor FP8 and the unfused loss).
   CHECK_FALSE(split.feasible);
   CHECK(split.memory.total().si() > 85e9);
   // Whole experts store this rank's T/2 tokens' rows; Q, K and V recomputed: ~0.7 GB a layer.
