@@ -369,8 +369,8 @@ TEST_CASE("[calibration] cuDNN fused attention on H200: forward and backward, 4K
   // README: cuDNN 9.1.0, BF16, head dim 128, an H200 at application clocks 1,980 MHz and 700 W;
   // b x h 64, 32 and 16 at s 4096, 8192 and 16384-65536), TFLOP/s in the flash-attention
   // convention (forward 4·b·h·s²·d, halved causal; backward 2.5x). The H200's SMs are the
-  // H100's (templates/h200.yaml): its cudnn_attention_fraction and
-  // cudnn_attention_backward_fraction, fitted to the causal rows, are the H100's.
+  // H100's (templates/h200.yaml): its cudnn_causal_fraction and cudnn_causal_backward_fraction,
+  // fitted to the causal rows, are the H100's.
   KernelTimer timer(test::shipped_machine("h200"));
   struct Row {
     std::int64_t problems, s;
