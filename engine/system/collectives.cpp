@@ -1,6 +1,7 @@
 #include "engine/system/collectives.hpp"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 
 #include "engine/core/enum_table.hpp"
@@ -81,9 +82,74 @@ Time flat_ring_step(const GroupPlacement& g, Bytes c, bool reduce) {
   return reduce ? reducing(step, c, g.reduction_bandwidth) : step;
 }
 
+// NCCL's own cost model of its ring (src/graph/tuning.cc, ncclTopoTuneModel, NCCL 2.19-2.2x;
+// the Simple protocol's figures are those of NCCL 2.8 too): per protocol a base latency per
+// call, a latency per ring step by the link the step crosses (NVLink, PCI or the network;
+// "Latencies in us"), and a share of the ring's bus bandwidth. NCCL runs each call with the
+// protocol its model finds fastest ("ncclTopoGetAlgoTime ... time = lat + nBytes / bw").
+//   protocol  base   NVLink step  PCI step  network step  bandwidth
+//   LL        6.6    0.6          1.0       2.7           1/4 (8-byte stores of 4 data bytes
+//                                                          and a flag; all-reduce's figure)
+//   LL128     14.0   1.9          2.5       4.0           0.92 (120 of 128 bytes are data)
+//   Simple    8.4    3.4          5.7       14.0          1
+// These replace the links' own latencies and half-bandwidth messages in NCCL's rings (what
+// the library `any` keeps): its steps' costs are the protocol's, measured by NCCL on its
+// hardware. Omitted: NCCL's per-channel caps on LL and LL128 bandwidth (they bind only where
+// those protocols lose to Simple on a whole ring) and the network's extra per-hop latency of
+// the topology search (graphs[a]->latencyInter, 0 on a rail-optimized fat-tree).
+struct NcclProtocol {
+  double base_us, nvlink_us, pci_us, network_us, bandwidth_share;
+};
+constexpr std::array<NcclProtocol, 3> kNcclProtocols{{
+    {6.6, 0.6, 1.0, 2.7, 0.25},    // LL
+    {14.0, 1.9, 2.5, 4.0, 0.92},   // LL128
+    {8.4, 3.4, 5.7, 14.0, 1.0},    // Simple
+}};
+
+// The mean step latency of a flat ring over g under protocol p (hops weighted as
+// mean_hop_latency's). Scale-up tiers are NVLink-class switches; PCI when they are a ring or
+// a grid of point-to-point links is not distinguished from NVLink here.
+Time nccl_step_latency(const GroupPlacement& g, const NcclProtocol& p) {
+  double hops_above = 0.0, total = 0.0, weighted = 0.0;
+  for (int l = g.levels - 1; l >= 0; --l) {
+    const TierSpan& s = g.span[static_cast<std::size_t>(l)];
+    const double hops = (l == g.levels - 1 ? 1.0 : hops_above) * s.members;
+    const double us = s.tier == Tier::kScaleOut ? p.network_us : p.nvlink_us;
+    weighted += (hops - (l == g.levels - 1 ? 0.0 : hops_above)) * us;
+    hops_above = hops;
+    total = hops;
+  }
+  return Time::from_si(weighted / total * 1e-6);
+}
+
+// One ring collective of `steps` steps of c bytes (reduce: the first `reduce_steps` reduce).
+Time nccl_ring(const GroupPlacement& g, int steps, int reduce_steps, Bytes c) {
+  Time best = kInf;
+  for (const NcclProtocol& p : kNcclProtocols) {
+    Time transfer;
+    for (int l = 0; l < g.levels; ++l) {
+      const TierSpan& s = g.span[static_cast<std::size_t>(l)];
+      transfer = std::max(transfer, c / s.below / (s.bandwidth * p.bandwidth_share));
+    }
+    const Time step = nccl_step_latency(g, p) + transfer;
+    const Time t = Time::from_si(p.base_us * 1e-6) + reduce_steps * reducing(step, c, g.reduction_bandwidth) +
+                   (steps - reduce_steps) * step;
+    best = std::min(best, t);
+  }
+  return best;
+}
+
 Time ring(const GroupPlacement& g, Collective c, Bytes n) {
   const int p = g.size;
   const Bytes chunk = n / p;
+  if (g.library == CollectiveLibrary::kNccl) {
+    switch (c) {
+      case Collective::kAllReduce: return nccl_ring(g, 2 * (p - 1), p - 1, chunk);
+      case Collective::kReduceScatter: return nccl_ring(g, p - 1, p - 1, chunk);
+      case Collective::kAllGather: return nccl_ring(g, p - 1, 0, chunk);
+      default: break;
+    }
+  }
   switch (c) {
     case Collective::kAllReduce:
       return (p - 1) * (flat_ring_step(g, chunk, true) + flat_ring_step(g, chunk, false));

@@ -53,7 +53,13 @@
 //         NVIDIA/nccl issue 211); reduce-scatter, all-gather and broadcast by ring only ("The
 //         Tree algorithm implements multiple reduce/broadcast operations, so it doesn't apply
 //         to allgather/reducescatter", issue 1473; no tree broadcast, issue 317; PAT, NCCL
-//         2.23, only with one GPU per node); no recursive doubling, no torus rings. An algorithm that does not apply to the
+//         2.23, only with one GPU per node); no recursive doubling, no torus rings. Its
+//         ring all-reduce, reduce-scatter and all-gather cost what NCCL's tuning model says
+//         (src/graph/tuning.cc): the fastest of LL, LL128 and Simple, each a latency per
+//         call, a latency per step by the link the step crosses (NVLink-class or network)
+//         and a share of the ring's bandwidth, in place of the spans' a and h (collectives.cpp
+//         lists the figures). Its tree's inner rings, broadcast, send/recv and all-to-all
+//         keep the spans' a and h. An algorithm that does not apply to the
 // collective or the placement costs +infinity (kTorus needs one grid span; kHierarchical
 // applies to all-reduce, reduce-scatter and all-gather). Send/recv ignores the algorithm; so
 // does all-to-all except that only kAuto and kRing (pairwise) apply. p = 1 or n <= 0 costs 0.

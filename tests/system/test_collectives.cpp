@@ -199,7 +199,8 @@ TEST_CASE("message-size efficiency and the reduction bound", "[system][golden]")
 TEST_CASE("NCCL all-reduce bus bandwidth on 8 A100s", "[system][calibration]") {
   // nccl-tests all_reduce_perf on one DGX/HGX A100 (NVSwitch): busbw = algbw x 2(p-1)/p reaches
   // 230-240 GB/s for large messages, against NVLink 3's 300 GB/s per direction. The template's
-  // max_utilization 0.78 gives 234 GB/s; at 1 GiB the 14 latencies of 2 us cost 0.3%.
+  // max_utilization 0.78 gives 234 GB/s; at 1 GiB NCCL's Simple protocol's 8.4 us a call and
+  // 14 steps of 3.4 us (its tuning model, collectives.cpp) cost 0.7%.
   const SystemGraph sys = shipped_system("a100", 8);
   const GroupPlacement g = place_group(sys, 8, 1);
   std::printf("A100 x8 all-reduce (model)\n%12s %10s %10s  %s\n", "bytes", "time_us", "busbw_GBs",
@@ -218,7 +219,8 @@ TEST_CASE("NCCL all-reduce bus bandwidth on 8 A100s", "[system][calibration]") {
     CHECK(busbw / sys.tiers[0].bandwidth.si() == Approx(0.78).epsilon(0.01));
   }
   // Mid-size messages fall short of the peak, as the measured curves do (their knee lies
-  // between 1 and 64 MB [R]): 8 MB reaches 100-200 GB/s, 64 KB under 30 GB/s.
+  // between 1 and 64 MB [R]): 8 MB reaches 100-200 GB/s (135 GB/s, LL128), 64 KB under 30
+  // GB/s (6.8 GB/s, LL).
   const double t8m = collective_s(g, Collective::kAllReduce, 8 << 20);
   CHECK(bus_bandwidth_si(Collective::kAllReduce, 8, 8 << 20, t8m) > 100e9);
   CHECK(bus_bandwidth_si(Collective::kAllReduce, 8, 8 << 20, t8m) < 200e9);
@@ -421,6 +423,59 @@ TEST_CASE("bytes each member sends per tier: the bandwidth-optimal volume", "[sy
 }
 
 namespace {
+
+TEST_CASE("NCCL's ring: the fastest of its three protocols at NCCL's own latencies",
+          "[system][golden]") {
+  // 8 members at 234 GB/s (one DGX A100's NVLink 3 at 0.78). NCCL's tuning model
+  // (src/graph/tuning.cc): LL 6.6 us a call + 0.6 us a step over NVLink at 1/4 of the
+  // bandwidth, LL128 14 + 1.9 at 0.92, Simple 8.4 + 3.4 at all of it; an all-reduce is
+  // 2(p-1) = 14 steps of n/8, a reduce-scatter or all-gather 7. The link's own 2 us and
+  // 64 KiB half-bandwidth message do not enter (NCCL's steps cost its protocol's).
+  GroupPlacement g = one_tier(8, 234, 2, 65536);
+  g.library = CollectiveLibrary::kNccl;
+  const double b = 234e9;
+  const auto protocol = [&](double base_us, double step_us, double share, int steps, double n) {
+    return base_us * 1e-6 + steps * (step_us * 1e-6 + n / 8 / (share * b));
+  };
+  const auto nccl = [&](int steps, double n) {
+    return std::min({protocol(6.6, 0.6, 0.25, steps, n), protocol(14.0, 1.9, 0.92, steps, n),
+                     protocol(8.4, 3.4, 1.0, steps, n)});
+  };
+  // 4 KiB: LL, 6.6 + 14 x (0.6 + 512 B / 58.5 GB/s) = 15.12 us.
+  CHECK(collective_s(g, Collective::kAllReduce, 4096) == Approx(protocol(6.6, 0.6, 0.25, 14, 4096)));
+  CHECK(collective_s(g, Collective::kAllReduce, 4096) == Approx(15.1225e-6).epsilon(1e-4));
+  // 4 MiB: LL128, 14 + 14 x (1.9 + 512 KiB / 215.3 GB/s) = 74.7 us (Simple 87.4, LL 140.4):
+  // bus bandwidth 98 GB/s, as nccl-tests measure on one node of A100s at this size.
+  const double mib4 = 4.0 * (1 << 20);
+  CHECK(collective_s(g, Collective::kAllReduce, mib4) == Approx(protocol(14.0, 1.9, 0.92, 14, mib4)));
+  CHECK(collective_s(g, Collective::kAllReduce, mib4) == Approx(74.69e-6).epsilon(1e-3));
+  // 256 MiB: Simple, 8.4 + 14 x (3.4 + 32 MiB / 234 GB/s) = 2,063.6 us, 227.6 GB/s bus bandwidth.
+  const double mib256 = 256.0 * (1 << 20);
+  CHECK(collective_s(g, Collective::kAllReduce, mib256) == Approx(protocol(8.4, 3.4, 1.0, 14, mib256)));
+  CHECK(collective_s(g, Collective::kAllReduce, mib256) == Approx(2063.6e-6).epsilon(1e-3));
+  for (const double n : {4096.0, 1e5, mib4, 3e7, mib256}) {
+    INFO(n);
+    CHECK(collective_s(g, Collective::kAllReduce, n) == Approx(nccl(14, n)));
+    CHECK(collective_s(g, Collective::kReduceScatter, n) == Approx(nccl(7, n)));
+    CHECK(collective_s(g, Collective::kAllGather, n) == Approx(nccl(7, n)));
+    // The links' latency and half-bandwidth message are the library `any`'s, not NCCL's.
+    GroupPlacement other = one_tier(8, 234, 40, 0);
+    other.library = CollectiveLibrary::kNccl;
+    CHECK(collective_s(other, Collective::kAllReduce, n) == collective_s(g, Collective::kAllReduce, n));
+    other.library = CollectiveLibrary::kAny;
+    CHECK(collective_s(other, Collective::kAllReduce, n, CollectiveAlgorithm::kRing) >
+          collective_s(g, Collective::kAllReduce, n));
+  }
+  // Across nodes a ring's steps over the network cost 2.7, 4.0 and 14 us (LL, LL128, Simple):
+  // two_tiers() (4 nodes of 8) has 4 of its 32 hops on the NICs; Simple's mean step is
+  // (28 x 3.4 + 4 x 14) / 32 = 4.725 us. At 1 GB the all-gather's 31 steps of n/32 run at
+  // the NICs' 25 GB/s shared by the 8 rings crossing them: 8.4 + 31 x (4.725 + 31.25e6 / 8 /
+  // 25e9 s) us.
+  GroupPlacement two = two_tiers();
+  two.library = CollectiveLibrary::kNccl;
+  CHECK(collective_s(two, Collective::kAllGather, 1e9) ==
+        Approx(8.4e-6 + 31 * (4.725e-6 + 1e9 / 32 / 8 / 25e9)));
+}
 
 TEST_CASE("NCCL's collectives: rings, and the tree for all-reduces across nodes", "[system]") {
   // two_tiers(): 4 nodes of 8, 200 GB/s and 1 us inside, 25 GB/s and 5 us across; n = 8 MB.

@@ -129,7 +129,7 @@ TEST_CASE("[calibration] vTrain: 1,440 single-node A100 training iterations", "[
   double rho = 0.0;
   for (const auto& [name, g] : groups) rho += spearman(g.first, g.second);
   rho /= static_cast<double>(groups.size());
-  std::printf("\nvTrain: %zu iterations, MAPE %.2f%% (vTrain itself 8.37%%), bias %+.2f%%\n",
+  std::printf("\nvTrain: %zu iterations, MAPE %.3f%% (vTrain itself 8.37%%), bias %+.2f%%\n",
               errors.size(), 100 * mape, 100 * bias);
   std::printf("|error| percentiles: 50%% %.1f%%, 90%% %.1f%%, 99%% %.1f%%, max %.1f%%\n",
               100 * pct(0.5), 100 * pct(0.9), 100 * pct(0.99), 100 * abs_err.back());
@@ -142,7 +142,11 @@ TEST_CASE("[calibration] vTrain: 1,440 single-node A100 training iterations", "[
   std::printf("strategy ranking: mean Spearman rho %.3f over %zu model/batch groups\n", rho,
               groups.size());
   CHECK(errors.size() == 1440);
-  // 7.03%, bias -0.3% (issue 12's goal 7%, missed by 0.03 points) since a job waits for its
+  // 6.997%, bias -0.00% (issue 12's goal 7%, met by 0.003 points: the bound is the goal) with
+  // NCCL's rings at NCCL's own per-call and per-step protocol latencies (collectives.cpp: tp8's
+  // all-reduces of 2-32 MB take LL128's 14 + 14 x 1.9 us, tp2's Simple's 8.4 + 2 x 3.4 us);
+  // 7.03%, bias -0.3% before, at the links' 2 us a step and 64 KiB half-bandwidth messages
+  // (tp8 -13.9% -> -13.5%, tp4 +1.6% -> +2.3%), since a job waits for its
   // slowest device (core.device_variation: 2- and 4-GPU rows 1.3% and 0.6% faster than 8-GPU
   // ones); 7.06%, bias -0.2% before (7.08%, +0.3% while the
   // tensor and pipeline groups shared the ports they never use at once), since Megatron-LM's
@@ -155,7 +159,7 @@ TEST_CASE("[calibration] vTrain: 1,440 single-node A100 training iterations", "[
   // layout copies and its unfused softmax where the fused kernel does not take the shape (tp8
   // at micro-batch 1: 2 heads x 1 sequence per rank, not a multiple of 4), and megatron-lm.yaml's
   // host fits refitted (8.81% before those).
-  CHECK(mape <= 0.0705);
+  CHECK(mape <= 0.07);
   CHECK(rho >= 0.8);
 }
 

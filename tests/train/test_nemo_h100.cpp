@@ -451,10 +451,12 @@ TEST_CASE("[calibration] NeMo 24.07 FP8 fine-tuning on DGX H100: SFT and LoRA, p
     std::printf("  %s %.1f%% (%d)", task.c_str(), 100 * v.first / v.second, v.second);
   }
   std::printf("\n");
-  // Measured today (bounds just above, so a regression fails): LoRA 3.9% (-1.0% 7B, -4.6%
-  // 13B, -6.1% 70B on tp2 x pp4), SFT 12.9% (+3.4% 7B; -17.2% 13B on pp4, whose 1F1B bubble
-  // over 16 micro-batches is 3/19 of the step; -17.9% 70B on tp4 x pp4, its tensor group's
-  // all-reduces exposed without sequence parallelism); MAPE 8.4%, bias -7.2%, with cuDNN's
+  // Measured today (bounds just above, so a regression fails): LoRA 4.1% (-1.1% 7B, -4.6%
+  // 13B, -6.6% 70B on tp2 x pp4), SFT 13.1% (+3.4% 7B; -17.2% 13B on pp4, whose 1F1B bubble
+  // over 16 micro-batches is 3/19 of the step; -18.6% 70B on tp4 x pp4, its tensor group's
+  // all-reduces exposed without sequence parallelism, at NCCL's own per-call and per-step
+  // latencies: LoRA 3.9%, SFT 12.9%, 70B -6.1% and -17.9% at the links' 2 us a step and
+  // 64 KiB half-bandwidth messages, collectives.cpp); MAPE 8.6%, bias -7.5% (8.4%, -7.2%), with cuDNN's
   // causal attention (nemo-fp8.yaml kernels.attention: cudnn; 8.1%, -6.8% at
   // FlashAttention-3's rates), at the H100's own training residual (h100.yaml core.sustained_fraction 0.755,
   // fitted with this set among four; MAPE 7.8%, bias -6.3% at 0.765; 8.2%, -7.1% at 0.745; MAPE 7.7%, bias -6.1% at 0.77; at the A100's 0.821: LoRA
@@ -464,16 +466,17 @@ TEST_CASE("[calibration] NeMo 24.07 FP8 fine-tuning on DGX H100: SFT and LoRA, p
   // ran the pre-training table's tuning instead of the launcher's defaults (interleaving, and
   // for 70B sequence parallelism with userbuffer overlap, bring 13B to -2% and 70B to about
   // +1%); the table does not say, so the documented configuration is timed.
-  // The 70B SFT row needs 115.1 GB a device in our memory model with the optimizer unsharded
-  // (dp 1) and no sequence parallelism (113.6 GB before Transformer Engine's FP8 inputs, -7.0
-  // GB, and weight copies, +8.6 GB, were counted): the published run fit in 80 GB (Apex's
+  // The 70B SFT row needs 123.8 GB a device in our memory model with the optimizer unsharded
+  // (dp 1) and no sequence parallelism (115.1 GB before the fp32 main gradients; 113.6 GB
+  // before Transformer Engine's FP8 inputs, -7.0 GB, and weight copies, +8.6 GB, were
+  // counted): the published run fit in 80 GB (Apex's
   // DistributedFusedAdam keeps 16-bit remainders of the fp32 master weights, not modelled;
   // sequence parallelism, as the pre-training table's tuning, would take ~20 GB off the
   // activations), so it is timed unchecked.
   CHECK(over_memory == 1);
-  CHECK(by_task["LoRA"].first / by_task["LoRA"].second <= 0.04);
-  CHECK(by_task["SFT"].first / by_task["SFT"].second <= 0.13);
-  CHECK(sum / n <= 0.085);
+  CHECK(by_task["LoRA"].first / by_task["LoRA"].second <= 0.045);
+  CHECK(by_task["SFT"].first / by_task["SFT"].second <= 0.135);
+  CHECK(sum / n <= 0.09);
 }
 
 }  // namespace pathfinder
