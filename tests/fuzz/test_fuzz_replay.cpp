@@ -5,6 +5,7 @@
 // folder with their target, for replay with `fuzz_<target> FILE` or this test.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -109,40 +110,58 @@ std::string mutate(const std::string& s, std::mt19937_64& rng) {
   return out;
 }
 
-}  // namespace
-
-TEST_CASE("fuzz replay: seeds and deterministic mutations keep every invariant", "[fuzz]") {
+// Every seed of one target and 40 deterministic mutations of each: no invariant broken.
+void replay(Target which) {
   constexpr int kMutationsPerSeed = 40;
   const fs::path failures = fs::current_path() / "fuzz-failures";
-  std::size_t total = 0, failed = 0;
-  for (const TargetInfo& t : targets()) {
-    const auto start = std::chrono::steady_clock::now();
-    std::mt19937_64 rng(0x5eedULL + static_cast<unsigned>(t.target));
-    std::size_t runs = 0;
-    const auto one = [&](const std::string& input) {
-      ++runs;
-      try {
-        run_one(t.target, input);
-      } catch (const FuzzFailure& e) {
-        fs::create_directories(failures);
-        const fs::path f = failures / (std::string(t.name) + "-" + std::to_string(failed++));
-        std::ofstream(f, std::ios::binary) << input;
-        FAIL_CHECK(t.name << ": " << e.what() << " (input saved to " << f.string() << ")");
-      }
-    };
-    const std::vector<std::string> s = seeds(t);
-    for (const std::string& seed : s) {
-      one(seed);
-      for (int m = 0; m < kMutationsPerSeed; ++m) one(mutate(seed, rng));
+  const auto it = std::find_if(targets().begin(), targets().end(),
+                               [&](const TargetInfo& t) { return t.target == which; });
+  REQUIRE(it != targets().end());
+  const TargetInfo& t = *it;
+  const auto start = std::chrono::steady_clock::now();
+  std::mt19937_64 rng(0x5eedULL + static_cast<unsigned>(t.target));
+  std::size_t runs = 0, failed = 0;
+  const auto one = [&](const std::string& input) {
+    ++runs;
+    try {
+      run_one(t.target, input);
+    } catch (const FuzzFailure& e) {
+      fs::create_directories(failures);
+      const fs::path f = failures / (std::string(t.name) + "-" + std::to_string(failed++));
+      std::ofstream(f, std::ios::binary) << input;
+      FAIL_CHECK(t.name << ": " << e.what() << " (input saved to " << f.string() << ")");
     }
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::printf("fuzz replay %-9s %3zu seeds, %6zu inputs, %.1f s\n", t.name, s.size(), runs, secs);
-    total += runs;
+  };
+  const std::vector<std::string> s = seeds(t);
+  for (const std::string& seed : s) {
+    one(seed);
+    for (int m = 0; m < kMutationsPerSeed; ++m) one(mutate(seed, rng));
   }
-  std::printf("fuzz replay: %zu inputs, %zu failures\n", total, failed);
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("fuzz replay %-9s %3zu seeds, %6zu inputs, %zu failures, %.1f s\n", t.name, s.size(),
+              runs, failed, secs);
   CHECK(failed == 0);
-  CHECK(total > 5000);
+  CHECK(s.size() >= 10);  // every target has its shipped files or reproducers
+  CHECK(runs == s.size() * (kMutationsPerSeed + 1));
 }
+
+}  // namespace
+
+// One test case per target, so that CTest spreads them over the cores (the study target's
+// inputs each load a template and technology library and time a point: a minute under ASan).
+TEST_CASE("fuzz replay: templates", "[fuzz]") { replay(Target::kTemplate); }
+TEST_CASE("fuzz replay: technology libraries", "[fuzz]") { replay(Target::kTechlib); }
+TEST_CASE("fuzz replay: workloads", "[fuzz]") { replay(Target::kWorkload); }
+TEST_CASE("fuzz replay: strategies", "[fuzz]") { replay(Target::kStrategy); }
+TEST_CASE("fuzz replay: command-line overrides", "[fuzz]") { replay(Target::kOverride); }
+TEST_CASE("fuzz replay: software profiles", "[fuzz]") { replay(Target::kSoftware); }
+TEST_CASE("fuzz replay: studies", "[fuzz]") { replay(Target::kStudy); }
+TEST_CASE("fuzz replay: search studies", "[fuzz]") { replay(Target::kSearch); }
+TEST_CASE("fuzz replay: CSV tables", "[fuzz]") { replay(Target::kCsv); }
+TEST_CASE("fuzz replay: Hugging Face configs", "[fuzz]") { replay(Target::kHfConfig); }
+
+// Every target has its test case above.
+TEST_CASE("fuzz replay: a test case for each target", "[fuzz]") { CHECK(targets().size() == 10); }
 
 }  // namespace pathfinder::fuzz
