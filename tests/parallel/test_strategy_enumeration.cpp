@@ -2,7 +2,6 @@
 // brute-force filter of every strategy in a box, options that narrow, and speed.
 #include <algorithm>
 #include <catch2/catch.hpp>
-#include <chrono>
 #include <map>
 #include <set>
 #include <string>
@@ -143,13 +142,10 @@ TEST_CASE("options narrow the enumeration", "[dist]") {
   CHECK(enumerate_strategies(g, 0).empty());
 }
 
-TEST_CASE("enumerating GPT-3 175B on 1024 devices is fast", "[dist][benchmark]") {
+// Its speed is bench/bench_search.cpp's (BM_StrategySearchGpt3 enumerates and ranks this space).
+TEST_CASE("GPT-3 175B on 1024 devices: over 10,000 strategies, every one valid", "[dist]") {
   const GptSpec g = shipped_gpt("gpt3_175b");
-  const auto start = std::chrono::steady_clock::now();
   const auto all = enumerate_strategies(g, 1024);
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  WARN(all.size() << " strategies in " << s * 1e3 << " ms ("
-                  << static_cast<double>(all.size()) / s / 1e6 << " M/s)");
   CHECK(all.size() > 10000);
   CHECK(std::all_of(all.begin(), all.end(),
                     [&](const Strategy& x) { return is_valid_strategy(x, g, 1024); }));
