@@ -455,7 +455,7 @@ TEST_CASE("MoE dispatch: DeepEP forwarding and overlapped all-to-alls buy DeepSe
   // DeepEP's forwarding dispatch, a token crossing to each of its <= 4 routed nodes once; the
   // all-to-alls overlapped with another micro-batch's compute; the ModelZoo's FP8 recipe).
   // Flat, the best split keeps the expert group small (tp1-pp8-dp256-ep8 with full
-  // recomputation, 23.74 s; inside a DGX, tp2-pp16-dp64-ep4 at 23.47 s, it needs 86.5 GB beside
+  // recomputation, 23.74 s; inside a DGX, tp2-pp16-dp64-ep4 at 23.55 s, it needs 86.5 GB beside
   // Megatron's fp32 main gradients); with the MoE stack the expert group may cross nodes (ep16,
   // 15.83 s).
   const StudyTable t = shipped_study_table("moe_dispatch", 3);
@@ -478,7 +478,7 @@ TEST_CASE("MoE dispatch: DeepEP forwarding and overlapped all-to-alls buy DeepSe
   // held 16-bit gradients, needs 100.1 GB beside fp32 ones; it was ahead of both, 16.66 against
   // 17.83, before megatron-core-moe took the ModelZoo's fused loss, FP8 parameters and BF16
   // moments). With the model's multi-token-prediction module on the last stage
-  // (deepseek_v3.yaml mtp_depth 1), DualPipe's 32-stage split takes 19.12 s (13.97 s without the
+  // (deepseek_v3.yaml mtp_depth 1), DualPipe's 32-stage split takes 19.32 s (14.37 s without the
   // module: the last stage's two head passes and block outweigh two layers).
   const Strategy own = parse_strategy(t.cell(2, *t.column("chosen_strategy")));
   const double deepseek = iteration_s(t, 2);

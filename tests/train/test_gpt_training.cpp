@@ -1071,7 +1071,8 @@ TEST_CASE("interleaved chunks may hold uneven layer counts, as Llama 3 405B's sc
   // 126 layers over pp16 x v2 = 32 chunks: stage_layers gives the first and the last chunk 3
   // layers and the others 4 (Dubey et al. 2024 section 3.3.2: one layer fewer on the first and
   // the last stage). Meta's configuration at 16M tokens is then timed; it lands near the 41%
-  // MFU they report (36.5% at the H100's own training residual, 0.755; 36.7% at 0.765 once
+  // MFU they report (36.1% with NCCL's rings at NCCL's own protocol latencies; 36.5% at the
+  // H100's own training residual, 0.755; 36.7% at 0.765 once
   // rings across nodes cost the compute beside them main memory at their rate; 36.2% at 0.745, with
   // the backward's tensor collectives costing the wgrad GEMMs beside them NVLink's memory contention: 37.7%
   // without it; 38.3% at 0.77 without it; 39.5% at the A100's
@@ -1279,7 +1280,8 @@ TEST_CASE("NVIDIA's DeepSeek-V3 H100 configuration fits with whole experts and i
   // Q, K, V: ~1 GB a layer (the linear layers' inputs in FP8, megatron-core-moe.yaml), over
   // the 80 GB: 92.4 GB with Megatron's fp32 main gradients (87.5 GB with 16-bit ones, 107.7 GB
   // with 16-bit inputs, weights and moments); NVIDIA's 65.5 GB (59.8 GB with 16-bit gradients),
-  // 25.11 s, MFU 37.1% (26.36 s, 35.3% with per-tensor FP8 and the unfused loss).
+  // 25.23 s, MFU 36.9% (25.11 s, 37.1% before NCCL's rings took NCCL's protocol latencies;
+  // 26.36 s, 35.3% with per-tensor FP8 and the unfused loss).
   CHECK_FALSE(split.feasible);
   CHECK(split.memory.total().si() > 85e9);
   // Whole experts store this rank's T/2 tokens' rows; Q, K and V recomputed: ~0.7 GB a layer.
