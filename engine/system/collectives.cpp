@@ -57,17 +57,22 @@ Time span_ring(const TierSpan& s, Bytes x, bool reduce, Bandwidth r) {
 // tier: all P_{L-1} of its hops, the ring closing), P_l = Π_{u>=l} m_u. Its bandwidth is the
 // slowest tier's: tier l is crossed by k_l = `below` rings at once, each through another
 // member's port, so a step's c bytes cost (c/k_l + h_l)/B_l there.
-Time mean_hop_latency(const GroupPlacement& g) {
+// The mean over the ring's hops of latency(span), each hop counted at its outermost span.
+template <class Latency>
+Time mean_over_hops(const GroupPlacement& g, Latency latency) {
   double hops_above = 0.0, total = 0.0;
   Time weighted;
   for (int l = g.levels - 1; l >= 0; --l) {
     const TierSpan& s = g.span[static_cast<std::size_t>(l)];
     const double hops = (l == g.levels - 1 ? 1.0 : hops_above) * s.members;
-    weighted += (hops - (l == g.levels - 1 ? 0.0 : hops_above)) * s.latency;
+    weighted += (hops - (l == g.levels - 1 ? 0.0 : hops_above)) * latency(s);
     hops_above = hops;
     total = hops;
   }
   return weighted / total;
+}
+Time mean_hop_latency(const GroupPlacement& g) {
+  return mean_over_hops(g, [](const TierSpan& s) { return s.latency; });
 }
 Time flat_ring_transfer(const GroupPlacement& g, Bytes c) {
   Time worst;
@@ -87,39 +92,32 @@ Time flat_ring_step(const GroupPlacement& g, Bytes c, bool reduce) {
 // call, a latency per ring step by the link the step crosses (NVLink, PCI or the network;
 // "Latencies in us"), and a share of the ring's bus bandwidth. NCCL runs each call with the
 // protocol its model finds fastest ("ncclTopoGetAlgoTime ... time = lat + nBytes / bw").
-//   protocol  base   NVLink step  PCI step  network step  bandwidth
-//   LL        6.6    0.6          1.0       2.7           1/4 (8-byte stores of 4 data bytes
-//                                                          and a flag; all-reduce's figure)
-//   LL128     14.0   1.9          2.5       4.0           0.92 (120 of 128 bytes are data)
-//   Simple    8.4    3.4          5.7       14.0          1
+//   protocol  base   NVLink step  network step  bandwidth
+//   LL        6.6    0.6          2.7           1/4 (8-byte stores of 4 data bytes and a
+//                                               flag; all-reduce's figure)
+//   LL128     14.0   1.9          4.0           0.92 (120 of 128 bytes are data)
+//   Simple    8.4    3.4          14.0          1
+// (NCCL's PCI steps, 1.0, 2.5 and 5.7 us, are not used: every scale-up tier is taken as
+// NVLink-class.)
 // These replace the links' own latencies and half-bandwidth messages in NCCL's rings (what
 // the library `any` keeps): its steps' costs are the protocol's, measured by NCCL on its
 // hardware. Omitted: NCCL's per-channel caps on LL and LL128 bandwidth (they bind only where
 // those protocols lose to Simple on a whole ring) and the network's extra per-hop latency of
 // the topology search (graphs[a]->latencyInter, 0 on a rail-optimized fat-tree).
 struct NcclProtocol {
-  double base_us, nvlink_us, pci_us, network_us, bandwidth_share;
+  double base_us, nvlink_us, network_us, bandwidth_share;
 };
 constexpr std::array<NcclProtocol, 3> kNcclProtocols{{
-    {6.6, 0.6, 1.0, 2.7, 0.25},    // LL
-    {14.0, 1.9, 2.5, 4.0, 0.92},   // LL128
-    {8.4, 3.4, 5.7, 14.0, 1.0},    // Simple
+    {6.6, 0.6, 2.7, 0.25},    // LL
+    {14.0, 1.9, 4.0, 0.92},   // LL128
+    {8.4, 3.4, 14.0, 1.0},    // Simple
 }};
 
-// The mean step latency of a flat ring over g under protocol p (hops weighted as
-// mean_hop_latency's). Scale-up tiers are NVLink-class switches; PCI when they are a ring or
-// a grid of point-to-point links is not distinguished from NVLink here.
+// The mean step latency of a flat ring over g under protocol p.
 Time nccl_step_latency(const GroupPlacement& g, const NcclProtocol& p) {
-  double hops_above = 0.0, total = 0.0, weighted = 0.0;
-  for (int l = g.levels - 1; l >= 0; --l) {
-    const TierSpan& s = g.span[static_cast<std::size_t>(l)];
-    const double hops = (l == g.levels - 1 ? 1.0 : hops_above) * s.members;
-    const double us = s.tier == Tier::kScaleOut ? p.network_us : p.nvlink_us;
-    weighted += (hops - (l == g.levels - 1 ? 0.0 : hops_above)) * us;
-    hops_above = hops;
-    total = hops;
-  }
-  return Time::from_si(weighted / total * 1e-6);
+  return mean_over_hops(g, [&p](const TierSpan& s) {
+    return microseconds(s.tier == Tier::kScaleOut ? p.network_us : p.nvlink_us);
+  });
 }
 
 // One ring collective of `steps` steps of c bytes (reduce: the first `reduce_steps` reduce).
@@ -132,7 +130,7 @@ Time nccl_ring(const GroupPlacement& g, int steps, int reduce_steps, Bytes c) {
       transfer = std::max(transfer, c / s.below / (s.bandwidth * p.bandwidth_share));
     }
     const Time step = nccl_step_latency(g, p) + transfer;
-    const Time t = Time::from_si(p.base_us * 1e-6) + reduce_steps * reducing(step, c, g.reduction_bandwidth) +
+    const Time t = microseconds(p.base_us) + reduce_steps * reducing(step, c, g.reduction_bandwidth) +
                    (steps - reduce_steps) * step;
     best = std::min(best, t);
   }
