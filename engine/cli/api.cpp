@@ -2,6 +2,7 @@
 
 #include <oneapi/tbb/global_control.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "engine/arch/generator.hpp"
@@ -131,9 +132,13 @@ nlohmann::ordered_json rank(const Evaluation& e, const std::string& objective, i
     throw ConfigError(Diagnostic{goal.loc, "a cost needs a cost model: " + why});
   }
   const DesignEvaluator ev(spec, w.spec, e.devices, TrainingOptions::from(in.software), goal);
-  const std::vector<RankedStrategy> ranked =
-      rank_strategies(ev, ResourceSplit::from_template(in.tmpl).values());
-  nlohmann::ordered_json j = ranking_json(ranked, static_cast<std::size_t>(top), goal.kind);
+  RankingCounts counts;
+  const std::vector<RankedStrategy> ranked = rank_strategies(
+      ev, ResourceSplit::from_template(in.tmpl).values(), nullptr, nullptr,
+      best_first_ranks(goal) ? std::max<std::size_t>(static_cast<std::size_t>(top), 2) : 0,
+      false, &counts);
+  nlohmann::ordered_json j =
+      ranking_json(ranked, static_cast<std::size_t>(top), goal.kind, &counts);
   j["inputs"] = inputs(in, e, w);
   return j;
 }

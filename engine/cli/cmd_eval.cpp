@@ -8,6 +8,7 @@
 // distributed over the system; without, on one device (the trivial strategy), its kernels
 // listed above the iteration; with --isolated, one GEMM call as a per-call benchmark measures it. An infeasible micro-architecture or a strategy that
 // does not fit in memory is a result: reported, exit 0.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <tuple>
@@ -114,7 +115,9 @@ constexpr const char* kFooter =
  written, tp*cp*pp*dp must equal N.
 --strategy search --devices N ranks every valid strategy on the template's design and prints
  the best --top N (default 5) with their breakdowns side by side, the gap to the best, a
- reason per row, and how many strategies were dropped and why.
+ reason per row, and how many strategies were dropped and why. By time, only those that can
+ be among the best are timed (by a lower bound of their time), and none that recomputes more
+ than a twin that fits (never faster); with --pareto or --objective energy/cost every one is.
 Examples:
   --strategy tp8-pp8-dp16-mb1-1f1b-sp-zero1-recompute=selective
   --strategy search --devices 1024 --top 10
@@ -346,13 +349,17 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
       else out = format_isolated_call(arch, w, timer);
     } else if (search) {
       const DesignEvaluator e(spec, w.spec, opt->devices, training, goal);
-      const std::vector<RankedStrategy> ranked =
-          rank_strategies(e, ResourceSplit::from_template(in.tmpl).values());
       const auto top = static_cast<std::size_t>(opt->top);
+      // Under the time goal only the strategies that can be among the top rows (and the
+      // runner-up the best's reason names) are timed; a Pareto front needs every one.
+      RankingCounts counts;
+      const std::vector<RankedStrategy> ranked = rank_strategies(
+          e, ResourceSplit::from_template(in.tmpl).values(), nullptr, nullptr,
+          pareto || !best_first_ranks(goal) ? 0 : std::max<std::size_t>(top, 2), true, &counts);
       const std::vector<std::size_t> front =
           pareto ? pareto_front(ranked, (*pareto)[0], (*pareto)[1]) : std::vector<std::size_t>{};
       if (opt->format == "json") {
-        nlohmann::ordered_json j = ranking_json(ranked, top, goal.kind);
+        nlohmann::ordered_json j = ranking_json(ranked, top, goal.kind, &counts);
         if (pareto) j["pareto"] = pareto_json(ranked, front, *pareto);
         out = j.dump(2) + "\n";
       } else if (opt->format == "csv") {
@@ -360,7 +367,7 @@ void add_command(CLI::App& app, int& exit_code, bool rank) {
       } else {
         out = format_ranking(ranked, top,
                              w.name + " on " + std::to_string(opt->devices) + " x " + arch.name,
-                             goal.kind);
+                             goal.kind, &counts);
         if (pareto) out += "\n" + format_pareto(ranked, front, *pareto);
       }
     } else {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <string>
 #include <variant>
 
 #include <oneapi/tbb/blocked_range.h>
@@ -10,6 +12,7 @@
 #include <oneapi/tbb/parallel_for.h>
 
 #include "engine/arch/generator.hpp"
+#include "engine/explore/ranking_report.hpp"
 #include "engine/parallel/strategy_enumeration.hpp"
 #include "engine/train/training_model.hpp"
 
@@ -162,6 +165,20 @@ bool lighter_twin_fits(TrainingModel& m, const std::vector<Strategy>& all, std::
   return false;
 }
 
+// Strategies no stack runs or that do not fit, counted by reason class as the full ranking's
+// results would be (per thread, summed: the same counts for any thread count).
+using Dropped = std::map<std::string, std::size_t>;
+
+// What reason_class makes of a footprint's "needs ... GB per device" reason.
+const std::string kNoMemory = reason_class("needs 1 GB per device");
+
+std::vector<std::pair<std::string, std::size_t>> by_count(const Dropped& d) {
+  std::vector<std::pair<std::string, std::size_t>> out(d.begin(), d.end());
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& x, const auto& y) { return x.second > y.second; });
+  return out;
+}
+
 // The strategies that can be among the `top` fastest, timed best-first by their lower bounds
 // (TrainingModel::lower_bound) in blocks of a fixed size: after each block the cutoff is the
 // top-th best time so far, and a strategy whose bound exceeds it cannot enter the top. Blocks
@@ -170,23 +187,31 @@ bool lighter_twin_fits(TrainingModel& m, const std::vector<Strategy>& all, std::
 // skipped; none feasible leaves `out` empty.
 void time_best_first(const DesignEvaluator& e, const MicroArch& a, const std::vector<Strategy>& all,
                      std::size_t top, bool skip_dominated, Models& models,
-                     std::vector<RankedStrategy>& out) {
+                     std::vector<RankedStrategy>& out, RankingCounts* counts) {
   constexpr double kSkip = std::numeric_limits<double>::infinity();
   const auto* gpt = std::get_if<GptSpec>(&e.workload());
   const bool flash = gpt != nullptr && gpt->attention == AttentionKind::kFlash;
   std::vector<double> bound(all.size());
+  oneapi::tbb::enumerable_thread_specific<Dropped> dropped;
   oneapi::tbb::parallel_for(
       oneapi::tbb::blocked_range<std::size_t>(0, all.size(), 256),
       [&](const oneapi::tbb::blocked_range<std::size_t>& range) {
         TrainingModel& m = local_model(models, e, a);
+        Dropped* reasons = counts != nullptr ? &dropped.local() : nullptr;
         for (std::size_t i = range.begin(); i != range.end(); ++i) {
           if (skip_dominated && lighter_twin_fits(m, all, i, flash)) {
             bound[i] = kSkip;
+            // Recomputing more does not always hold less (a module's recomputation buffers).
+            if (reasons != nullptr && !m.fits(all[i])) ++(*reasons)[kNoMemory];
             continue;
           }
           const std::optional<Time> b = m.lower_bound(all[i]);
           // Out of memory: skipped; no finite bound: always timed.
           bound[i] = !b ? kSkip : std::isfinite(b->si()) && *b > Time{} ? b->si() : 0.0;
+          if (reasons != nullptr && !b) {
+            const std::string why = m.refusal(all[i]);
+            ++(*reasons)[why.empty() ? kNoMemory : reason_class(why)];
+          }
         }
       });
   std::vector<std::size_t> order;
@@ -231,6 +256,21 @@ void time_best_first(const DesignEvaluator& e, const MicroArch& a, const std::ve
     out.clear();
     return;
   }
+  if (counts != nullptr) {
+    // Every strategy not skipped fits: the timed ones as their results say, the rest feasible.
+    Dropped sum;
+    for (const Dropped& d : dropped) {
+      for (const auto& [reason, n] : d) sum[reason] += n;
+    }
+    std::size_t skipped = 0;
+    for (const auto& [reason, n] : sum) skipped += n;
+    counts->feasible = all.size() - skipped - out.size();
+    for (const RankedStrategy& r : out) {
+      if (r.result.feasible) ++counts->feasible;
+      else ++sum[reason_class(r.result.reason)];
+    }
+    counts->dropped = by_count(sum);
+  }
   // Back to enumeration order (out[k] is all[order[k]]): the full ranking's order among ties.
   std::vector<std::size_t> by_index(out.size());
   for (std::size_t k = 0; k < by_index.size(); ++k) by_index[k] = k;
@@ -247,7 +287,8 @@ void time_best_first(const DesignEvaluator& e, const MicroArch& a, const std::ve
 std::vector<RankedStrategy> rank_strategies(const DesignEvaluator& e,
                                             const Eigen::VectorXd& split,
                                             std::size_t* evaluated, ArchFigures* arch,
-                                            std::size_t top, bool skip_dominated) {
+                                            std::size_t top, bool skip_dominated,
+                                            RankingCounts* counts) {
   const std::vector<Strategy> all =
       enumerate_strategies(e.workload(), e.devices(), enumerate_options(e.options().parallelism));
   std::vector<RankedStrategy> out;
@@ -261,7 +302,7 @@ std::vector<RankedStrategy> rank_strategies(const DesignEvaluator& e,
   if (!a.feasible) {
     for (const Strategy& s : all) out.push_back({s, infeasible(s, a.infeasible_reason)});
   } else if (top > 0 && e.goal().kind == GoalKind::kTime) {
-    time_best_first(e, a, all, top, skip_dominated, models, out);
+    time_best_first(e, a, all, top, skip_dominated, models, out, counts);
     count = out.size();
   }
   // Every strategy timed: no top asked, another goal, or none feasible in the best-first pass
@@ -285,7 +326,24 @@ std::vector<RankedStrategy> rank_strategies(const DesignEvaluator& e,
     if (x.result.feasible != y.result.feasible) return x.result.feasible;
     return x.result.feasible && measure(kind, x.result) < measure(kind, y.result);
   });
+  if (counts != nullptr) {
+    counts->strategies = all.size();
+    counts->timed = count;
+    if (count == all.size()) {  // every one timed: the results say it all
+      counts->feasible = 0;
+      Dropped sum;
+      for (const RankedStrategy& r : out) {
+        if (r.result.feasible) ++counts->feasible;
+        else ++sum[reason_class(r.result.reason)];
+      }
+      counts->dropped = by_count(sum);
+    }
+  }
   return out;
+}
+
+bool best_first_ranks(const Goal& g) {
+  return g.kind == GoalKind::kTime && !g.max_j_per_token && !g.max_usd_per_mtoken;
 }
 
 Sensitivities sensitivities(const DesignEvaluator& e, const SplitSpace& space,

@@ -8,6 +8,7 @@
 #include <Eigen/Core>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/arch/arch_spec.hpp"
@@ -81,6 +82,14 @@ struct RankedStrategy {
   TrainingResult result;
 };
 
+// How a ranking's strategies fared, whether every one was timed or not: how many were
+// enumerated and timed, how many are feasible, and the others by reason class
+// (ranking_report.hpp's reason_class), most frequent first (ties by name).
+struct RankingCounts {
+  std::size_t strategies = 0, timed = 0, feasible = 0;
+  std::vector<std::pair<std::string, std::size_t>> dropped;
+};
+
 // Every valid strategy for the workload on the evaluator's devices (parallel/strategy_enumeration),
 // timed on the design at `split`; feasible ones by the goal's measure (the iteration time by
 // default; ties: enumeration order), then the infeasible ones (over the goal's budget too).
@@ -90,13 +99,21 @@ struct RankedStrategy {
 // the result holds the same first `top` feasible rows as the full ranking, the infeasible
 // strategies met on the way, and none of those skipped. `skip_dominated` (with `top`): nor
 // any that recomputes more than a twin differing only there which fits (never faster; the
-// first row stays the full ranking's, the others are the best of the rest).
+// first row stays the full ranking's, the others are the best of the rest). `counts`
+// receives the full ranking's counts either way: a strategy not timed is feasible when its
+// stack runs it and it fits in memory, else dropped for the one or the other. With a budget on
+// the goal an untimed strategy could be over it: ask for counts with `top` only under the
+// time goal without budgets (best_first_ranks).
 [[nodiscard]] std::vector<RankedStrategy> rank_strategies(const DesignEvaluator& e,
                                                           const Eigen::VectorXd& split,
                                                           std::size_t* evaluated = nullptr,
                                                           ArchFigures* arch = nullptr,
                                                           std::size_t top = 0,
-                                                          bool skip_dominated = false);
+                                                          bool skip_dominated = false,
+                                                          RankingCounts* counts = nullptr);
+// Whether a ranking under goal `g` may time only the strategies that can be among its top and
+// still count the rest exactly: the time goal, no energy or cost budget.
+[[nodiscard]] bool best_first_ranks(const Goal& g);
 
 // d(objective)/d(resource) at a split for each component: per extra mm² of die, per W and per
 // mm of perimeter (seconds for the default goal; central differences of the split fractions,

@@ -93,16 +93,28 @@ std::string ranking_reason(const std::vector<RankedStrategy>& ranked, std::size_
   return out;
 }
 
+RankingCounts count_ranking(const std::vector<RankedStrategy>& ranked) {
+  RankingCounts c;
+  c.strategies = c.timed = ranked.size();
+  c.feasible = feasible_count(ranked);
+  c.dropped = dropped_by_reason(ranked);
+  return c;
+}
+
 std::string format_ranking(const std::vector<RankedStrategy>& ranked, std::size_t top,
-                           const std::string& title, GoalKind by) {
+                           const std::string& title, GoalKind by, const RankingCounts* counts) {
+  const RankingCounts c = counts != nullptr ? *counts : count_ranking(ranked);
   const std::size_t fit = feasible_count(ranked);
-  std::string out = printf_string("%s: %zu strategies ranked", title.c_str(), ranked.size());
+  std::string out = printf_string("%s: %zu strategies ranked", title.c_str(), c.strategies);
+  if (c.timed < c.strategies) {
+    out += printf_string(" (%zu timed: no other can be among the best)", c.timed);
+  }
   if (by != GoalKind::kTime) {
     out += printf_string(" by %s (%s per iteration)", std::string(to_string(by)).c_str(),
                          std::string(goal_unit(by)).c_str());
   }
-  out += printf_string(", %zu feasible", fit);
-  const auto dropped = dropped_by_reason(ranked);
+  out += printf_string(", %zu feasible", c.feasible);
+  const auto& dropped = c.dropped;
   if (!dropped.empty()) {
     out += "; dropped:";
     for (std::size_t i = 0; i < dropped.size(); ++i) {
@@ -168,14 +180,16 @@ std::string ranking_csv(const std::vector<RankedStrategy>& ranked, std::size_t t
 }
 
 nlohmann::ordered_json ranking_json(const std::vector<RankedStrategy>& ranked, std::size_t top,
-                                    GoalKind by) {
+                                    GoalKind by, const RankingCounts* counts) {
   nlohmann::ordered_json j;
+  const RankingCounts c = counts != nullptr ? *counts : count_ranking(ranked);
   const std::size_t fit = feasible_count(ranked);
   j["ranked_by"] = std::string(to_string(by));
-  j["ranked"] = ranked.size();
-  j["feasible"] = fit;
+  j["ranked"] = c.strategies;
+  j["timed"] = c.timed;
+  j["feasible"] = c.feasible;
   nlohmann::ordered_json dropped = nlohmann::ordered_json::object();
-  for (const auto& [reason, count] : dropped_by_reason(ranked)) dropped[reason] = count;
+  for (const auto& [reason, count] : c.dropped) dropped[reason] = count;
   j["dropped"] = dropped;
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < std::min(top, fit); ++i) {

@@ -28,13 +28,19 @@ namespace pathfinder {
                                          std::size_t row, GoalKind by = GoalKind::kTime);
 
 // `by`: what the ranking sorted on (rank_strategies' goal), named in the title line.
+// `counts`: the ranking's counts when `ranked` holds only the strategies timed (a top-k
+// ranking); without them they are counted from `ranked`.
 [[nodiscard]] std::string format_ranking(const std::vector<RankedStrategy>& ranked,
                                          std::size_t top, const std::string& title,
-                                         GoalKind by = GoalKind::kTime);
+                                         GoalKind by = GoalKind::kTime,
+                                         const RankingCounts* counts = nullptr);
 // One row per ranked strategy of the top N: rank, strategy, times, MFU, memory, the breakdown's
 // parts and the reason.
 [[nodiscard]] std::string ranking_csv(const std::vector<RankedStrategy>& ranked, std::size_t top);
 [[nodiscard]] nlohmann::ordered_json ranking_json(const std::vector<RankedStrategy>& ranked,
-                                                  std::size_t top, GoalKind by = GoalKind::kTime);
+                                                  std::size_t top, GoalKind by = GoalKind::kTime,
+                                                  const RankingCounts* counts = nullptr);
+// The counts of a full ranking (every strategy timed), from its results.
+[[nodiscard]] RankingCounts count_ranking(const std::vector<RankedStrategy>& ranked);
 
 }  // namespace pathfinder

@@ -123,6 +123,11 @@ bool TrainingModel::fits(const Strategy& s) const {
          gpt_memory_footprint(gpt->spec(), s, o.memory).total() <= gpt->memory_capacity();
 }
 
+std::string TrainingModel::refusal(const Strategy& s) const {
+  if (!std::holds_alternative<GptTraining>(model_) || support_.runs(s)) return {};
+  return support_.refuses(s, software_);
+}
+
 std::optional<Time> TrainingModel::lower_bound(const Strategy& s) {
   auto* gpt = std::get_if<GptTraining>(&model_);
   if (gpt == nullptr) return Time{};

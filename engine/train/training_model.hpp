@@ -9,6 +9,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <variant>
 
 #include "engine/arch/arch_spec.hpp"
@@ -48,6 +49,8 @@ class TrainingModel {
   // Whether the stack runs `s` and it fits in memory (with the memory check on): lower_bound's
   // test before it times anything.
   [[nodiscard]] bool fits(const Strategy& s) const;
+  // Why the software stack cannot run `s` (evaluate(s)'s reason then); empty when it can.
+  [[nodiscard]] std::string refusal(const Strategy& s) const;
   // `s` into r and, for a GPT workload's feasible result, its iteration as a timeline
   // (timeline.hpp); nullopt for the workloads timed without one (the paper's LSTM, one GEMM).
   [[nodiscard]] std::optional<Timeline> timeline(const Strategy& s, TrainingResult& r);

@@ -202,6 +202,38 @@ TEST_CASE("a top-k search times few strategies and ranks its top exactly as the 
   }
 }
 
+TEST_CASE("a top-k search counts every strategy as the full ranking does", "[explore]") {
+  // GPT-3 175B on 1,024 A100s under Megatron-LM: of 35,772 strategies the full ranking times
+  // every one and finds 4,788 feasible, the rest refused by the stack (ZeRO-3, GPipe) or out
+  // of memory. The top-5 search times 64 and must count the same from its bound pass, with
+  // and without skipping the dominated recomputations (which it checks for memory alone).
+  const test::ShippedSystem& sys = test::shipped_system("a100");
+  const DesignEvaluator e(
+      sys.spec, load_workload(test::source_path("studies/workloads/gpt3_175b.yaml")).spec, 1024,
+      test::profile_options("megatron-lm"));
+  RankingCounts full;
+  const std::vector<RankedStrategy> all =
+      rank_strategies(e, template_point(e.spec()), nullptr, nullptr, 0, false, &full);
+  CHECK(full.strategies == 35772);
+  CHECK(full.timed == 35772);
+  std::size_t feasible = 0;
+  for (const RankedStrategy& r : all) feasible += r.result.feasible ? 1 : 0;
+  CHECK(full.feasible == feasible);
+  CHECK(full.feasible == 4788);
+  REQUIRE(full.dropped.size() == 3);  // no ZeRO-3, no GPipe, out of memory
+  for (const bool skip : {false, true}) {
+    RankingCounts top;
+    const std::vector<RankedStrategy> best =
+        rank_strategies(e, template_point(e.spec()), nullptr, nullptr, 5, skip, &top);
+    INFO((skip ? "skipping dominated twins: " : "") << top.timed << " timed");
+    CHECK(top.strategies == full.strategies);
+    CHECK(top.timed == best.size());
+    CHECK(top.timed < full.timed / 100);
+    CHECK(top.feasible == full.feasible);
+    CHECK(top.dropped == full.dropped);
+  }
+}
+
 TEST_CASE("the best strategy skips recomputing more than a fitting twin and stays the best",
           "[explore]") {
   // GPT-3 175B on 1,024 A100s: a strategy recomputing more than one that differs from it only

@@ -90,6 +90,36 @@ TEST_CASE("the table, CSV and JSON hold the top N feasible rows", "[explore]") {
   CHECK(j["top"].size() == 3);
   CHECK(j["top"][2]["gap_to_best_s"].get<double>() == Approx(2.0));
   CHECK(j["dropped"]["does not fit in memory"] == 2);
+  CHECK(j["timed"] == 6);
+}
+
+TEST_CASE("a top-k ranking's table and JSON take the counts of every strategy", "[explore]") {
+  // The same rows as the timed part of a larger ranking: 1,000 strategies, 40 timed, 700
+  // feasible, 300 dropped in two classes. The rows still come from the timed results.
+  const auto r = ranking();
+  RankingCounts c;
+  c.strategies = 1000;
+  c.timed = 40;
+  c.feasible = 700;
+  c.dropped = {{"does not fit in memory", 250}, {"nanotron runs no ZeRO stage", 50}};
+  const std::string table = format_ranking(r, 2, "gpt", GoalKind::kTime, &c);
+  CHECK(table.rfind("gpt: 1000 strategies ranked (40 timed: no other can be among the best), "
+                    "700 feasible; dropped: 250 does not fit in memory, 50 nanotron runs no "
+                    "ZeRO stage\n",
+                    0) == 0);
+  CHECK(table.find("tp8-pp16-dp8-mb1-1f1b") != std::string::npos);
+  const auto j = ranking_json(r, 10, GoalKind::kTime, &c);
+  CHECK(j["ranked"] == 1000);
+  CHECK(j["timed"] == 40);
+  CHECK(j["feasible"] == 700);
+  CHECK(j["top"].size() == 3);  // the feasible rows timed
+  CHECK(j["dropped"]["nanotron runs no ZeRO stage"] == 50);
+  // Without counts they are the rows' own: count_ranking.
+  const RankingCounts own = count_ranking(r);
+  CHECK(own.strategies == 6);
+  CHECK(own.timed == 6);
+  CHECK(own.feasible == 3);
+  CHECK(own.dropped == dropped_by_reason(r));
 }
 
 }  // namespace pathfinder
