@@ -5,11 +5,13 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <tuple>
 #include <variant>
 
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/enumerable_thread_specific.h>
 #include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/parallel_sort.h>
 
 #include "engine/arch/generator.hpp"
 #include "engine/explore/ranking_report.hpp"
@@ -169,6 +171,25 @@ bool lighter_twin_fits(TrainingModel& m, const std::vector<Strategy>& all, std::
 // results would be (per thread, summed: the same counts for any thread count).
 using Dropped = std::map<std::string, std::size_t>;
 
+// The strategies' indices grouped by what a model's memos are keyed on: the layer graphs by
+// tensor, sequence, recomputation, micro-batch, context and expert splits, their timed parts
+// further by the placement (pp, dp). Enumeration varies the micro-batch inside the pipeline
+// degree, so its order revisits each graph once per pp, past what the caches hold for
+// millions of strategies (graph_cache.hpp kMaxGraphs). A memo changes no result, so the
+// order a pass visits in changes none either.
+std::vector<std::size_t> memo_order(const std::vector<Strategy>& all) {
+  std::vector<std::size_t> order(all.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto key = [&](std::size_t i) {
+    const Strategy& s = all[i];
+    return std::make_tuple(s.tp, s.cp, s.ulysses, s.etp, s.ep, s.micro_batch, s.sequence_parallel,
+                           static_cast<int>(s.recompute), s.recompute_modules, s.pp, s.dp, i);
+  };
+  oneapi::tbb::parallel_sort(order.begin(), order.end(),
+                             [&](std::size_t x, std::size_t y) { return key(x) < key(y); });
+  return order;
+}
+
 // What reason_class makes of a footprint's "needs ... GB per device" reason.
 const std::string kNoMemory = reason_class("needs 1 GB per device");
 
@@ -193,12 +214,14 @@ void time_best_first(const DesignEvaluator& e, const MicroArch& a, const std::ve
   const bool flash = gpt != nullptr && gpt->attention == AttentionKind::kFlash;
   std::vector<double> bound(all.size());
   oneapi::tbb::enumerable_thread_specific<Dropped> dropped;
+  const std::vector<std::size_t> visit = memo_order(all);
   oneapi::tbb::parallel_for(
       oneapi::tbb::blocked_range<std::size_t>(0, all.size(), 256),
       [&](const oneapi::tbb::blocked_range<std::size_t>& range) {
         TrainingModel& m = local_model(models, e, a);
         Dropped* reasons = counts != nullptr ? &dropped.local() : nullptr;
-        for (std::size_t i = range.begin(); i != range.end(); ++i) {
+        for (std::size_t k = range.begin(); k != range.end(); ++k) {
+          const std::size_t i = visit[k];
           if (skip_dominated && lighter_twin_fits(m, all, i, flash)) {
             bound[i] = kSkip;
             // Recomputing more does not always hold less (a module's recomputation buffers).
@@ -310,11 +333,13 @@ std::vector<RankedStrategy> rank_strategies(const DesignEvaluator& e,
   if (a.feasible && out.empty()) {
     count = all.size();
     out.resize(all.size());
+    const std::vector<std::size_t> visit = memo_order(all);
     oneapi::tbb::parallel_for(
         oneapi::tbb::blocked_range<std::size_t>(0, all.size(), 256),
         [&](const oneapi::tbb::blocked_range<std::size_t>& range) {
           TrainingModel& m = local_model(models, e, a);
-          for (std::size_t i = range.begin(); i != range.end(); ++i) {
+          for (std::size_t k = range.begin(); k != range.end(); ++k) {
+            const std::size_t i = visit[k];
             out[i] = {all[i], m.evaluate(all[i])};
             apply_budget(e.goal(), out[i].result);
           }

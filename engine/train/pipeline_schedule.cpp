@@ -87,7 +87,8 @@ std::vector<PipelineStep> compile_order(const PipelineInput& in, int m) {
   return order;
 }
 
-// The process-wide orders, kept until they hold kSharedSteps steps in all (28 MB at most).
+// The process-wide orders, up to kSharedSteps steps in all (28 MB); past that they start again
+// (an order is a pure function of its key, and its holders keep theirs alive).
 std::shared_ptr<const std::vector<PipelineStep>> shared_order(const PipelineInput& in, int m,
                                                               std::uint64_t key) {
   constexpr std::size_t kSharedSteps = std::size_t{1} << 20;
@@ -103,7 +104,10 @@ std::shared_ptr<const std::vector<PipelineStep>> shared_order(const PipelineInpu
   std::unique_lock lock(mutex);
   const auto it = kept.find(key);
   if (it != kept.end()) return it->second;
-  if (steps + made->size() > kSharedSteps) return made;
+  if (steps + made->size() > kSharedSteps) {
+    kept.clear();
+    steps = 0;
+  }
   steps += made->size();
   return kept.emplace(key, std::move(made)).first->second;
 }
