@@ -101,36 +101,72 @@ Time flat_ring_step(const GroupPlacement& g, Bytes c, bool reduce) {
 // NVLink-class.)
 // These replace the links' own latencies and half-bandwidth messages in NCCL's rings (what
 // the library `any` keeps): its steps' costs are the protocol's, measured by NCCL on its
-// hardware. Omitted: NCCL's per-channel caps on LL and LL128 bandwidth (they bind only where
-// those protocols lose to Simple on a whole ring) and the network's extra per-hop latency of
-// the topology search (graphs[a]->latencyInter, 0 on a rail-optimized fat-tree).
-struct NcclProtocol {
+// hardware. A ring across nodes also pays, per step inside a node, at least the network's
+// post overhead (getNetOverhead: 1 us on Intel hosts, 3x for Simple; AMD hosts' 2 us are not
+// modelled: the host's vendor is not an input), and an all-reduce under Simple 1.4x its
+// latency on Ampere and later ("plateau effect of ring", ncclTopoGetAlgoTime). Omitted:
+// NCCL's per-channel caps on LL and LL128 bandwidth (they bind only where those protocols
+// lose to Simple on a whole ring) and the network's extra per-hop latency of the topology
+// search (graphs[a]->latencyInter, 0 on a rail-optimized fat-tree). Each hop's figure is
+// scaled by its tier's latency congestion factor (GPCNeT CI_l): NCCL measured them unloaded.
+//
+// NCCL's tree (all-reduce across nodes only), from the same model: a chain through each
+// node's ppn ranks and a double binary tree over the nodes, latency base + 2((ppn - 1) x
+// intra + floor(log2 nodes) x network) with the tree's own figures below, and algorithm
+// bandwidth half the bus bandwidth, itself 0.92 of the network's (times LL's 1/3.8 or
+// LL128's 120/128), further scaled by NCCL's measured correction for medium sizes
+// (treeCorrectionFactor). The bus bandwidth is the node's NICs together, as each member's
+// share n/ppn crosses its own NIC.
+//   protocol  base   NVLink hop  network hop  bandwidth
+//   LL        6.8    0.6         5.0          1/3.8
+//   LL128     14.0   1.25        8.5          120/128
+//   Simple    0      28          28           1  ("the latency of a 256kB chunk")
+struct NcclFigures {
   double base_us, nvlink_us, network_us, bandwidth_share;
 };
-constexpr std::array<NcclProtocol, 3> kNcclProtocols{{
-    {6.6, 0.6, 2.7, 0.25},    // LL
-    {14.0, 1.9, 4.0, 0.92},   // LL128
-    {8.4, 3.4, 14.0, 1.0},    // Simple
-}};
+struct NcclProtocol : NcclFigures {
+  double net_overhead_us;  // a multi-node ring's least step inside a node
+  NcclFigures tree;
+};
+constexpr NcclProtocol kLl{{6.6, 0.6, 2.7, 0.25}, 1.0, {6.8, 0.6, 5.0, 1.0 / 3.8}};
+constexpr NcclProtocol kLl128{{14.0, 1.9, 4.0, 0.92}, 1.0, {14.0, 1.25, 8.5, 120.0 / 128.0}};
+constexpr NcclProtocol kSimple{{8.4, 3.4, 14.0, 1.0}, 3.0, {0.0, 28.0, 28.0, 1.0}};
+constexpr std::array<const NcclProtocol*, 3> kNcclProtocols{&kLl, &kLl128, &kSimple};
+// treeCorrectionFactor[protocol][floor(log2(n / 64 B))], 64 B to 256 MB; 1 beyond.
+constexpr double kTreeCorrection[3][23] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+constexpr double kNcclTreeBandwidth = 0.92;
+constexpr double kNcclRingPlateau = 1.4;
+
+bool multi_node(const GroupPlacement& g) {
+  return g.levels > 0 && g.outermost_tier == Tier::kScaleOut;
+}
 
 // The mean step latency of a flat ring over g under protocol p.
 Time nccl_step_latency(const GroupPlacement& g, const NcclProtocol& p) {
-  return mean_over_hops(g, [&p](const TierSpan& s) {
-    return microseconds(s.tier == Tier::kScaleOut ? p.network_us : p.nvlink_us);
+  const double inside = multi_node(g) ? std::max(p.nvlink_us, p.net_overhead_us) : p.nvlink_us;
+  return mean_over_hops(g, [&](const TierSpan& s) {
+    return microseconds(s.tier == Tier::kScaleOut ? p.network_us : inside) * s.latency_congestion;
   });
 }
 
 // One ring collective of `steps` steps of c bytes (reduce: the first `reduce_steps` reduce).
 Time nccl_ring(const GroupPlacement& g, int steps, int reduce_steps, Bytes c) {
+  const bool all_reduce = reduce_steps > 0 && steps > reduce_steps;
   Time best = kInf;
-  for (const NcclProtocol& p : kNcclProtocols) {
+  for (const NcclProtocol* p : kNcclProtocols) {
     Time transfer;
     for (int l = 0; l < g.levels; ++l) {
       const TierSpan& s = g.span[static_cast<std::size_t>(l)];
-      transfer = std::max(transfer, c / s.below / (s.bandwidth * p.bandwidth_share));
+      transfer = std::max(transfer, c / s.below / (s.bandwidth * p->bandwidth_share));
     }
-    const Time step = nccl_step_latency(g, p) + transfer;
-    const Time t = microseconds(p.base_us) + reduce_steps * reducing(step, c, g.reduction_bandwidth) +
+    const Time latency = nccl_step_latency(g, *p);
+    const double plateau = p == &kSimple && all_reduce && multi_node(g) ? kNcclRingPlateau : 1.0;
+    const Time step = latency + transfer;
+    const Time t = microseconds(p->base_us * plateau) + (plateau - 1.0) * steps * latency +
+                   reduce_steps * reducing(step, c, g.reduction_bandwidth) +
                    (steps - reduce_steps) * step;
     best = std::min(best, t);
   }
@@ -258,27 +294,32 @@ Time hierarchical(const GroupPlacement& g, Collective c, Bytes n) {
   }
 }
 
-// NCCL's tree all-reduce: reduce-scatter and all-gather rings inside the inner spans, a
-// pipelined double binary tree across the outermost on what is left.
+// NCCL's tree all-reduce by NCCL's own model (see kNcclProtocols): the fastest protocol.
 Time nccl_tree(const GroupPlacement& g, Collective c, Bytes n) {
-  if (c != Collective::kAllReduce) return kInf;
-  const Bandwidth r = g.reduction_bandwidth;
-  const int outer = g.levels - 1;
-  Time t;
-  Bytes x = n;
-  for (int l = 0; l < outer; ++l) {
-    const TierSpan& s = g.span[static_cast<std::size_t>(l)];
-    t += span_ring(s, x, true, r) + span_ring(s, x, false, r);
-    x /= s.members;
+  if (c != Collective::kAllReduce || !multi_node(g)) return kInf;
+  const TierSpan& outer = g.span[static_cast<std::size_t>(g.levels - 1)];
+  const int nodes = outer.members, ppn = g.size / std::max(1, nodes);
+  const Bytes share = n / ppn;  // what each member's NIC carries up and down
+  int floor_log2 = 0;
+  for (int m = nodes; m > 1; m >>= 1) ++floor_log2;
+  const double chunks = n.si() / 64.0;
+  int size_class = -1;
+  for (double x = chunks; x >= 1.0 && size_class < 23; x /= 2.0) ++size_class;
+  Time best = kInf;
+  for (std::size_t i = 0; i < kNcclProtocols.size(); ++i) {
+    const NcclFigures& t = kNcclProtocols[i]->tree;
+    const double correction =
+        size_class >= 0 && size_class < 23 ? kTreeCorrection[i][static_cast<std::size_t>(size_class)]
+                                           : 1.0;
+    const double inner = g.levels > 1 ? g.span[0].latency_congestion : 1.0;
+    const Time latency =
+        microseconds(t.base_us + 2.0 * ((ppn - 1) * t.nvlink_us * inner +
+                                        floor_log2 * t.network_us * outer.latency_congestion));
+    const Time transfer = 2.0 * share / (outer.bandwidth * kNcclTreeBandwidth *
+                                         t.bandwidth_share * correction);
+    best = std::min(best, latency + reducing(transfer, share, g.reduction_bandwidth));
   }
-  // NCCL's tuning model credits its tree all-reduce 0.92 of the ring's bus bandwidth
-  // (src/graph/tuning.cc: "if (a == NCCL_ALGO_TREE && coll == ncclFuncAllReduce) busBw =
-  // std::min(busBw*.92, ...)").
-  constexpr double kTreeBandwidth = 0.92;
-  const TierSpan& s = g.span[static_cast<std::size_t>(outer)];
-  const Time tree = 2.0 * log2_ceil(s.members) * s.latency +
-                    2.0 * (x + s.half_bandwidth_message) / (s.bandwidth * kTreeBandwidth);
-  return t + reducing(tree, x, r);
+  return best;
 }
 
 // Pairwise exchange: p-1 messages of n/p, each through the port of the innermost tier that

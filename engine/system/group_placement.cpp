@@ -84,6 +84,7 @@ Block grid_block(int m, int d, int X, int Y, int Z) {
 void set_bandwidths(TierSpan& s, const TierLink& link, long long block, int sharers) {
   const Bandwidth base = link.usable_bandwidth();
   const Time lat = link.usable_latency();
+  s.latency_congestion = link.latency_congestion;
   const Bandwidth port_bw = base / link.ports();
   switch (link.topology) {
     case Topology::kSwitch:

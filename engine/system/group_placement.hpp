@@ -38,6 +38,9 @@ struct TierSpan {
   // congestion / sharers / oversubscription / topology derates.
   Bandwidth bandwidth;
   Time latency;  // per step: congestion and hop count applied
+  // The tier's latency congestion factor alone (GPCNeT CI_l, >= 1): what scales a library's
+  // own per-step figures (NCCL's, collectives.cpp) in place of the link's latency.
+  double latency_congestion = 1.0;
   Bytes half_bandwidth_message;
   // Grids: the positions as a grid_x x grid_y x grid_z block, and a ring along each axis.
   int grid_x = 1, grid_y = 1, grid_z = 1;

@@ -382,8 +382,10 @@ TEST_CASE("congestion divides bandwidth and multiplies latency", "[system]") {
   const GroupPlacement b = place_group(busy, 128, 8);
   CHECK(b.span[0].bandwidth.si() == Approx(a.span[0].bandwidth.si() / 2));
   CHECK(b.span[0].latency.si() == Approx(a.span[0].latency.si() * 10));
-  // A large all-reduce is bandwidth-bound: about twice as long.
-  const double n = 4e9;
+  // A large all-reduce is bandwidth-bound: about twice as long (NCCL's ring over 128 nodes
+  // pays 254 network steps of 14 us x 1.4 = 5 ms of latency, 50 ms congested: 40 GB keeps
+  // that within the 5%).
+  const double n = 4e10;
   CHECK(collective_s(b, Collective::kAllReduce, n) /
             collective_s(a, Collective::kAllReduce, n) ==
         Approx(2.0).epsilon(0.05));
@@ -475,6 +477,16 @@ TEST_CASE("NCCL's ring: the fastest of its three protocols at NCCL's own latenci
   two.library = CollectiveLibrary::kNccl;
   CHECK(collective_s(two, Collective::kAllGather, 1e9) ==
         Approx(8.4e-6 + 31 * (4.725e-6 + 1e9 / 32 / 8 / 25e9)));
+  // An all-reduce across nodes under Simple pays 1.4x its latency (the "plateau effect of
+  // ring", Ampere and later): 1.4 x (8.4 + 62 x 4.725) us + 62 transfers of n/32.
+  CHECK(collective_s(two, Collective::kAllReduce, 1e9, CollectiveAlgorithm::kRing) ==
+        Approx(1.4 * (8.4e-6 + 62 * 4.725e-6) + 62 * 1e9 / 32 / 8 / 25e9));
+  // Across nodes each step inside a node costs at least the network's post overhead, 1 us
+  // (LL's 0.6 us NVLink step becomes 1.0): a 4 KiB all-gather under LL, mean step
+  // (28 x 1.0 + 4 x 2.7) / 32 = 1.2125 us, 128 B a step at a quarter of 200 GB/s (inside) or
+  // of 25 GB/s shared by 8 rings: 6.6 + 31 x (1.2125 + 0.00256) us = 44.27 us.
+  CHECK(collective_s(two, Collective::kAllGather, 4096) ==
+        Approx(6.6e-6 + 31 * (1.2125e-6 + 128.0 / (0.25 * 200e9))));
 }
 
 TEST_CASE("NCCL's collectives: rings, and the tree for all-reduces across nodes", "[system]") {
@@ -482,12 +494,26 @@ TEST_CASE("NCCL's collectives: rings, and the tree for all-reduces across nodes"
   GroupPlacement g = two_tiers();
   g.library = CollectiveLibrary::kNccl;
   const double n = 8e6;
-  // NCCL's tree: ring reduce-scatter and all-gather inside the node, 7 steps of n/8 = 1 MB each
-  // way: 2 x 7 x (1 us + 1e6 / 200e9 s) = 84 us; across the 4 nodes a double binary tree on
-  // 1 MB at 0.92 of the bandwidth (NCCL's tuning model): 2 ceil(log2 4) x 5 us +
-  // 2 x 1e6 / (0.92 x 25e9) s = 20 + 86.96 us. 190.96 us.
+  // NCCL's tree by NCCL's tuning model (src/graph/tuning.cc): latency base + 2((ppn - 1) x
+  // intra + floor(log2 nodes) x network), each member's n/8 = 1 MB up and down its NIC at 0.92
+  // of 25 GB/s times the protocol's share and the correction for n's size class
+  // (floor(log2(8e6 / 64)) = 16: LL 0.7, LL128 0.8, Simple 0.7):
+  //   LL     6.8 + 2(7 x 0.6 + 2 x 5.0) = 35.2 us + 2e6 / (25e9 x 0.92 / 3.8 x 0.7) = 507.4 us
+  //   LL128  14 + 2(7 x 1.25 + 2 x 8.5) = 65.5 us + 2e6 / (25e9 x 0.92 x 0.9375 x 0.8) = 181.4 us
+  //   Simple 2(7 x 28 + 2 x 28) = 504 us + 2e6 / (25e9 x 0.92 x 0.7) = 628.2 us
+  // The link's own 1 and 5 us do not enter.
   const double tree = collective_s(g, Collective::kAllReduce, n, CollectiveAlgorithm::kNcclTree);
-  CHECK(tree == Approx(84e-6 + 20e-6 + 2e6 / (0.92 * 25e9)));
+  CHECK(tree == Approx(65.5e-6 + 2e6 / (25e9 * 0.92 * 0.9375 * 0.8)));
+  CHECK(tree == Approx(181.4e-6).epsilon(1e-3));
+  GroupPlacement slow_links = g;
+  for (int l = 0; l < 2; ++l) slow_links.span[static_cast<std::size_t>(l)].latency *= 10.0;
+  CHECK(collective_s(slow_links, Collective::kAllReduce, n, CollectiveAlgorithm::kNcclTree) == tree);
+  // 4 KiB (size class 6: LL 0.7): LL, 35.2 us + 2 x 512 B / (25e9 x 0.92 / 3.8 x 0.7) = 35.68 us.
+  CHECK(collective_s(g, Collective::kAllReduce, 4096, CollectiveAlgorithm::kNcclTree) ==
+        Approx(35.2e-6 + 1024.0 / (25e9 * 0.92 / 3.8 * 0.7)));
+  // 1 GB (beyond 256 MB: no correction): Simple, 504 us + 2 x 125 MB / 23 GB/s = 11,374 us.
+  CHECK(collective_s(g, Collective::kAllReduce, 1e9, CollectiveAlgorithm::kNcclTree) ==
+        Approx(504e-6 + 2.5e8 / (25e9 * 0.92)));
   const double ring = collective_s(g, Collective::kAllReduce, n, CollectiveAlgorithm::kRing);
   CHECK(collective_s(g, Collective::kAllReduce, n) == Approx(std::min(tree, ring)));
   // Reduce-scatter, all-gather and broadcast: the ring alone, though recursive halving and
