@@ -104,11 +104,12 @@ Time flat_ring_step(const GroupPlacement& g, Bytes c, bool reduce) {
 // hardware. A ring across nodes also pays, per step inside a node, at least the network's
 // post overhead (getNetOverhead: 1 us on Intel hosts, 3x for Simple; AMD hosts' 2 us are not
 // modelled: the host's vendor is not an input), and an all-reduce under Simple 1.4x its
-// latency on Ampere and later ("plateau effect of ring", ncclTopoGetAlgoTime). Omitted:
-// NCCL's per-channel caps on LL and LL128 bandwidth (they bind only where those protocols
-// lose to Simple on a whole ring) and the network's extra per-hop latency of the topology
-// search (graphs[a]->latencyInter, 0 on a rail-optimized fat-tree). Each hop's figure is
-// scaled by its tier's latency congestion factor (GPCNeT CI_l): NCCL measured them unloaded.
+// latency on Ampere and later ("plateau effect of ring", ncclTopoGetAlgoTime); LL's bus
+// bandwidth is capped as NCCL caps it (nccl_ll_max). Omitted: NCCL's per-channel caps on LL128
+// and tree bandwidth (with 16 or more channels they lie above the links) and the network's
+// extra per-hop latency of the topology search (graphs[a]->latencyInter, 0 on a
+// rail-optimized fat-tree). Each hop's figure is scaled by its tier's latency congestion
+// factor (GPCNeT CI_l): NCCL measured them unloaded.
 //
 // NCCL's tree (all-reduce across nodes only), from the same model: a chain through each
 // node's ppn ranks and a double binary tree over the nodes, latency base + 2((ppn - 1) x
@@ -144,6 +145,13 @@ bool multi_node(const GroupPlacement& g) {
   return g.levels > 0 && g.outermost_tier == Tier::kScaleOut;
 }
 
+// NCCL's cap on LL's bus bandwidth (llMaxBws, GB/s): 87.7 inside one node of Ampere or Hopper
+// GPUs, 39.0 across two nodes and 20.4 across more (Intel hosts).
+Bandwidth nccl_ll_max(const GroupPlacement& g) {
+  const int nodes = multi_node(g) ? g.span[static_cast<std::size_t>(g.levels - 1)].members : 1;
+  return gigabytes_per_second(nodes == 1 ? 87.7 : nodes == 2 ? 39.0 : 20.4);
+}
+
 // The mean step latency of a flat ring over g under protocol p.
 Time nccl_step_latency(const GroupPlacement& g, const NcclProtocol& p) {
   const double inside = multi_node(g) ? std::max(p.nvlink_us, p.net_overhead_us) : p.nvlink_us;
@@ -162,6 +170,7 @@ Time nccl_ring(const GroupPlacement& g, int steps, int reduce_steps, Bytes c) {
       const TierSpan& s = g.span[static_cast<std::size_t>(l)];
       transfer = std::max(transfer, c / s.below / (s.bandwidth * p->bandwidth_share));
     }
+    if (p == &kLl) transfer = std::max(transfer, c / nccl_ll_max(g));
     const Time latency = nccl_step_latency(g, *p);
     const double plateau = p == &kSimple && all_reduce && multi_node(g) ? kNcclRingPlateau : 1.0;
     const Time step = latency + transfer;
@@ -315,8 +324,9 @@ Time nccl_tree(const GroupPlacement& g, Collective c, Bytes n) {
     const Time latency =
         microseconds(t.base_us + 2.0 * ((ppn - 1) * t.nvlink_us * inner +
                                         floor_log2 * t.network_us * outer.latency_congestion));
-    const Time transfer = 2.0 * share / (outer.bandwidth * kNcclTreeBandwidth *
-                                         t.bandwidth_share * correction);
+    Bandwidth bus = ppn * outer.bandwidth * kNcclTreeBandwidth * t.bandwidth_share;
+    if (i == 0) bus = std::min(bus, nccl_ll_max(g));
+    const Time transfer = 2.0 * n / (bus * correction);
     best = std::min(best, latency + reducing(transfer, share, g.reduction_bandwidth));
   }
   return best;

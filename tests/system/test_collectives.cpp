@@ -482,11 +482,13 @@ TEST_CASE("NCCL's ring: the fastest of its three protocols at NCCL's own latenci
   CHECK(collective_s(two, Collective::kAllReduce, 1e9, CollectiveAlgorithm::kRing) ==
         Approx(1.4 * (8.4e-6 + 62 * 4.725e-6) + 62 * 1e9 / 32 / 8 / 25e9));
   // Across nodes each step inside a node costs at least the network's post overhead, 1 us
-  // (LL's 0.6 us NVLink step becomes 1.0): a 4 KiB all-gather under LL, mean step
-  // (28 x 1.0 + 4 x 2.7) / 32 = 1.2125 us, 128 B a step at a quarter of 200 GB/s (inside) or
-  // of 25 GB/s shared by 8 rings: 6.6 + 31 x (1.2125 + 0.00256) us = 44.27 us.
+  // (LL's 0.6 us NVLink step becomes 1.0), and LL's bus bandwidth is capped at 20.4 GB/s over
+  // more than two nodes (NCCL's llMaxBws): a 4 KiB all-gather under LL, mean step
+  // (28 x 1.0 + 4 x 2.7) / 32 = 1.2125 us, 128 B a step at 20.4 GB/s (the quarter of 200 GB/s
+  // inside, or of 25 GB/s shared by 8 rings, is faster): 6.6 + 31 x (1.2125 + 0.00627) us.
   CHECK(collective_s(two, Collective::kAllGather, 4096) ==
-        Approx(6.6e-6 + 31 * (1.2125e-6 + 128.0 / (0.25 * 200e9))));
+        Approx(6.6e-6 + 31 * (1.2125e-6 + 128.0 / 20.4e9)));
+  CHECK(collective_s(two, Collective::kAllGather, 4096) == Approx(44.38e-6).epsilon(1e-3));
 }
 
 TEST_CASE("NCCL's collectives: rings, and the tree for all-reduces across nodes", "[system]") {
@@ -508,9 +510,11 @@ TEST_CASE("NCCL's collectives: rings, and the tree for all-reduces across nodes"
   GroupPlacement slow_links = g;
   for (int l = 0; l < 2; ++l) slow_links.span[static_cast<std::size_t>(l)].latency *= 10.0;
   CHECK(collective_s(slow_links, Collective::kAllReduce, n, CollectiveAlgorithm::kNcclTree) == tree);
-  // 4 KiB (size class 6: LL 0.7): LL, 35.2 us + 2 x 512 B / (25e9 x 0.92 / 3.8 x 0.7) = 35.68 us.
+  // 4 KiB (size class 6: LL 0.7): LL, its bus bandwidth 8 x 25 GB/s x 0.92 / 3.8 = 48.4 GB/s
+  // capped at NCCL's 20.4 (llMaxBws, more than two nodes): 35.2 us + 2 x 4096 B / (20.4 GB/s x
+  // 0.7) = 35.77 us.
   CHECK(collective_s(g, Collective::kAllReduce, 4096, CollectiveAlgorithm::kNcclTree) ==
-        Approx(35.2e-6 + 1024.0 / (25e9 * 0.92 / 3.8 * 0.7)));
+        Approx(35.2e-6 + 8192.0 / (20.4e9 * 0.7)));
   // 1 GB (beyond 256 MB: no correction): Simple, 504 us + 2 x 125 MB / 23 GB/s = 11,374 us.
   CHECK(collective_s(g, Collective::kAllReduce, 1e9, CollectiveAlgorithm::kNcclTree) ==
         Approx(504e-6 + 2.5e8 / (25e9 * 0.92)));
