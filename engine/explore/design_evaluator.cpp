@@ -190,16 +190,6 @@ std::vector<std::size_t> memo_order(const std::vector<Strategy>& all) {
   return order;
 }
 
-// What reason_class makes of a footprint's "needs ... GB per device" reason.
-const std::string kNoMemory = reason_class("needs 1 GB per device");
-
-std::vector<std::pair<std::string, std::size_t>> by_count(const Dropped& d) {
-  std::vector<std::pair<std::string, std::size_t>> out(d.begin(), d.end());
-  std::stable_sort(out.begin(), out.end(),
-                   [](const auto& x, const auto& y) { return x.second > y.second; });
-  return out;
-}
-
 // The strategies that can be among the `top` fastest, timed best-first by their lower bounds
 // (TrainingModel::lower_bound) in blocks of a fixed size: after each block the cutoff is the
 // top-th best time so far, and a strategy whose bound exceeds it cannot enter the top. Blocks
@@ -225,7 +215,7 @@ void time_best_first(const DesignEvaluator& e, const MicroArch& a, const std::ve
           if (skip_dominated && lighter_twin_fits(m, all, i, flash)) {
             bound[i] = kSkip;
             // Recomputing more does not always hold less (a module's recomputation buffers).
-            if (reasons != nullptr && !m.fits(all[i])) ++(*reasons)[kNoMemory];
+            if (reasons != nullptr && !m.fits(all[i])) ++(*reasons)[kNoMemoryClass];
             continue;
           }
           const std::optional<Time> b = m.lower_bound(all[i]);
@@ -233,7 +223,7 @@ void time_best_first(const DesignEvaluator& e, const MicroArch& a, const std::ve
           bound[i] = !b ? kSkip : std::isfinite(b->si()) && *b > Time{} ? b->si() : 0.0;
           if (reasons != nullptr && !b) {
             const std::string why = m.refusal(all[i]);
-            ++(*reasons)[why.empty() ? kNoMemory : reason_class(why)];
+            ++(*reasons)[why.empty() ? kNoMemoryClass : reason_class(why)];
           }
         }
       });
@@ -352,17 +342,9 @@ std::vector<RankedStrategy> rank_strategies(const DesignEvaluator& e,
     return x.result.feasible && measure(kind, x.result) < measure(kind, y.result);
   });
   if (counts != nullptr) {
+    if (count == all.size()) *counts = count_ranking(out);  // every one timed: the results
     counts->strategies = all.size();
     counts->timed = count;
-    if (count == all.size()) {  // every one timed: the results say it all
-      counts->feasible = 0;
-      Dropped sum;
-      for (const RankedStrategy& r : out) {
-        if (r.result.feasible) ++counts->feasible;
-        else ++sum[reason_class(r.result.reason)];
-      }
-      counts->dropped = by_count(sum);
-    }
   }
   return out;
 }

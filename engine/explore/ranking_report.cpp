@@ -22,7 +22,7 @@ std::string signed_seconds(double s) { return (s >= 0.0 ? "+" : "-") + format_se
 }  // namespace
 
 std::string reason_class(const std::string& reason) {
-  if (reason.find("GB per device") != std::string::npos) return "does not fit in memory";
+  if (reason.find("GB per device") != std::string::npos) return kNoMemoryClass;
   // Up to the first number: a digit that starts a word (a name's digits, deepseek-v3 or fp8,
   // are part of the class).
   const auto starts_number = [&](std::size_t i) {
@@ -38,16 +38,21 @@ std::string reason_class(const std::string& reason) {
   return c.empty() ? reason : c;
 }
 
+std::vector<std::pair<std::string, std::size_t>> by_count(
+    const std::map<std::string, std::size_t>& counts) {
+  std::vector<std::pair<std::string, std::size_t>> out(counts.begin(), counts.end());
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
 std::vector<std::pair<std::string, std::size_t>> dropped_by_reason(
     const std::vector<RankedStrategy>& ranked) {
   std::map<std::string, std::size_t> counts;
   for (const RankedStrategy& r : ranked) {
     if (!r.result.feasible) ++counts[reason_class(r.result.reason)];
   }
-  std::vector<std::pair<std::string, std::size_t>> out(counts.begin(), counts.end());
-  std::stable_sort(out.begin(), out.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
-  return out;
+  return by_count(counts);
 }
 
 std::string ranking_reason(const std::vector<RankedStrategy>& ranked, std::size_t row,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -13,9 +14,14 @@
 
 namespace pathfinder {
 
-// Why a strategy was dropped, as a class: "does not fit in memory", or the reason's words up
-// to its first number (reasons carry the numbers of one strategy).
+// Why a strategy was dropped, as a class: kNoMemoryClass, or the reason's words up to its
+// first number (reasons carry the numbers of one strategy).
+inline constexpr const char* kNoMemoryClass = "does not fit in memory";
 [[nodiscard]] std::string reason_class(const std::string& reason);
+
+// Counts per reason class, most frequent first (ties by name).
+[[nodiscard]] std::vector<std::pair<std::string, std::size_t>> by_count(
+    const std::map<std::string, std::size_t>& counts);
 
 // Dropped strategies counted per reason class, most frequent first (ties by name).
 [[nodiscard]] std::vector<std::pair<std::string, std::size_t>> dropped_by_reason(

@@ -314,18 +314,18 @@ Time nccl_tree(const GroupPlacement& g, Collective c, Bytes n) {
   const double chunks = n.si() / 64.0;
   int size_class = -1;
   for (double x = chunks; x >= 1.0 && size_class < 23; x /= 2.0) ++size_class;
+  const double inner = g.levels > 1 ? g.span[0].latency_congestion : 1.0;
   Time best = kInf;
   for (std::size_t i = 0; i < kNcclProtocols.size(); ++i) {
     const NcclFigures& t = kNcclProtocols[i]->tree;
     const double correction =
         size_class >= 0 && size_class < 23 ? kTreeCorrection[i][static_cast<std::size_t>(size_class)]
                                            : 1.0;
-    const double inner = g.levels > 1 ? g.span[0].latency_congestion : 1.0;
     const Time latency =
         microseconds(t.base_us + 2.0 * ((ppn - 1) * t.nvlink_us * inner +
                                         floor_log2 * t.network_us * outer.latency_congestion));
     Bandwidth bus = ppn * outer.bandwidth * kNcclTreeBandwidth * t.bandwidth_share;
-    if (i == 0) bus = std::min(bus, nccl_ll_max(g));
+    if (kNcclProtocols[i] == &kLl) bus = std::min(bus, nccl_ll_max(g));
     const Time transfer = 2.0 * n / (bus * correction);
     best = std::min(best, latency + reducing(transfer, share, g.reduction_bandwidth));
   }
